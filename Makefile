@@ -1,0 +1,30 @@
+# Works on a fresh clone where only Python 3.10+ and pip exist.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,plot]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/mklearn fit
+
+lint: $(STAMP)
+	$(BIN)/ruff check mklearn tests benchmarks
+
+test: lint
+	$(BIN)/python -m pytest -q -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_small_sets.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

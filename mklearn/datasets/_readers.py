@@ -1,0 +1,317 @@
+"""Readers for user data files: LIBSVM/SVMlight and plain CSV / whitespace tables."""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+
+PathLike = str | os.PathLike
+
+# Field values that load_csv treats as "missing" (compared case-insensitively).
+MISSING_TOKENS = frozenset({"", "?", "na", "n/a", "nan"})
+
+_LIBSVM_HINT = "expected lines like '<label> <index>:<value> ...'"
+
+# One LIBSVM/SVMlight sample: a label, an optional qid, then index:value pairs.
+_LIBSVM_LINE = re.compile(r"^\s*[^\s,:]+(\s+qid:\S+)?(\s+\d+:[^\s,]+)+\s*(#.*)?$")
+_SNIFF_MAX_LINES = 50
+
+
+def _existing_file(path: PathLike) -> Path:
+    file_path = Path(path)
+    if not file_path.is_file():
+        raise FileNotFoundError(f"data file not found: {file_path}")
+    return file_path
+
+
+def load_svmlight(
+    path: PathLike, *, n_features: int | None = None, dense: bool = True
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray]:
+    """Read a LIBSVM / SVMlight format file.
+
+    Each line holds one sample, ``<label> <index>:<value> <index>:<value> ...``,
+    with 1-based feature indices in increasing order; omitted features are zero.
+    A file that contains an index 0 is read as 0-based (SVMlight variant). This
+    is a thin wrapper around :func:`sklearn.datasets.load_svmlight_file` with
+    clearer error messages.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read.
+    n_features : int, optional
+        Number of feature columns of the result. Use it when a file does not
+        contain the highest feature index (e.g. a test split), so that train and
+        test matrices have the same width. By default the width is the highest
+        index found in the file.
+    dense : bool, default=True
+        Return ``X`` as a dense array; if False return a SciPy CSR matrix.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), dtype float64, or scipy.sparse.csr_matrix
+        Feature matrix (dense unless ``dense=False``).
+    y : ndarray of shape (n_samples,), dtype float64
+        Labels (or regression targets) exactly as written in the file; no
+        recoding is done.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist; the message names the path.
+    ValueError
+        If the file is empty or does not parse as LIBSVM format (the message
+        names the path, gives the reason and shows the expected line format),
+        or if it contains a feature index larger than ``n_features``.
+    """
+    file_path = _existing_file(path)
+    try:
+        X, y = load_svmlight_file(str(file_path))
+    except ValueError as exc:  # includes UnicodeDecodeError
+        raise ValueError(
+            f"could not parse {file_path} as LIBSVM format: {exc}; {_LIBSVM_HINT}"
+        ) from exc
+    if X.shape[0] == 0:
+        raise ValueError(
+            f"could not parse {file_path} as LIBSVM format: the file has no samples; "
+            f"{_LIBSVM_HINT}"
+        )
+    if n_features is not None:
+        X = _with_n_columns(X, n_features, file_path)
+    X = X.astype(np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    return (X.toarray() if dense else X.tocsr()), y
+
+
+def _with_n_columns(X: sp.csr_matrix, n_features: int, file_path: Path) -> sp.csr_matrix:
+    if int(n_features) != n_features or n_features < 1:
+        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
+    n_features = int(n_features)
+    if X.shape[1] > n_features:
+        raise ValueError(
+            f"{file_path} has feature indices up to {X.shape[1]}, "
+            f"more than n_features={n_features}"
+        )
+    return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+
+
+def load_csv(
+    path: PathLike,
+    *,
+    label_column: int = -1,
+    header: bool | Literal["infer"] = "infer",
+    delimiter: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Read a CSV or whitespace-separated table of numeric features and one label column.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read. Blank lines are ignored.
+    label_column : int, default=-1
+        Index of the label column (negative values count from the end). All
+        other columns are features.
+    header : {"infer", True, False}, default="infer"
+        Whether the first line is a header of column names. ``"infer"`` treats
+        the first line as a header when none of its feature fields is a number.
+    delimiter : str, optional
+        Field separator. By default it is guessed from the first line: ``","``
+        if it contains a comma, ``";"`` if it contains a semicolon, otherwise any
+        run of whitespace (spaces or tabs).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), dtype float64
+        Feature columns in file order.
+    y : ndarray of shape (n_samples,)
+        Labels as read, without recoding: float64 if every label is a number,
+        otherwise an array of ``str`` (e.g. ``"M"`` / ``"R"``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If a row has a missing value (``?``, ``NA``, ``NaN`` or an empty
+        field), a non-numeric feature value or the wrong number of fields (the
+        message names the file and the first bad line number), if
+        ``label_column`` is out of range, or if the file has no data rows.
+    """
+    if header not in ("infer", True, False):
+        raise ValueError(f"header must be 'infer', True or False, got {header!r}")
+    file_path = _existing_file(path)
+    records = _read_records(file_path, delimiter)
+    if not records:
+        raise ValueError(f"{file_path} contains no data rows")
+
+    n_columns = len(records[0][1])
+    label_index = _label_index(label_column, n_columns, file_path)
+    if header is True or (header == "infer" and _is_header(records[0][1], label_index)):
+        records = records[1:]
+    if not records:
+        raise ValueError(f"{file_path} contains a header but no data rows")
+
+    n_columns = len(records[0][1])
+    label_index = _label_index(label_column, n_columns, file_path)
+    features, labels = [], []
+    for line_number, fields in records:
+        if len(fields) != n_columns:
+            raise ValueError(
+                f"{file_path}, line {line_number}: expected {n_columns} fields, "
+                f"found {len(fields)}"
+            )
+        features.append(_parse_features(fields, label_index, file_path, line_number))
+        labels.append(_check_label(fields[label_index], file_path, line_number))
+    X = np.asarray(features, dtype=np.float64).reshape(len(features), n_columns - 1)
+    return X, _label_array(labels)
+
+
+def _read_records(file_path: Path, delimiter: str | None) -> list[tuple[int, list[str]]]:
+    """Return (1-based line number, stripped fields) for every non-blank line."""
+    with open(file_path, newline="", encoding="utf-8", errors="replace") as handle:
+        lines = handle.read().splitlines()
+    if delimiter is None:
+        first = next((line for line in lines if line.strip()), "")
+        delimiter = "," if "," in first else ";" if ";" in first else None
+    records = []
+    for line_number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if delimiter is None:
+            fields = line.split()
+        else:
+            fields = next(csv.reader([line], delimiter=delimiter))
+        records.append((line_number, [field.strip() for field in fields]))
+    return records
+
+
+def _label_index(label_column: int, n_columns: int, file_path: Path) -> int:
+    if n_columns < 2:
+        raise ValueError(
+            f"{file_path} has {n_columns} column(s); need at least one feature column "
+            "and one label column"
+        )
+    if not -n_columns <= label_column < n_columns:
+        raise ValueError(
+            f"label_column={label_column} is out of range for {file_path}, "
+            f"which has {n_columns} columns"
+        )
+    return label_column % n_columns
+
+
+def _is_number(text: str) -> bool:
+    if text.lower() in MISSING_TOKENS:
+        return False
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_header(fields: list[str], label_index: int) -> bool:
+    """A first line is a header when it has names, not numbers, in its feature fields."""
+    feature_fields = [field for i, field in enumerate(fields) if i != label_index]
+    has_name = any(field.lower() not in MISSING_TOKENS for field in feature_fields)
+    return has_name and not any(_is_number(field) for field in feature_fields)
+
+
+def _parse_features(
+    fields: list[str], label_index: int, file_path: Path, line_number: int
+) -> list[float]:
+    values = []
+    for column, field in enumerate(fields):
+        if column == label_index:
+            continue
+        if field.lower() in MISSING_TOKENS:
+            raise ValueError(
+                f"{file_path}, line {line_number}: missing value {field!r} in column "
+                f"{column + 1}; clean the file (drop incomplete rows) or impute the "
+                "missing values before loading"
+            )
+        if not _is_number(field):
+            raise ValueError(
+                f"{file_path}, line {line_number}: non-numeric feature value {field!r} "
+                f"in column {column + 1}; encode it as a number or remove the column "
+                "before loading"
+            )
+        values.append(float(field))
+    return values
+
+
+def _check_label(field: str, file_path: Path, line_number: int) -> str:
+    if field.lower() in MISSING_TOKENS:
+        raise ValueError(
+            f"{file_path}, line {line_number}: missing label {field!r}; clean the file "
+            "(drop unlabelled rows) before loading"
+        )
+    return field
+
+
+def _label_array(labels: list[str]) -> np.ndarray:
+    if all(_is_number(label) for label in labels):
+        return np.asarray([float(label) for label in labels], dtype=np.float64)
+    return np.asarray(labels, dtype=str)
+
+
+def _sniff_format(file_path: Path) -> Literal["libsvm", "csv"]:
+    """Guess the format from the first meaningful lines of a file."""
+    checked = 0
+    with open(file_path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            if _LIBSVM_LINE.match(stripped):
+                return "libsvm"
+            # A lone label is a valid LIBSVM line with no non-zero feature: undecided.
+            if len(stripped.split()) > 1 or "," in stripped:
+                return "csv"
+            checked += 1
+            if checked >= _SNIFF_MAX_LINES:
+                break
+    return "csv"
+
+
+def load_data_file(path: PathLike, *, label_column: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """Read a data file, detecting LIBSVM or CSV format from its content.
+
+    A line such as ``+1 3:0.5 7:1`` marks a LIBSVM/SVMlight file, read with
+    :func:`load_svmlight` (dense). Anything else (comma-, semicolon- or
+    whitespace-separated numbers, optionally with a header) is read with
+    :func:`load_csv`. This is what the command line ``--data FILE`` uses.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read.
+    label_column : int, default=-1
+        Label column for CSV files; ignored for LIBSVM files, whose label is
+        always the first field.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), dtype float64
+        Dense feature matrix.
+    y : ndarray of shape (n_samples,)
+        Labels as read: float64, or ``str`` for CSV files with non-numeric labels.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file does not parse in the detected format (see
+        :func:`load_svmlight` and :func:`load_csv`).
+    """
+    file_path = _existing_file(path)
+    if _sniff_format(file_path) == "libsvm":
+        return load_svmlight(file_path, dense=True)
+    return load_csv(file_path, label_column=label_column)

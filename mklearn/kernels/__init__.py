@@ -1,0 +1,26 @@
+"""Base kernels, kernel recipes and the kernel bank that evaluates them.
+
+- :mod:`~mklearn.kernels.specs`: immutable base-kernel descriptions (Linear, Polynomial,
+  RBF, Laplacian), optionally restricted to feature columns.
+- :mod:`~mklearn.kernels.recipes`: data-dependent kernel families (SimpleMKL's 13 (D + 1))
+  and :func:`resolve_kernels` for estimators' ``kernels=`` argument.
+- :mod:`~mklearn.kernels.bank`: :class:`KernelBank`, which evaluates the kernels into
+  ``(n_x, n_z, n_kernels)`` stacks with standardisation and unit-trace normalisation.
+"""
+
+from .bank import KernelBank
+from .recipes import KernelRecipe, resolve_kernels, simple_mkl_kernels
+from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
+
+__all__ = [
+    "Linear",
+    "Polynomial",
+    "RBF",
+    "Laplacian",
+    "KernelSpec",
+    "kernel_from_dict",
+    "KernelRecipe",
+    "simple_mkl_kernels",
+    "resolve_kernels",
+    "KernelBank",
+]

@@ -1,0 +1,134 @@
+"""Numba loops that evaluate a family of base kernels into a stack.
+
+The kernels are grouped in *blocks* of kernels sharing the same feature columns.
+A block on a single column reads ``x_ic`` and ``z_jc`` directly; a block on several
+columns reads its inner products, squared and L1 distances from precomputed
+``(n_multi, n_x, n_z)`` arrays. For every pair (i, j) all kernels are written into
+the contiguous row ``out[i, j, :]``.
+
+Per-kernel arrays (all in the internal, block-sorted order):
+``kinds`` (codes from ``specs.py``), ``gammas``, ``coef0s``, ``degrees``,
+``scales`` (multiplicative normalisation) and ``out_index`` (position in the last
+axis of the output). ``block_ptr[b]:block_ptr[b + 1]`` are the kernels of block b;
+``block_cols[b]`` is its column for single-column blocks (else -1) and
+``block_multi[b]`` its index in the precomputed arrays (else -1).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .specs import KIND_LINEAR as _LINEAR
+from .specs import KIND_POLYNOMIAL as _POLYNOMIAL
+from .specs import KIND_RBF as _RBF
+
+
+@njit(cache=True, inline="always")
+def _kernel_value(kind, gamma, coef0, degree, inner, sq_dist, l1_dist):
+    if kind == _RBF:
+        return math.exp(-gamma * sq_dist)
+    if kind == _POLYNOMIAL:
+        base = gamma * inner + coef0
+        value = base
+        for _ in range(degree - 1):
+            value *= base
+        return value
+    if kind == _LINEAR:
+        return inner
+    return math.exp(-gamma * l1_dist)
+
+
+@njit(cache=True)
+def fill_kernel_stack(
+    X,
+    Z,
+    symmetric,
+    block_cols,
+    block_multi,
+    block_ptr,
+    kinds,
+    gammas,
+    coef0s,
+    degrees,
+    scales,
+    out_index,
+    multi_inner,
+    multi_sq_dist,
+    multi_l1_dist,
+    out,
+):
+    """Fill ``out[i, j, :]`` with every kernel between ``X[i]`` and ``Z[j]``.
+
+    With ``symmetric=True`` (``X is Z``) only pairs ``j >= i`` are evaluated, the
+    distances on the diagonal are taken as exactly 0, and ``out[j, i, :]`` is a copy
+    of ``out[i, j, :]`` so the stack is exactly symmetric.
+    """
+    n_x = X.shape[0]
+    n_z = Z.shape[0]
+    n_blocks = block_cols.shape[0]
+    for i in range(n_x):
+        j_start = i if symmetric else 0
+        for j in range(j_start, n_z):
+            row = out[i, j]
+            on_diagonal = symmetric and i == j
+            for b in range(n_blocks):
+                col = block_cols[b]
+                if col >= 0:
+                    x_val = X[i, col]
+                    z_val = Z[j, col]
+                    inner = x_val * z_val
+                    diff = x_val - z_val
+                    sq_dist = diff * diff
+                    l1_dist = abs(diff)
+                else:
+                    mb = block_multi[b]
+                    inner = multi_inner[mb, i, j]
+                    if on_diagonal:
+                        sq_dist = 0.0
+                        l1_dist = 0.0
+                    else:
+                        sq_dist = multi_sq_dist[mb, i, j]
+                        l1_dist = multi_l1_dist[mb, i, j]
+                for k in range(block_ptr[b], block_ptr[b + 1]):
+                    value = _kernel_value(
+                        kinds[k], gammas[k], coef0s[k], degrees[k], inner, sq_dist, l1_dist
+                    )
+                    row[out_index[k]] = scales[k] * value
+            if symmetric and j != i:
+                out[j, i, :] = row
+
+
+@njit(cache=True)
+def kernel_diagonal(
+    X,
+    block_cols,
+    block_multi,
+    block_ptr,
+    kinds,
+    gammas,
+    coef0s,
+    degrees,
+    out_index,
+    multi_sq_norms,
+    out,
+):
+    """Fill ``out[i, :]`` with every (unscaled) kernel between ``X[i]`` and itself.
+
+    ``multi_sq_norms[mb, i]`` is the squared norm of ``X[i]`` on multi-column block
+    ``mb``; distances are 0 on the diagonal.
+    """
+    n_x = X.shape[0]
+    n_blocks = block_cols.shape[0]
+    for i in range(n_x):
+        for b in range(n_blocks):
+            col = block_cols[b]
+            if col >= 0:
+                inner = X[i, col] * X[i, col]
+            else:
+                inner = multi_sq_norms[block_multi[b], i]
+            for k in range(block_ptr[b], block_ptr[b + 1]):
+                out[i, out_index[k]] = _kernel_value(
+                    kinds[k], gammas[k], coef0s[k], degrees[k], inner, 0.0, 0.0
+                )

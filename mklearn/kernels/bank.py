@@ -1,0 +1,547 @@
+"""Evaluation of a family of base kernels into ``(n_x, n_z, n_kernels)`` stacks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+from scipy.spatial.distance import cdist
+from sklearn.exceptions import NotFittedError
+
+from ._numba import fill_kernel_stack, kernel_diagonal
+from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
+
+__all__ = ["KernelBank", "check_samples", "check_feature_indices"]
+
+_NORMALIZE_OPTIONS = ("trace", None)
+
+
+def check_samples(X: Any, *, name: str = "X") -> np.ndarray:
+    """Validate a data matrix and return it as a C-contiguous float64 array.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Dense, real, finite data with at least one sample and one feature.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features), dtype float64
+
+    Raises
+    ------
+    ValueError
+        If X is sparse, not numeric, complex, not 2-D, empty, or holds NaN/inf.
+    """
+    if scipy.sparse.issparse(X):
+        raise ValueError(
+            f"{name} is a sparse matrix; kernels need dense input: pass {name}.toarray()."
+        )
+    raw = np.asarray(X)
+    if raw.dtype.kind == "c":
+        raise ValueError(f"{name} must be real-valued; got a complex array.")
+    try:
+        arr = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array; got dtype {raw.dtype}.") from exc
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be a 2-D array of shape (n_samples, n_features); got ndim={arr.ndim}. "
+            "Use reshape(-1, 1) for a single feature or reshape(1, -1) for a single sample."
+        )
+    if arr.shape[0] < 1:
+        raise ValueError(f"{name} must have at least 1 sample; got shape {arr.shape}.")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} must have at least 1 feature; got shape {arr.shape}.")
+    if not np.isfinite(arr).all():
+        raise ValueError(
+            f"{name} contains NaN or infinity; remove or impute those values "
+            "(e.g. with sklearn.impute.SimpleImputer) before computing kernels."
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_feature_indices(specs: Sequence[KernelSpec], n_features: int) -> None:
+    """Check every spec's feature indices are below ``n_features``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first kernel that uses a column X does not have.
+    """
+    for spec in specs:
+        if spec.features is not None and max(spec.features) >= n_features:
+            raise ValueError(
+                f"Kernel '{spec.name}' uses feature index {max(spec.features)}, "
+                f"but X has {n_features} features (valid indices 0..{n_features - 1})."
+            )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Kernels grouped by feature block, as arrays for the numba loop."""
+
+    block_cols: np.ndarray  # column of single-column blocks, -1 otherwise
+    block_multi: np.ndarray  # index into multi-column arrays, -1 otherwise
+    block_ptr: np.ndarray  # kernels of block b: block_ptr[b]:block_ptr[b + 1]
+    kinds: np.ndarray
+    gammas: np.ndarray
+    coef0s: np.ndarray
+    degrees: np.ndarray
+    out_index: np.ndarray  # position of each kernel in the requested order
+    multi_columns: list  # per multi-column block: column index array, or None for all
+    multi_needs_sq: list  # per multi-column block: an RBF needs squared distances
+    multi_needs_l1: list  # per multi-column block: a Laplacian needs L1 distances
+
+
+def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
+    """Group ``specs`` by their feature columns (order of first appearance)."""
+    all_columns = tuple(range(n_features))
+    blocks: dict[tuple[int, ...], list[int]] = {}
+    for position, spec in enumerate(specs):
+        key = all_columns if spec.features is None else spec.features
+        blocks.setdefault(key, []).append(position)
+
+    block_cols, block_multi, block_ptr, order = [], [], [0], []
+    multi_columns, multi_needs_sq, multi_needs_l1 = [], [], []
+    for columns, positions in blocks.items():
+        if len(columns) == 1:
+            block_cols.append(columns[0])
+            block_multi.append(-1)
+        else:
+            block_cols.append(-1)
+            block_multi.append(len(multi_columns))
+            kinds = {specs[p].kind for p in positions}
+            multi_columns.append(None if columns == all_columns else np.array(columns))
+            multi_needs_sq.append(KIND_RBF in kinds)
+            multi_needs_l1.append(KIND_LAPLACIAN in kinds)
+        order.extend(positions)
+        block_ptr.append(len(order))
+
+    params = [specs[p].numeric_params() for p in order]
+    return _Plan(
+        block_cols=np.array(block_cols, dtype=np.int64),
+        block_multi=np.array(block_multi, dtype=np.int64),
+        block_ptr=np.array(block_ptr, dtype=np.int64),
+        kinds=np.array([specs[p].kind for p in order], dtype=np.int64),
+        gammas=np.array([g for g, _, _ in params], dtype=np.float64),
+        coef0s=np.array([c for _, c, _ in params], dtype=np.float64),
+        degrees=np.array([d for _, _, d in params], dtype=np.int64),
+        out_index=np.array(order, dtype=np.int64),
+        multi_columns=multi_columns,
+        multi_needs_sq=multi_needs_sq,
+        multi_needs_l1=multi_needs_l1,
+    )
+
+
+def _block(X: np.ndarray, columns: np.ndarray | None) -> np.ndarray:
+    return X if columns is None else np.ascontiguousarray(X[:, columns])
+
+
+def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bool):
+    """Inner products, squared and L1 distances of every multi-column block.
+
+    Returns three float64 arrays of shape (n_multi, n_x, n_z); an array no kernel
+    reads is replaced by the inner-product array (never read).
+    """
+    n_multi = len(plan.multi_columns)
+    if n_multi == 0:
+        placeholder = np.zeros((1, 1, 1))
+        return placeholder, placeholder, placeholder
+    shape = (n_multi, X.shape[0], Z.shape[0])
+    inner = np.empty(shape)
+    sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
+    l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
+    for mb, columns in enumerate(plan.multi_columns):
+        Xb = _block(X, columns)
+        Zb = Xb if symmetric else _block(Z, columns)
+        np.matmul(Xb, Zb.T, out=inner[mb])
+        if plan.multi_needs_sq[mb]:
+            x_sq = np.einsum("ij,ij->i", Xb, Xb)
+            z_sq = x_sq if symmetric else np.einsum("ij,ij->i", Zb, Zb)
+            # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x'z, clipped at 0 against rounding.
+            block_sq = sq_dist[mb]
+            np.multiply(inner[mb], -2.0, out=block_sq)
+            block_sq += x_sq[:, None]
+            block_sq += z_sq[None, :]
+            np.maximum(block_sq, 0.0, out=block_sq)
+        if plan.multi_needs_l1[mb]:
+            l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
+    return inner, sq_dist, l1_dist
+
+
+def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
+    """Squared norms ``(n_multi, n_x)`` of the rows of X on each multi-column block."""
+    sq_norms = np.zeros((max(len(plan.multi_columns), 1), X.shape[0]))
+    for mb, columns in enumerate(plan.multi_columns):
+        Xb = _block(X, columns)
+        sq_norms[mb] = np.einsum("ij,ij->i", Xb, Xb)
+    return sq_norms
+
+
+def _check_index_array(values: Any, upper: int, what: str) -> np.ndarray:
+    """Return ``values`` as a 1-D int64 array of indices in ``[0, upper)``."""
+    arr = np.asarray(values)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError(f"{what} must be a 1-D array of integer indices; got {values!r}.")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= upper):
+        raise ValueError(f"{what} must be indices in [0, {upper}); got values outside.")
+    return arr
+
+
+class KernelBank:
+    """Evaluate a family of base kernels into a stack of kernel matrices.
+
+    Kernels on the same feature columns share their inner products and distances
+    (one BLAS product per multi-column block; single-column blocks are evaluated
+    directly); a numba loop writes all kernels of a pair of points contiguously.
+
+    Parameters
+    ----------
+    specs : sequence of KernelSpec
+        Base kernels, in the order of the last axis of the stacks.
+    standardize : bool, default=False
+        Standardise every feature (zero mean, unit variance, fitted on the training
+        data; a constant feature keeps scale 1) before computing the kernels.
+    normalize : {"trace", None}, default="trace"
+        ``"trace"`` scales kernel k by ``1 / trace(K_k)`` of the *training* kernel
+        (unit trace, as in SimpleMKL); a zero or non-finite trace keeps scale 1.
+        None leaves kernels unscaled.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        dtype of the returned stacks (values are computed in float64).
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Feature means subtracted before the kernels (zeros without standardisation).
+    scale_ : ndarray of shape (n_features,)
+        Feature scales divided by (ones without standardisation).
+    trace_scales_ : ndarray of shape (n_kernels,)
+        Multiplicative scale of each kernel.
+    X_fit_ : ndarray of shape (n_fit, n_features), dtype float64
+        Standardised training points (the second argument of every kernel).
+    n_features_in_ : int
+        Number of features seen in :meth:`fit`.
+
+    Raises
+    ------
+    ValueError
+        If ``specs`` is empty or holds a non-spec, or ``normalize``/``dtype`` is invalid.
+
+    Notes
+    -----
+    The training stack of ``n`` points and ``m`` kernels takes ``n * n * m`` floats
+    (Sonar with the SimpleMKL recipe: 208 * 208 * 793 * 8 bytes = 274 MB in float64).
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[KernelSpec],
+        *,
+        standardize: bool = False,
+        normalize: str | None = "trace",
+        dtype: Any = np.float64,
+    ) -> None:
+        specs = tuple(specs)
+        if not specs:
+            raise ValueError("KernelBank needs at least one kernel spec.")
+        for position, spec in enumerate(specs):
+            if not isinstance(spec, KernelSpec):
+                raise ValueError(
+                    f"specs[{position}] is {spec!r}, not a KernelSpec (Linear, Polynomial, "
+                    "RBF, Laplacian)."
+                )
+        if normalize not in _NORMALIZE_OPTIONS:
+            raise ValueError(f"normalize must be 'trace' or None; got {normalize!r}.")
+        try:
+            resolved_dtype = np.dtype(dtype)
+        except TypeError as exc:
+            raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.") from exc
+        if resolved_dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
+        self.specs = specs
+        self.standardize = bool(standardize)
+        self.normalize = normalize
+        self.dtype = resolved_dtype
+
+    def __repr__(self) -> str:
+        return (
+            f"KernelBank(n_kernels={self.n_kernels}, standardize={self.standardize}, "
+            f"normalize={self.normalize!r}, dtype={self.dtype.name})"
+        )
+
+    @property
+    def n_kernels(self) -> int:
+        """Number of base kernels ``m``."""
+        return len(self.specs)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """Readable names of the base kernels, in stack order."""
+        return [spec.name for spec in self.specs]
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(self, X: Any) -> KernelBank:
+        """Fit the standardisation and the trace scales without building the stack.
+
+        Only the kernel diagonals are evaluated (``O(n m)``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, finite.
+
+        Returns
+        -------
+        self : KernelBank
+
+        Raises
+        ------
+        ValueError
+            If X is invalid or a spec uses a column X does not have.
+        """
+        X = check_samples(X)
+        n_features = X.shape[1]
+        check_feature_indices(self.specs, n_features)
+        if self.standardize:
+            mean = X.mean(axis=0)
+            std = X.std(axis=0)
+            constant = (std == 0.0) | np.all(X == X[:1], axis=0)
+            scale = np.where(constant, 1.0, std)
+            X_fit = (X - mean) / scale
+        else:
+            mean = np.zeros(n_features)
+            scale = np.ones(n_features)
+            X_fit = X.copy()
+        self.mean_ = mean
+        self.scale_ = scale
+        self.X_fit_ = np.ascontiguousarray(X_fit)
+        self.n_features_in_ = n_features
+        self.trace_scales_ = self._fit_trace_scales(self.X_fit_)
+        return self
+
+    def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
+        if self.normalize is None:
+            return np.ones(self.n_kernels)
+        plan = _build_plan(self.specs, X_fit.shape[1])
+        diagonal = np.empty((X_fit.shape[0], self.n_kernels))
+        kernel_diagonal(
+            X_fit,
+            plan.block_cols,
+            plan.block_multi,
+            plan.block_ptr,
+            plan.kinds,
+            plan.gammas,
+            plan.coef0s,
+            plan.degrees,
+            plan.out_index,
+            _multi_block_sq_norms(plan, X_fit),
+            diagonal,
+        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            traces = diagonal.sum(axis=0)
+        usable = np.isfinite(traces) & (traces != 0.0)
+        scales = np.ones(self.n_kernels)
+        scales[usable] = 1.0 / traces[usable]
+        return scales
+
+    def fit_transform(self, X: Any) -> np.ndarray:
+        """Fit on X and return the training kernel stack.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, finite.
+
+        Returns
+        -------
+        K : ndarray of shape (n_samples, n_samples, n_kernels), C-contiguous
+            ``K[:, :, k]`` is base kernel k on the (standardised) training data,
+            scaled to unit trace when ``normalize="trace"``; exactly symmetric.
+            dtype is ``self.dtype``.
+
+        Raises
+        ------
+        ValueError
+            If X is invalid or a spec uses a column X does not have.
+        """
+        self.fit(X)
+        return self._stack(self.X_fit_, self.X_fit_, symmetric=True, kernel_indices=None)
+
+    # --------------------------------------------------------------- transform
+
+    def _check_is_fitted(self) -> None:
+        if not hasattr(self, "trace_scales_"):
+            raise NotFittedError(
+                "This KernelBank is not fitted yet; call fit or fit_transform first."
+            )
+
+    def transform(
+        self,
+        X: Any,
+        *,
+        rows: Any = None,
+        kernel_indices: Any = None,
+    ) -> np.ndarray:
+        """Kernels between new points and (some of) the training points.
+
+        The standardisation and trace scales fitted on the training data are
+        applied unchanged.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features)
+            New points, finite, with the training number of features.
+        rows : array-like of int, optional
+            Indices into the training points (e.g. support vectors); default all.
+        kernel_indices : array-like of int, optional
+            Indices of the kernels to evaluate, in output order; default all.
+
+        Returns
+        -------
+        K : ndarray of shape (n_test, n_rows, n_selected), C-contiguous, dtype ``self.dtype``
+
+        Raises
+        ------
+        NotFittedError
+            If the bank is not fitted.
+        ValueError
+            If X is invalid or has the wrong number of features, or ``rows`` /
+            ``kernel_indices`` are not valid index arrays.
+        """
+        self._check_is_fitted()
+        X = check_samples(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but this KernelBank was fitted with "
+                f"{self.n_features_in_} features (expected {self.n_features_in_})."
+            )
+        if self.standardize:
+            X = np.ascontiguousarray((X - self.mean_) / self.scale_)
+        Z = self.X_fit_
+        if rows is not None:
+            rows = _check_index_array(rows, Z.shape[0], "rows")
+            Z = np.ascontiguousarray(Z[rows])
+        return self._stack(X, Z, symmetric=False, kernel_indices=kernel_indices)
+
+    def _stack(
+        self, X: np.ndarray, Z: np.ndarray, *, symmetric: bool, kernel_indices: Any
+    ) -> np.ndarray:
+        if kernel_indices is None:
+            specs, scales = self.specs, self.trace_scales_
+        else:
+            selected = _check_index_array(kernel_indices, self.n_kernels, "kernel_indices")
+            if selected.size == 0:
+                raise ValueError("kernel_indices must select at least one kernel.")
+            specs = [self.specs[k] for k in selected]
+            scales = self.trace_scales_[selected]
+        plan = _build_plan(specs, X.shape[1])
+        inner, sq_dist, l1_dist = _multi_block_arrays(plan, X, Z, symmetric)
+        out = np.empty((X.shape[0], Z.shape[0], len(specs)), dtype=self.dtype)
+        fill_kernel_stack(
+            X,
+            Z,
+            symmetric,
+            plan.block_cols,
+            plan.block_multi,
+            plan.block_ptr,
+            plan.kinds,
+            plan.gammas,
+            plan.coef0s,
+            plan.degrees,
+            np.ascontiguousarray(scales[plan.out_index], dtype=np.float64),
+            plan.out_index,
+            inner,
+            sq_dist,
+            l1_dist,
+            out,
+        )
+        return out
+
+    # ------------------------------------------------------------ persistence
+
+    def fitted_state(self) -> dict[str, np.ndarray]:
+        """Copies of the fitted arrays, as accepted by :meth:`from_fitted`.
+
+        Returns
+        -------
+        dict
+            ``mean``, ``scale`` (n_features,), ``trace_scales`` (n_kernels,) and
+            ``X_fit`` (n_fit, n_features), all float64.
+        """
+        self._check_is_fitted()
+        return {
+            "mean": self.mean_.copy(),
+            "scale": self.scale_.copy(),
+            "trace_scales": self.trace_scales_.copy(),
+            "X_fit": self.X_fit_.copy(),
+        }
+
+    @classmethod
+    def from_fitted(
+        cls,
+        specs: Sequence[KernelSpec],
+        *,
+        standardize: bool,
+        normalize: str | None,
+        dtype: Any,
+        mean: Any,
+        scale: Any,
+        trace_scales: Any,
+        X_fit: Any,
+    ) -> KernelBank:
+        """Rebuild a fitted bank from stored state (e.g. a saved model).
+
+        Parameters
+        ----------
+        specs, standardize, normalize, dtype
+            As in the constructor.
+        mean, scale : array-like of shape (n_features,)
+            Fitted standardisation (``scale`` > 0).
+        trace_scales : array-like of shape (n_kernels,)
+            Fitted kernel scales.
+        X_fit : array-like of shape (n_fit, n_features)
+            *Standardised* training points to keep, e.g. only the support vectors;
+            ``transform(..., rows=None)`` then returns kernels against these rows.
+
+        Returns
+        -------
+        KernelBank
+            A fitted bank.
+
+        Raises
+        ------
+        ValueError
+            If shapes disagree or values are not finite.
+        """
+        bank = cls(specs, standardize=standardize, normalize=normalize, dtype=dtype)
+        X_fit = check_samples(X_fit, name="X_fit")
+        n_features = X_fit.shape[1]
+        check_feature_indices(bank.specs, n_features)
+        mean = np.asarray(mean, dtype=np.float64)
+        scale = np.asarray(scale, dtype=np.float64)
+        trace_scales = np.asarray(trace_scales, dtype=np.float64)
+        for name, value, size in (
+            ("mean", mean, n_features),
+            ("scale", scale, n_features),
+            ("trace_scales", trace_scales, bank.n_kernels),
+        ):
+            if value.shape != (size,):
+                raise ValueError(f"{name} must have shape ({size},); got {value.shape}.")
+            if not np.isfinite(value).all():
+                raise ValueError(f"{name} must be finite.")
+        if np.any(scale <= 0):
+            raise ValueError("scale must be > 0.")
+        bank.mean_ = mean.copy()
+        bank.scale_ = scale.copy()
+        bank.trace_scales_ = trace_scales.copy()
+        bank.X_fit_ = X_fit.copy()
+        bank.n_features_in_ = n_features
+        return bank

@@ -1,0 +1,132 @@
+"""Saving and loading fitted models without pickle.
+
+A model file is an ``.npz`` archive (``allow_pickle=False`` on load) with a JSON header in the
+array ``header`` (format name and version, estimator parameters, kernel specs, classes) and
+plain numeric arrays: kernel weights, dual coefficients, intercepts, the support vectors'
+(standardised) rows, standardisation and trace scales. Only what prediction needs is kept.
+Files are written to a temporary file in the target directory and renamed, so an interrupted
+save never leaves a partial model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from mklearn.kernels import KernelBank, kernel_from_dict
+
+FORMAT = "mklearn-model"
+VERSION = 1
+_PARAMS = ("kernels", "solver", "regularizer", "p", "lam", "C", "tol", "max_iter",
+           "kernel_dtype")
+
+
+def save_model(estimator, path) -> None:
+    """Write a fitted :class:`~mklearn.MKLClassifier` to ``path`` (an ``.npz`` file).
+
+    Raises
+    ------
+    ValueError
+        If the estimator is not fitted, or was fitted on precomputed kernels (the file could
+        not rebuild test kernels from raw data).
+    OSError
+        If the directory is not writable; no partial file is left behind.
+    """
+    if not hasattr(estimator, "kernel_weights_"):
+        raise ValueError("the model is not fitted; call fit before saving it")
+    if estimator.bank_ is None:
+        raise ValueError("a model fitted on precomputed kernels cannot be saved: the file must "
+                         "rebuild test kernels from data; fit with a kernel family instead")
+    bank = estimator.bank_
+    state = bank.fitted_state()
+    params = {k: getattr(estimator, k) for k in _PARAMS}
+    params["kernels"] = "listed"
+    classes = estimator.classes_
+    header = {
+        "format": FORMAT, "version": VERSION, "estimator": type(estimator).__name__,
+        "params": params,
+        "kernels": [spec.to_dict() for spec in bank.specs],
+        "standardize": bool(bank.standardize), "normalize": bank.normalize,
+        "dtype": np.dtype(bank.dtype).name,
+        "classes": classes.tolist(), "classes_dtype": classes.dtype.kind,
+        "n_features_in": int(estimator.n_features_in_),
+        "kernel_names": list(estimator.kernel_names_),
+        "fit": {"objective": np.atleast_1d(estimator.objective_).tolist(),
+                "duality_gap": np.atleast_1d(estimator.duality_gap_).tolist(),
+                "n_iter": np.atleast_1d(estimator.n_iter_).tolist()},
+    }
+    arrays = {
+        "header": np.array(json.dumps(header)),
+        "kernel_weights": np.atleast_2d(estimator.kernel_weights_),
+        "dual_coef": estimator.dual_coef_,
+        "intercept": estimator.intercept_,
+        "support_vectors": state["X_fit"][estimator.support_],
+        "mean": state["mean"], "scale": state["scale"], "trace_scales": state["trace_scales"],
+    }
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=".mklearn-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_model(path):
+    """Read a model written by :func:`save_model`; returns a fitted ``MKLClassifier``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is not an mklearn model, or its format version is newer than this library.
+    """
+    from mklearn.estimators import MKLClassifier
+
+    try:
+        with np.load(os.fspath(path), allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+        header = json.loads(str(arrays["header"]))
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{path} is not an mklearn model file ({exc}); save one with "
+                         "`mklearn fit --save MODEL`") from exc
+    if header.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an mklearn model file (format {header.get('format')!r})")
+    if header.get("version", 0) > VERSION:
+        raise ValueError(f"{path} has model format version {header['version']}; this mklearn "
+                         f"reads up to version {VERSION}: upgrade mklearn")
+    specs = [kernel_from_dict(d) for d in header["kernels"]]
+    params = dict(header["params"])
+    params["kernels"] = specs
+    model = MKLClassifier(**params)
+    model.bank_ = KernelBank.from_fitted(
+        specs, standardize=header["standardize"], normalize=header["normalize"],
+        dtype=np.dtype(header["dtype"]), mean=arrays["mean"], scale=arrays["scale"],
+        trace_scales=arrays["trace_scales"], X_fit=arrays["support_vectors"])
+    weights = arrays["kernel_weights"]
+    model.kernel_weights_ = weights[0] if weights.shape[0] == 1 else weights
+    model.dual_coef_ = arrays["dual_coef"]
+    model.intercept_ = arrays["intercept"]
+    n_sv = arrays["support_vectors"].shape[0]
+    model.support_ = np.arange(n_sv)  # rows of the stored support vectors
+    model.classes_ = np.array(header["classes"],
+                              dtype=object if header["classes_dtype"] == "O" else None)
+    model.n_features_in_ = header["n_features_in"]
+    model.n_train_ = n_sv
+    model.kernel_names_ = header["kernel_names"]
+    fit = header["fit"]
+    binary = weights.shape[0] == 1
+    model.objective_ = fit["objective"][0] if binary else np.array(fit["objective"])
+    model.duality_gap_ = fit["duality_gap"][0] if binary else np.array(fit["duality_gap"])
+    model.n_iter_ = fit["n_iter"][0] if binary else np.array(fit["n_iter"])
+    return model

@@ -1,0 +1,46 @@
+"""MKL solvers. Each declares what it supports and returns an :class:`MKLResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from mklearn.solvers.result import MKLResult
+from mklearn.solvers.spg import spg_gmkl
+
+
+@dataclass(frozen=True)
+class SolverInfo:
+    """A solver, the formulations it handles and its fixed options."""
+
+    function: Callable
+    regularizers: frozenset
+    combinations: frozenset
+    defaults: dict = field(default_factory=dict)
+    description: str = ""
+
+
+SOLVERS = {
+    "spg": SolverInfo(spg_gmkl, frozenset({"l1", "lp"}), frozenset({"sum"}),
+                      description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)"),
+    "pgd": SolverInfo(spg_gmkl, frozenset({"l1", "lp"}), frozenset({"sum"}),
+                      defaults={"spectral": False, "nonmonotone": False,
+                                "precision_tuning": False},
+                      description="projected gradient descent baseline with Armijo search"),
+}
+
+
+def get_solver(name: str, regularizer: str, combination: str = "sum") -> SolverInfo:
+    """Look up a solver and check that it supports the formulation; ValueError otherwise."""
+    if name not in SOLVERS:
+        raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)}")
+    info = SOLVERS[name]
+    if regularizer not in info.regularizers:
+        raise ValueError(f"solver {name!r} does not support regularizer {regularizer!r}; "
+                         f"it supports {sorted(info.regularizers)}")
+    if combination not in info.combinations:
+        raise ValueError(f"solver {name!r} does not support combination {combination!r}")
+    return info
+
+
+__all__ = ["MKLResult", "SOLVERS", "SolverInfo", "get_solver", "spg_gmkl"]
