@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from mklearn.datasets import list_datasets, load_data_file, load_dataset
+from mklearn.datasets import dataset_info, list_datasets, load_data_file, load_dataset
 from mklearn.estimators import MKLClassifier
 from mklearn.solvers import SOLVERS
 
@@ -18,19 +18,30 @@ TOP_WEIGHTS = 15
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mklearn", description="Multiple Kernel Learning from the command line.")
+        prog="mklearn", description="Multiple Kernel Learning from the command line."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    fit = sub.add_parser("fit", help="fit an MKL classifier and report its kernel weights",
-                         description="Fit an MKL classifier (default: bundled Sonar, the "
-                         "SimpleMKL 13(D+1) kernel family, SPG-GMKL with l1 weights).")
+    fit = sub.add_parser(
+        "fit",
+        help="fit an MKL classifier and report its kernel weights",
+        description="Fit an MKL classifier (default: bundled Sonar, the "
+        "SimpleMKL 13(D+1) kernel family, SPG-GMKL with l1 weights).",
+    )
     source = fit.add_mutually_exclusive_group()
-    source.add_argument("--dataset", default=None,
-                        help=f"bundled data set: {', '.join(list_datasets())} (default sonar)")
-    source.add_argument("--data", metavar="FILE",
-                        help="LIBSVM-format file, or CSV with the label in the last column")
-    fit.add_argument("--label-column", type=int, default=-1,
-                     help="label column of a CSV file (default: last)")
+    source.add_argument(
+        "--dataset",
+        default=None,
+        help=f"bundled data set: {', '.join(list_datasets())} (default sonar)",
+    )
+    source.add_argument(
+        "--data",
+        metavar="FILE",
+        help="LIBSVM-format file, or CSV with the label in the last column",
+    )
+    fit.add_argument(
+        "--label-column", type=int, default=-1, help="label column of a CSV file (default: last)"
+    )
     fit.add_argument("--solver", default="spg", choices=sorted(SOLVERS))
     fit.add_argument("--regularizer", default="l1", choices=["l1", "lp"])
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
@@ -39,18 +50,27 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
     split = fit.add_mutually_exclusive_group()
-    split.add_argument("--test-size", type=float, default=0.2,
-                       help="held-out fraction (default 0.2)")
+    split.add_argument(
+        "--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)"
+    )
     split.add_argument("--cv", type=int, metavar="K", help="K-fold cross-validation instead")
     fit.add_argument("--seed", type=int, default=0, help="seed of the split")
-    fit.add_argument("--save", metavar="MODEL", help="write the model fitted on the training "
-                     "part (or on all data with --cv) to this .npz file")
+    fit.add_argument(
+        "--save",
+        metavar="MODEL",
+        help="write the model fitted on the training "
+        "part (or on all data with --cv) to this .npz file",
+    )
     fit.add_argument("--json", action="store_true", help="print one JSON document instead")
 
     predict = sub.add_parser("predict", help="predict with a saved model")
     predict.add_argument("model", help="model file written by `mklearn fit --save`")
-    predict.add_argument("--data", metavar="FILE", required=True,
-                         help="LIBSVM or CSV file (labels, if present, give an accuracy)")
+    predict.add_argument(
+        "--data",
+        metavar="FILE",
+        required=True,
+        help="LIBSVM or CSV file (labels, if present, give an accuracy)",
+    )
     predict.add_argument("--label-column", type=int, default=-1)
     predict.add_argument("--output", metavar="FILE", help="write predictions here, one a line")
 
@@ -78,14 +98,28 @@ def _load(args):
         X, y = load_data_file(args.data, label_column=args.label_column)
         return X, y, args.data
     name = args.dataset or "sonar"
+    if dataset_info(name)["task"] != "classification":
+        choices = [d for d in list_datasets() if dataset_info(d)["task"] == "classification"]
+        raise ValueError(
+            f"{name} is a regression data set; `mklearn fit` trains classifiers: "
+            f"choose one of {', '.join(choices)}"
+        )
     X, y = load_dataset(name)
     return X, y, name
 
 
 def _estimator(args, verbose):
-    return MKLClassifier(kernels="simple_mkl", solver=args.solver, regularizer=args.regularizer,
-                         p=args.p, lam=args.lam, C=args.C, tol=args.tol, max_iter=args.max_iter,
-                         verbose=verbose)
+    return MKLClassifier(
+        kernels="simple_mkl",
+        solver=args.solver,
+        regularizer=args.regularizer,
+        p=args.p,
+        lam=args.lam,
+        C=args.C,
+        tol=args.tol,
+        max_iter=args.max_iter,
+        verbose=verbose,
+    )
 
 
 def _fit(args) -> int:
@@ -101,41 +135,60 @@ def _fit(args) -> int:
     else:
         if not 0.0 < args.test_size < 1.0:
             raise ValueError(f"--test-size must lie in (0, 1), got {args.test_size}")
-        train, test = train_test_split(np.arange(len(y)), test_size=args.test_size,
-                                       stratify=y, random_state=args.seed)
+        train, test = train_test_split(
+            np.arange(len(y)), test_size=args.test_size, stratify=y, random_state=args.seed
+        )
         folds = [(train, test)]
     out = _Report(args.json)
-    out.line(f"data: {name}: {X.shape[0]} samples, {X.shape[1]} features, classes "
-             f"{', '.join(f'{c}: {int(np.sum(y == c))}' for c in np.unique(y))}")
+    out.line(
+        f"data: {name}: {X.shape[0]} samples, {X.shape[1]} features, classes "
+        f"{', '.join(f'{c}: {int(np.sum(y == c))}' for c in np.unique(y))}"
+    )
     reports = []
     for k, (train, test) in enumerate(folds):
         model = _estimator(args, verbose=0 if args.json else 1)
         start = time.perf_counter()
         if k == 0:
-            out.line(f"kernels: SimpleMKL family, unit trace; solver {args.solver} "
-                     f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
-                     + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
-                     + f", C={args.C:g}")
+            out.line(
+                f"kernels: SimpleMKL family, unit trace; solver {args.solver} "
+                f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
+                + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
+                + f", C={args.C:g}"
+            )
         model.fit(X[train], y[train])
         wall = time.perf_counter() - start
         reports.append(_summary(model, X, y, train, test, wall))
         if k == 0:
-            out.line(f"           {len(model.kernel_names_)} base kernels on "
-                     f"{len(train)} training points")
+            out.line(
+                f"           {len(model.kernel_names_)} base kernels on "
+                f"{len(train)} training points"
+            )
         out.fold(reports[-1], args.cv is not None, k)
     if args.cv is not None:
         accs = np.array([r["test_accuracy"] for r in reports])
-        out.line(f"cross-validation ({args.cv} folds): test accuracy {accs.mean():.4f} "
-                 f"+- {accs.std():.4f}")
+        out.line(
+            f"cross-validation ({args.cv} folds): test accuracy {accs.mean():.4f} "
+            f"+- {accs.std():.4f}"
+        )
     if args.save:
         model = _estimator(args, verbose=0).fit(X, y) if args.cv is not None else model
         from mklearn.persistence import save_model
 
         save_model(model, args.save)
         out.line(f"model saved to {args.save}")
-    out.finish({"data": name, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
-                "solver": args.solver, "regularizer": args.regularizer, "C": args.C,
-                "p": args.p, "lam": args.lam, "folds": reports})
+    out.finish(
+        {
+            "data": name,
+            "n_samples": int(X.shape[0]),
+            "n_features": int(X.shape[1]),
+            "solver": args.solver,
+            "regularizer": args.regularizer,
+            "C": args.C,
+            "p": args.p,
+            "lam": args.lam,
+            "folds": reports,
+        }
+    )
     return 0
 
 
@@ -143,12 +196,16 @@ def _summary(model, X, y, train, test, wall):
     weights = np.atleast_2d(model.kernel_weights_)
     mean_weights = weights.mean(axis=0)
     order = np.argsort(-mean_weights)
-    top = [{"kernel": model.kernel_names_[i], "weight": float(mean_weights[i])}
-           for i in order[:TOP_WEIGHTS] if mean_weights[i] > 0]
+    top = [
+        {"kernel": model.kernel_names_[i], "weight": float(mean_weights[i])}
+        for i in order[:TOP_WEIGHTS]
+        if mean_weights[i] > 0
+    ]
     return {
         "train_accuracy": float(model.score(X[train], y[train])),
         "test_accuracy": float(model.score(X[test], y[test])),
-        "n_train": int(len(train)), "n_test": int(len(test)),
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
         "n_selected": int(np.count_nonzero(np.any(weights > 0, axis=0))),
         "top_weights": top,
@@ -156,7 +213,8 @@ def _summary(model, X, y, train, test, wall):
         "duality_gap": np.atleast_1d(model.duality_gap_).tolist(),
         "n_iter": np.atleast_1d(model.n_iter_).tolist(),
         "n_svm_solves": np.atleast_1d(model.n_svm_solves_).tolist(),
-        "kernel_seconds": model.kernel_time_, "solve_seconds": model.solve_time_,
+        "kernel_seconds": model.kernel_time_,
+        "solve_seconds": model.solve_time_,
         "wall_seconds": wall,
     }
 
@@ -175,22 +233,30 @@ class _Report:
         if self.as_json:
             return
         if is_cv:
-            print(f"fold {k + 1}: test accuracy {r['test_accuracy']:.4f}, "
-                  f"{r['n_selected']} kernels selected, {r['wall_seconds']:.2f} s")
+            print(
+                f"fold {k + 1}: test accuracy {r['test_accuracy']:.4f}, "
+                f"{r['n_selected']} kernels selected, {r['wall_seconds']:.2f} s"
+            )
             return
-        print(f"\nkernel weights ({r['n_selected']} of {r['n_kernels']} non-zero; top "
-              f"{len(r['top_weights'])}):")
+        print(
+            f"\nkernel weights ({r['n_selected']} of {r['n_kernels']} non-zero; top "
+            f"{len(r['top_weights'])}):"
+        )
         for item in r["top_weights"]:
             print(f"  {item['weight']:8.4f}  {item['kernel']}")
         gap = ", ".join(f"{g:.3g}" for g in r["duality_gap"])
         obj = ", ".join(f"{o:.6g}" for o in r["objective"])
         print(f"\ntrain accuracy {r['train_accuracy']:.4f} ({r['n_train']} points)")
         print(f"test accuracy  {r['test_accuracy']:.4f} ({r['n_test']} points)")
-        print(f"objective {obj}, duality gap {gap}, iterations "
-              f"{', '.join(map(str, r['n_iter']))}, SVM solves "
-              f"{', '.join(map(str, r['n_svm_solves']))}")
-        print(f"time: kernels {r['kernel_seconds']:.2f} s, solver {r['solve_seconds']:.2f} s, "
-              f"fit {r['wall_seconds']:.2f} s")
+        print(
+            f"objective {obj}, duality gap {gap}, iterations "
+            f"{', '.join(map(str, r['n_iter']))}, SVM solves "
+            f"{', '.join(map(str, r['n_svm_solves']))}"
+        )
+        print(
+            f"time: kernels {r['kernel_seconds']:.2f} s, solver {r['solve_seconds']:.2f} s, "
+            f"fit {r['wall_seconds']:.2f} s"
+        )
 
     def finish(self, document):
         if self.as_json:
@@ -209,15 +275,25 @@ def _predict(args) -> int:
 
         directory = os.path.dirname(os.path.abspath(args.output))
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".mklearn-", suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            handle.write("\n".join(str(p) for p in predictions) + "\n")
-        os.replace(tmp, args.output)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write("\n".join(str(p) for p in predictions) + "\n")
+            os.replace(tmp, args.output)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
     else:
         print("\n".join(str(p) for p in predictions))
     if y is not None and len(y) == len(predictions):
-        known = np.isin(y.astype(str), model.classes_.astype(str))
-        if known.all():
-            accuracy = float(np.mean(predictions.astype(str) == y.astype(str)))
+        numeric = y.dtype.kind in "biuf" and predictions.dtype.kind in "biuf"
+        truth, guess = (
+            (y.astype(float), predictions.astype(float))
+            if numeric
+            else (y.astype(str), predictions.astype(str))
+        )
+        if np.isin(truth, guess).all() or np.isin(truth, model.classes_.astype(truth.dtype)).all():
+            accuracy = float(np.mean(truth == guess))
             print(f"accuracy {accuracy:.4f} on {len(y)} points", file=sys.stderr)
     return 0
 

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from mklearn._stack_ops import combine, quadratic_terms
+
+
+def kernel_major(stack: np.ndarray) -> np.ndarray:
+    """The ``(m, n, n)`` C-contiguous view of an ``(n, n, m)`` stack (one copy if needed)."""
+    return np.ascontiguousarray(stack.transpose(2, 0, 1))
+
 
 class SumOfKernels:
     """``K(d) = sum_k d_k K_k`` over a precomputed stack.
@@ -11,8 +18,10 @@ class SumOfKernels:
     Parameters
     ----------
     stack : ndarray of shape (n, n, m)
-        Base kernels, C-contiguous float64 or float32; seen as an ``(n*n, m)`` matrix so that
-        both ``K(d)`` and all the per-kernel quadratic terms are one BLAS matrix-vector product.
+        Base kernels, float64 or float32. Kept kernel-major, ``(m, n, n)`` in memory (no copy
+        when ``stack`` is already the transposed view of such an array, as
+        :class:`~mklearn.kernels.KernelBank` returns), so that ``K(d)`` reads only the kernels
+        with non-zero weight and the quadratic terms read each kernel's upper triangle once.
     """
 
     name = "sum"
@@ -21,20 +30,14 @@ class SumOfKernels:
     def __init__(self, stack: np.ndarray):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
-        self._flat = np.ascontiguousarray(stack).reshape(-1, self.n_kernels)
+        self._km = kernel_major(stack)
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
-        combined = self._flat @ d.astype(self._flat.dtype, copy=False)
-        return combined.reshape(self.n_samples, self.n_samples).astype(np.float64, copy=False)
+        d = np.asarray(d, dtype=np.float64)
+        return combine(self._km, d, np.flatnonzero(d))
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``v' (dK/dd_k) v`` for every k, i.e. ``g_k = v' K_k v``; shape (m,)."""
-        support = np.flatnonzero(v)
-        n = self.n_samples
-        if support.size * 4 < n:  # few support vectors: read only their rows
-            rows = self._flat.reshape(n, n, -1)[support][:, support]
-            vs = v[support].astype(self._flat.dtype)
-            return np.einsum("i,j,ijk->k", vs, vs, rows, optimize=True).astype(np.float64)
-        outer = np.outer(v, v).astype(self._flat.dtype, copy=False).ravel()
-        return (outer @ self._flat).astype(np.float64, copy=False)
+        v = np.asarray(v, dtype=np.float64)
+        return quadratic_terms(self._km, v, np.flatnonzero(v))

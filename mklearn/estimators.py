@@ -103,7 +103,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         "kernels": [str, list, tuple, object],
         "solver": [StrOptions(set(SOLVERS))],
         "regularizer": [StrOptions({"l1", "lp"})],
-        "p": [Interval(Real, 1, None, closed="neither")],
+        "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -114,9 +114,22 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, *, kernels="simple_mkl", solver="spg", regularizer="l1", p=2.0, lam=1.0,
-                 C=1.0, tol=1e-3, max_iter=500, solver_options=None, kernel_dtype="float64",
-                 random_state=None, verbose=0):
+    def __init__(
+        self,
+        *,
+        kernels="simple_mkl",
+        solver="spg",
+        regularizer="l1",
+        p=2.0,
+        lam=1.0,
+        C=1.0,
+        tol=1e-3,
+        max_iter=500,
+        solver_options=None,
+        kernel_dtype="float64",
+        random_state=None,
+        verbose=0,
+    ):
         self.kernels = kernels
         self.solver = solver
         self.regularizer = regularizer
@@ -155,6 +168,11 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self : MKLClassifier
         """
         self._validate_params()
+        if self.regularizer == "lp" and not self.p > 1:
+            raise ValueError(
+                f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
+                "use regularizer='l1'"
+            )
         info = get_solver(self.solver, self.regularizer)
         start = time.perf_counter()
         stack, y = self._training_stack(X, y)
@@ -164,26 +182,36 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if self.classes_.size < 2:
             raise ValueError(
                 f"y has a single class ({self.classes_[0]!r}); MKL classification needs at "
-                "least two classes")
+                "least two classes"
+            )
         combination = SumOfKernels(stack)
         options = {**info.defaults, **(self.solver_options or {})}
         regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
 
-        targets = ([self.classes_[1]] if self.classes_.size == 2 else list(self.classes_))
+        targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         start = time.perf_counter()
         results = []
         for target in targets:
             y_pm = np.where(y == target, 1.0, -1.0)
             with _progress(self, target if len(targets) > 1 else None) as callback:
-                result = info.function(combination, y_pm, float(self.C), regularizer,
-                                       tol=self.tol, max_iter=self.max_iter, callback=callback,
-                                       **options)
+                result = info.function(
+                    combination,
+                    y_pm,
+                    float(self.C),
+                    regularizer,
+                    tol=self.tol,
+                    max_iter=self.max_iter,
+                    callback=callback,
+                    **options,
+                )
             if not result.converged:
                 warnings.warn(
                     f"{self.solver} stopped after {result.n_iter} iterations with relative "
                     f"duality gap {_relative(result):.2e} above tol={self.tol:g}; increase "
                     "max_iter, or increase tol to accept a less precise solution",
-                    ConvergenceWarning, stacklevel=2)
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
             results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
         self._store(results, stack.shape[2])
@@ -198,8 +226,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             return stack, y
         X, y = validate_data(self, X, y, dtype=np.float64)
         specs, standardize = resolve_kernels(self.kernels, X)
-        self.bank_ = KernelBank(specs, standardize=standardize, normalize="trace",
-                                dtype=np.dtype(self.kernel_dtype))
+        self.bank_ = KernelBank(
+            specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
+        )
         stack = self.bank_.fit_transform(X)
         self.n_train_ = X.shape[0]
         self.kernel_names_ = list(self.bank_.kernel_names)
@@ -275,8 +304,9 @@ class _progress:
     def __init__(self, estimator, target):
         self.enabled = bool(estimator.verbose)
         self.total = estimator.max_iter
-        self.label = f"{estimator.solver} (class {target})" if target is not None else \
-            estimator.solver
+        self.label = (
+            f"{estimator.solver} (class {target})" if target is not None else estimator.solver
+        )
         self.bar = None
 
     def __enter__(self):
@@ -289,9 +319,12 @@ class _progress:
 
     def _update(self, record):
         self.bar.n = record["iteration"]
-        self.bar.set_postfix(objective=f"{record['objective']:.6g}",
-                             gap=f"{record['gap']:.2e}", svm=record["n_svm_solves"],
-                             refresh=True)
+        self.bar.set_postfix(
+            objective=f"{record['objective']:.6g}",
+            gap=f"{record['gap']:.2e}",
+            svm=record["n_svm_solves"],
+            refresh=True,
+        )
 
     def __exit__(self, *exc):
         if self.bar is not None:

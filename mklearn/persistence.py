@@ -20,8 +20,7 @@ from mklearn.kernels import KernelBank, kernel_from_dict
 
 FORMAT = "mklearn-model"
 VERSION = 1
-_PARAMS = ("kernels", "solver", "regularizer", "p", "lam", "C", "tol", "max_iter",
-           "kernel_dtype")
+_PARAMS = ("kernels", "solver", "regularizer", "p", "lam", "C", "tol", "max_iter", "kernel_dtype")
 
 
 def save_model(estimator, path) -> None:
@@ -38,25 +37,33 @@ def save_model(estimator, path) -> None:
     if not hasattr(estimator, "kernel_weights_"):
         raise ValueError("the model is not fitted; call fit before saving it")
     if estimator.bank_ is None:
-        raise ValueError("a model fitted on precomputed kernels cannot be saved: the file must "
-                         "rebuild test kernels from data; fit with a kernel family instead")
+        raise ValueError(
+            "a model fitted on precomputed kernels cannot be saved: the file must "
+            "rebuild test kernels from data; fit with a kernel family instead"
+        )
     bank = estimator.bank_
     state = bank.fitted_state()
-    params = {k: getattr(estimator, k) for k in _PARAMS}
+    params = {k: _plain(getattr(estimator, k)) for k in _PARAMS}
     params["kernels"] = "listed"
     classes = estimator.classes_
     header = {
-        "format": FORMAT, "version": VERSION, "estimator": type(estimator).__name__,
+        "format": FORMAT,
+        "version": VERSION,
+        "estimator": type(estimator).__name__,
         "params": params,
         "kernels": [spec.to_dict() for spec in bank.specs],
-        "standardize": bool(bank.standardize), "normalize": bank.normalize,
+        "standardize": bool(bank.standardize),
+        "normalize": bank.normalize,
         "dtype": np.dtype(bank.dtype).name,
-        "classes": classes.tolist(), "classes_dtype": classes.dtype.kind,
+        "classes": classes.tolist(),
+        "classes_dtype": classes.dtype.kind,
         "n_features_in": int(estimator.n_features_in_),
         "kernel_names": list(estimator.kernel_names_),
-        "fit": {"objective": np.atleast_1d(estimator.objective_).tolist(),
-                "duality_gap": np.atleast_1d(estimator.duality_gap_).tolist(),
-                "n_iter": np.atleast_1d(estimator.n_iter_).tolist()},
+        "fit": {
+            "objective": np.atleast_1d(estimator.objective_).tolist(),
+            "duality_gap": np.atleast_1d(estimator.duality_gap_).tolist(),
+            "n_iter": np.atleast_1d(estimator.n_iter_).tolist(),
+        },
     }
     arrays = {
         "header": np.array(json.dumps(header)),
@@ -64,7 +71,9 @@ def save_model(estimator, path) -> None:
         "dual_coef": estimator.dual_coef_,
         "intercept": estimator.intercept_,
         "support_vectors": state["X_fit"][estimator.support_],
-        "mean": state["mean"], "scale": state["scale"], "trace_scales": state["trace_scales"],
+        "mean": state["mean"],
+        "scale": state["scale"],
+        "trace_scales": state["trace_scales"],
     }
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
@@ -72,11 +81,23 @@ def save_model(estimator, path) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **arrays)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _plain(value):
+    """numpy scalars as Python numbers, so that the header is plain JSON."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def load_model(path):
@@ -89,8 +110,6 @@ def load_model(path):
     ValueError
         If the file is not an mklearn model, or its format version is newer than this library.
     """
-    from mklearn.estimators import MKLClassifier
-
     try:
         with np.load(os.fspath(path), allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
@@ -98,29 +117,55 @@ def load_model(path):
     except FileNotFoundError:
         raise
     except Exception as exc:
-        raise ValueError(f"{path} is not an mklearn model file ({exc}); save one with "
-                         "`mklearn fit --save MODEL`") from exc
-    if header.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an mklearn model file (format {header.get('format')!r})")
-    if header.get("version", 0) > VERSION:
-        raise ValueError(f"{path} has model format version {header['version']}; this mklearn "
-                         f"reads up to version {VERSION}: upgrade mklearn")
+        raise ValueError(
+            f"{path} is not an mklearn model file (it does not read as an .npz "
+            "archive with a JSON header); write one with `mklearn fit --save "
+            "MODEL`"
+        ) from exc
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an mklearn model file (no '{FORMAT}' header)")
+    version = header.get("version")
+    if not isinstance(version, int):
+        raise ValueError(f"{path} has no valid model format version; the file is damaged")
+    if version > VERSION:
+        raise ValueError(
+            f"{path} has model format version {version}; this mklearn "
+            f"reads up to version {VERSION}: upgrade mklearn"
+        )
+    try:
+        return _rebuild(header, arrays)
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"{path} is a damaged mklearn model file ({exc!r}); save the model again"
+        ) from exc
+
+
+def _rebuild(header, arrays):
+    from mklearn.estimators import MKLClassifier
+
     specs = [kernel_from_dict(d) for d in header["kernels"]]
     params = dict(header["params"])
     params["kernels"] = specs
     model = MKLClassifier(**params)
     model.bank_ = KernelBank.from_fitted(
-        specs, standardize=header["standardize"], normalize=header["normalize"],
-        dtype=np.dtype(header["dtype"]), mean=arrays["mean"], scale=arrays["scale"],
-        trace_scales=arrays["trace_scales"], X_fit=arrays["support_vectors"])
+        specs,
+        standardize=header["standardize"],
+        normalize=header["normalize"],
+        dtype=np.dtype(header["dtype"]),
+        mean=arrays["mean"],
+        scale=arrays["scale"],
+        trace_scales=arrays["trace_scales"],
+        X_fit=arrays["support_vectors"],
+    )
     weights = arrays["kernel_weights"]
     model.kernel_weights_ = weights[0] if weights.shape[0] == 1 else weights
     model.dual_coef_ = arrays["dual_coef"]
     model.intercept_ = arrays["intercept"]
     n_sv = arrays["support_vectors"].shape[0]
     model.support_ = np.arange(n_sv)  # rows of the stored support vectors
-    model.classes_ = np.array(header["classes"],
-                              dtype=object if header["classes_dtype"] == "O" else None)
+    model.classes_ = np.array(
+        header["classes"], dtype=object if header["classes_dtype"] == "O" else None
+    )
     model.n_features_in_ = header["n_features_in"]
     model.n_train_ = n_sv
     model.kernel_names_ = header["kernel_names"]

@@ -105,7 +105,9 @@ def test_mixed_stack_matches_each_kernel(data, dtype):
     K_test = bank.transform(X_test)
     tol = TOLERANCES[dtype]
     for k, spec in enumerate(specs):
-        np.testing.assert_allclose(K_train[:, :, k], sklearn_reference(spec, X_train, X_train), **tol)
+        np.testing.assert_allclose(
+            K_train[:, :, k], sklearn_reference(spec, X_train, X_train), **tol
+        )
         np.testing.assert_allclose(K_test[:, :, k], sklearn_reference(spec, X_test, X_train), **tol)
 
 
@@ -222,9 +224,7 @@ def test_from_fitted_round_trip_with_support_rows(data, dtype):
         specs, standardize=True, normalize="trace", dtype=dtype, **state
     )
     assert rebuilt.n_features_in_ == 6
-    np.testing.assert_array_equal(
-        rebuilt.transform(X_test), bank.transform(X_test, rows=rows)
-    )
+    np.testing.assert_array_equal(rebuilt.transform(X_test), bank.transform(X_test, rows=rows))
 
 
 def test_from_fitted_checks_shapes(data):
@@ -300,7 +300,9 @@ def test_spec_names():
     assert RBF(gamma=0.5).name == "rbf(gamma=0.5) on all"
     assert RBF().name == "rbf(sigma=1) on all"
     assert Polynomial(degree=2, features=[0, 4, 7]).name == "poly(degree=2, coef0=1) on x[0,4,7]"
-    assert Polynomial(degree=3, gamma=0.5, coef0=0).name == "poly(degree=3, coef0=0, gamma=0.5) on all"
+    assert (
+        Polynomial(degree=3, gamma=0.5, coef0=0).name == "poly(degree=3, coef0=0, gamma=0.5) on all"
+    )
     assert Linear().name == "linear on all"
     assert Laplacian(sigma=0.25, features=np.int64(1)).name == "laplacian(sigma=0.25) on x[1]"
 
@@ -315,6 +317,8 @@ def test_spec_features_normalised_and_hashable():
     assert Laplacian(sigma=2).effective_gamma == pytest.approx(1 / 2)
     with pytest.raises(AttributeError):
         spec.sigma = 3.0
+    with pytest.raises(TypeError):
+        KernelSpec()  # abstract
 
 
 @pytest.mark.parametrize(
@@ -443,7 +447,7 @@ def test_recipe_bank_end_to_end(data):
     Z_train = bank.X_fit_
     Z_test = (X_test - bank.mean_) / bank.scale_
     K_test = bank.transform(X_test)
-    # Kernel 13 + 13 * 3 + 2: rbf(sigma=2) on column 3.
+    # Block 0 is "all", block 1 + c is column c; sigma=2 is the third RBF.
     expected = rbf_kernel(Z_test[:, [3]], Z_train[:, [3]], gamma=1 / 8)
     expected *= bank.trace_scales_[13 * 4 + 2]
     assert bank.kernel_names[13 * 4 + 2] == "rbf(sigma=2) on x[3]"

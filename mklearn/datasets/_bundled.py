@@ -73,9 +73,7 @@ def load_sonar() -> tuple[np.ndarray, np.ndarray]:
     in a layered network trained to classify sonar targets", Neural Networks
     1:75-89.
     """
-    return _binary_table(
-        "sonar", "sonar.all-data", label_column=-1, positive="M", negative="R"
-    )
+    return _binary_table("sonar", "sonar.all-data", label_column=-1, positive="M", negative="R")
 
 
 def load_ionosphere() -> tuple[np.ndarray, np.ndarray]:

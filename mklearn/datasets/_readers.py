@@ -80,8 +80,7 @@ def load_svmlight(
         ) from exc
     if X.shape[0] == 0:
         raise ValueError(
-            f"could not parse {file_path} as LIBSVM format: the file has no samples; "
-            f"{_LIBSVM_HINT}"
+            f"could not parse {file_path} as LIBSVM format: the file has no samples; {_LIBSVM_HINT}"
         )
     if n_features is not None:
         X = _with_n_columns(X, n_features, file_path)
@@ -96,8 +95,7 @@ def _with_n_columns(X: sp.csr_matrix, n_features: int, file_path: Path) -> sp.cs
     n_features = int(n_features)
     if X.shape[1] > n_features:
         raise ValueError(
-            f"{file_path} has feature indices up to {X.shape[1]}, "
-            f"more than n_features={n_features}"
+            f"{file_path} has feature indices up to {X.shape[1]}, more than n_features={n_features}"
         )
     return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
 
@@ -164,8 +162,7 @@ def load_csv(
     for line_number, fields in records:
         if len(fields) != n_columns:
             raise ValueError(
-                f"{file_path}, line {line_number}: expected {n_columns} fields, "
-                f"found {len(fields)}"
+                f"{file_path}, line {line_number}: expected {n_columns} fields, found {len(fields)}"
             )
         features.append(_parse_features(fields, label_index, file_path, line_number))
         labels.append(_check_label(fields[label_index], file_path, line_number))

@@ -262,7 +262,9 @@ class KernelBank:
         try:
             resolved_dtype = np.dtype(dtype)
         except TypeError as exc:
-            raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.") from exc
+            raise ValueError(
+                f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}."
+            ) from exc
         if resolved_dtype not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
         self.specs = specs

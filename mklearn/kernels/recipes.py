@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-import reprlib
 import numbers
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -106,8 +106,7 @@ class KernelRecipe:
         if len(self.degrees) == 1:
             degrees += ","
         return (
-            f"KernelRecipe(sigmas=({sigmas}), degrees=({degrees}), "
-            f"standardize={self.standardize})"
+            f"KernelRecipe(sigmas=({sigmas}), degrees=({degrees}), standardize={self.standardize})"
         )
 
     @property
@@ -216,8 +215,8 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
         raise ValueError(
             "kernels must be 'simple_mkl', a KernelRecipe (e.g. simple_mkl_kernels()), "
             "a KernelSpec (Linear, Polynomial, RBF, Laplacian) or a non-empty list/tuple "
-            f"of KernelSpec; got {reprlib.repr(kernels)}. ('precomputed' is handled by the estimator, "
-            "not by resolve_kernels.)"
+            f"of KernelSpec; got {reprlib.repr(kernels)}. ('precomputed' is handled by "
+            "the estimator, not by resolve_kernels.)"
         )
     check_feature_indices(specs, check_samples(X).shape[1])
     return specs, False

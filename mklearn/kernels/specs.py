@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
@@ -87,7 +88,7 @@ def _format_features(features: tuple[int, ...] | None) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KernelSpec:
+class KernelSpec(ABC):
     """Base class of the base-kernel descriptions.
 
     Parameters
@@ -117,12 +118,13 @@ class KernelSpec:
         """Readable name, e.g. ``"rbf(sigma=2) on x[3]"``."""
         return f"{self._label()} on {_format_features(self.features)}"
 
+    @abstractmethod
     def _label(self) -> str:
-        raise NotImplementedError
+        """Type and parameters part of :attr:`name`."""
 
+    @abstractmethod
     def numeric_params(self) -> tuple[float, float, int]:
         """Return ``(gamma, coef0, degree)`` as used by the evaluation loop."""
-        raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict; :func:`kernel_from_dict` inverts it.
@@ -242,8 +244,9 @@ class _WidthKernel(KernelSpec):
         return self._gamma_from_sigma(self.sigma)
 
     @staticmethod
+    @abstractmethod
     def _gamma_from_sigma(sigma: float) -> float:
-        raise NotImplementedError
+        """Rate gamma for width sigma."""
 
     def _label(self) -> str:
         if self.gamma is not None:

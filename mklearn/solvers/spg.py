@@ -86,17 +86,39 @@ class _Evaluator:
         point["grad"] = self.regularizer.gradient(point["d"]) - 0.5 * g
         return point["grad"]
 
-    def gap(self, point):
-        """Absolute and relative duality gap at ``point`` (NaN if no dual is known)."""
+    def bounds(self, point):
+        """(upper bound on T(d), lower bound on the optimum) at ``point``; NaN without a dual."""
         if not getattr(self.combination, "linear", False):
             return np.nan, np.nan
         alpha = point["qp"].alpha
-        primal, b = svm_primal(point["K"], alpha, self.y, self.cost)
+        primal, point["bias"] = svm_primal(point["K"], alpha, self.y, self.cost)
         upper = self.regularizer.value(point["d"]) + primal
         lower = float(alpha.sum()) - self.regularizer.conjugate(0.5 * point["g"])
-        point["bias"] = b
-        gap = max(upper - lower, 0.0)
-        return gap, gap / max(abs(upper), 1e-12)
+        return upper, lower
+
+
+class _Certificate:
+    """Best upper bound (and the point attaining it) and best lower bound seen so far.
+
+    Every evaluated point bounds the optimum from above and every feasible alpha from below,
+    so keeping the best of each gives a gap that only shrinks and stays a proof.
+    """
+
+    def __init__(self):
+        self.upper, self.lower, self.point = np.inf, -np.inf, None
+
+    def update(self, point, upper, lower):
+        if upper < self.upper:
+            self.upper, self.point = upper, point
+        self.lower = max(self.lower, lower)
+
+    @property
+    def gap(self):
+        return max(self.upper - self.lower, 0.0)
+
+    @property
+    def relative_gap(self):
+        return self.gap / max(abs(self.upper), 1e-12)
 
 
 def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral=True,
@@ -147,12 +169,14 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
 
     point = evaluator.solve(d, None, eps)
     grad = evaluator.gradient(point)
-    gap, rel_gap = evaluator.gap(point)
+    certificate = _Certificate()
+    certificate.update(point, *evaluator.bounds(point))
     ref_value, ref_weight = point["T"], 1.0
     step_len = _initial_step(regularizer, d, grad)
     history, converged, n_iter = [], False, 0
 
     for n_iter in range(1, max_iter + 1):
+        rel_gap = certificate.relative_gap
         pg_norm = float(np.max(np.abs(regularizer.project(point["d"] - grad) - point["d"])))
         if precision_tuning:
             target = 0.1 * min(rel_gap if np.isfinite(rel_gap) else np.inf, pg_norm)
@@ -176,7 +200,7 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
             eps = max(floor, eps / 10.0)
             point = evaluator.solve(d, point["qp"].alpha, eps)
             grad = evaluator.gradient(point)
-            gap, rel_gap = evaluator.gap(point)
+            certificate.update(point, *evaluator.bounds(point))
             continue
         s, accepted = 1.0, None
         for halving in range(MAX_HALVINGS):
@@ -200,13 +224,14 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
         ref_value = (eta * ref_weight * ref_value + accepted["T"]) / new_weight
         ref_weight = new_weight
         point, grad = accepted, new_grad
-        gap, rel_gap = evaluator.gap(point)
+        certificate.update(point, *evaluator.bounds(point))
 
-    if "bias" not in point:
-        point["bias"] = -point["qp"].rho
+    if linear := np.isfinite(certificate.upper):
+        point = certificate.point
+    bias = point["bias"] if linear else -point["qp"].rho
     return MKLResult(
-        kernel_weights=point["d"], alpha=point["qp"].alpha, intercept=-point["qp"].rho,
-        objective=point["T"], duality_gap=gap, n_iter=n_iter,
+        kernel_weights=point["d"], alpha=point["qp"].alpha, intercept=bias,
+        objective=point["T"], duality_gap=certificate.gap if linear else np.nan, n_iter=n_iter,
         n_svm_solves=evaluator.n_solves, converged=converged, history=history)
 
 

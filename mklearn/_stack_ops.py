@@ -1,0 +1,43 @@
+"""numba kernels over a kernel-major stack of shape (m, n, n): combine and quadratic terms.
+
+Serial on purpose: both are memory-bound, and threads only contend with BLAS and the caller.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def combine(stack_km, weights, active):
+    """``sum_{k in active} weights[k] * stack_km[k]`` as float64 (n, n); reads active kernels only."""
+    n = stack_km.shape[1]
+    out = np.zeros((n, n))
+    for t in range(active.shape[0]):
+        k = active[t]
+        w = weights[k]
+        K = stack_km[k]
+        for i in range(n):
+            row = K[i]
+            for j in range(n):
+                out[i, j] += w * row[j]
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def quadratic_terms(stack_km, v, support):
+    """``g_k = v' K_k v`` for every k, reading only the rows of the support (non-zero v)."""
+    m = stack_km.shape[0]
+    n = stack_km.shape[1]
+    g = np.empty(m)
+    for k in range(m):
+        total = 0.0
+        for a in range(support.shape[0]):
+            i = support[a]
+            acc = 0.0
+            for j in range(n):
+                acc += stack_km[k, i, j] * v[j]
+            total += v[i] * acc
+        g[k] = total
+    return g
