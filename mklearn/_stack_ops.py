@@ -11,7 +11,7 @@ from numba import njit
 
 @njit(cache=True)
 def combine(stack_km, weights, active):
-    """``sum_{k in active} weights[k] * stack_km[k]`` as float64 (n, n); reads active kernels only."""
+    """``sum_{k in active} weights[k] * stack_km[k]`` as float64 (n, n), reading active kernels."""
     n = stack_km.shape[1]
     out = np.zeros((n, n))
     for t in range(active.shape[0]):

@@ -181,8 +181,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(
-                f"y has a single class ({self.classes_[0]!r}); MKL classification needs at "
-                "least two classes"
+                f"y contains one class only ({self.classes_[0]!r}); MKL classification "
+                "needs labels of at least two classes"
             )
         combination = SumOfKernels(stack)
         options = {**info.defaults, **(self.solver_options or {})}

@@ -89,7 +89,7 @@ def _pnorm(v: np.ndarray, p: float) -> float:
 
 
 def make_regularizer(name: str, *, p: float, lam: float):
-    """Build the regularizer named ``name`` ("l1" or "lp"); parameters are validated by the caller."""
+    """Build the regularizer named ``name`` ("l1" or "lp"); the caller validates parameters."""
     if name == "l1":
         return L1Simplex()
     if name == "lp":

@@ -9,14 +9,16 @@ _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks
 
 
 def _as_stack(X, what):
-    stack = check_array(X, allow_nd=True, ensure_2d=False, dtype=(np.float64, np.float32),
-                        input_name=what)
+    stack = check_array(
+        X, allow_nd=True, ensure_2d=False, dtype=(np.float64, np.float32), input_name=what
+    )
     if stack.ndim == 2:
         stack = stack[:, :, None]
     if stack.ndim != 3:
         raise ValueError(
             f"{what} must have shape (n_samples, n_samples, n_kernels) (or be one 2-D kernel), "
-            f"got an array with {stack.ndim} dimensions")
+            f"got an array with {stack.ndim} dimensions"
+        )
     return np.ascontiguousarray(stack)
 
 
@@ -44,7 +46,8 @@ def check_kernel_stack(X, y):
     if n != n2:
         raise ValueError(
             f"a precomputed training stack must be square in its first two axes, got shape "
-            f"{stack.shape}; pass K[i, j, k] = k_k(x_i, x_j) for the training points")
+            f"{stack.shape}; pass K[i, j, k] = k_k(x_i, x_j) for the training points"
+        )
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
     _check_psd(stack)
@@ -59,12 +62,15 @@ def _check_psd(stack):
     if bad.size:
         raise ValueError(
             f"precomputed kernel {bad[0]} is not symmetric (max |K - K'| = {asym[bad[0]]:.3g}); "
-            "kernels must be symmetric positive semi-definite: symmetrise with (K + K.T) / 2")
+            "kernels must be symmetric positive semi-definite: symmetrise with (K + K.T) / 2"
+        )
     diag = np.einsum("iik->ik", stack)
     if np.any(diag < -1e-8 * scale):
         k = int(np.flatnonzero(np.any(diag < -1e-8 * scale, axis=0))[0])
-        raise ValueError(f"precomputed kernel {k} has a negative diagonal entry, so it is not "
-                         "positive semi-definite; check how it was computed")
+        raise ValueError(
+            f"precomputed kernel {k} has a negative diagonal entry, so it is not "
+            "positive semi-definite; check how it was computed"
+        )
     if m * n**3 <= _PSD_CHECK_BUDGET:
         for k in range(m):
             w = np.linalg.eigvalsh(stack[:, :, k].astype(np.float64))
@@ -72,7 +78,8 @@ def _check_psd(stack):
                 raise ValueError(
                     f"precomputed kernel {k} is not positive semi-definite (smallest eigenvalue "
                     f"{w[0]:.3g}, largest {w[-1]:.3g}); use a valid kernel or add a small ridge "
-                    "to its diagonal")
+                    "to its diagonal"
+                )
 
 
 def check_test_stack(X, n_train, n_kernels):
@@ -81,5 +88,6 @@ def check_test_stack(X, n_train, n_kernels):
     if stack.shape[1] != n_train or stack.shape[2] != n_kernels:
         raise ValueError(
             f"the precomputed test stack must have shape (n_test, {n_train}, {n_kernels}) "
-            f"(n_train and n_kernels as in fit), got {stack.shape}")
+            f"(n_train and n_kernels as in fit), got {stack.shape}"
+        )
     return stack

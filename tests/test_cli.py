@@ -81,8 +81,13 @@ def files(tmp_path_factory):
     (d / "bad.svm").write_text("+1 1:0.5 2:0.3\n-1 1:0.2 2:abc\n")
     (d / "unsorted.svm").write_text("+1 1:0.5 2:0.3\n-1 2:0.2 1:0.1\n")
     (d / "not_a_model.npz").write_text("hello, I am not a model\n")
-    out.update(bad_csv=d / "bad.csv", bad_svm=d / "bad.svm", unsorted_svm=d / "unsorted.svm",
-               not_model=d / "not_a_model.npz", dir=d)
+    out.update(
+        bad_csv=d / "bad.csv",
+        bad_svm=d / "bad.svm",
+        unsorted_svm=d / "unsorted.svm",
+        not_model=d / "not_a_model.npz",
+        dir=d,
+    )
     return out
 
 
@@ -98,7 +103,7 @@ def _weight_lines(out):
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("kernel weights ("))
     weights = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip():
             break
         match = WEIGHT_LINE.match(line)
@@ -114,8 +119,7 @@ def _accuracy(out, which):
 
 
 def _cli_split(y, test_size=0.2, seed=0):
-    return train_test_split(np.arange(len(y)), test_size=test_size, stratify=y,
-                            random_state=seed)
+    return train_test_split(np.arange(len(y)), test_size=test_size, stratify=y, random_state=seed)
 
 
 def _cli_model(C=1.0, max_iter=100, **kwargs):
@@ -124,8 +128,11 @@ def _cli_model(C=1.0, max_iter=100, **kwargs):
 
 
 def _no_temp_files(directory):
-    return [p.name for p in Path(directory).iterdir() if p.name.endswith(".tmp")
-            or p.name.startswith(".mklearn-")]
+    return [
+        p.name
+        for p in Path(directory).iterdir()
+        if p.name.endswith(".tmp") or p.name.startswith(".mklearn-")
+    ]
 
 
 # ------------------------------------------------------------------------- text report
@@ -139,7 +146,8 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
 
     header, weights = _weight_lines(out)
     n_selected, n_kernels, n_top = map(
-        int, re.match(r"kernel weights \((\d+) of (\d+) non-zero; top (\d+)\):", header).groups())
+        int, re.match(r"kernel weights \((\d+) of (\d+) non-zero; top (\d+)\):", header).groups()
+    )
     assert n_kernels == 91
     assert 1 <= len(weights) == n_top == min(n_selected, 15)
     values = [w for w, _ in weights]
@@ -147,15 +155,20 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
     assert all(w > 0 for w in values)
     assert sum(values) <= 1.0 + 1e-3  # l1: on the simplex
     names = [name for _, name in weights]
-    assert all(re.match(r"(rbf\(sigma=[\d.]+\)|poly\(degree=\d, coef0=1\)) on ", n)
-               for n in names), names
+    assert all(
+        re.match(r"(rbf\(sigma=[\d.]+\)|poly\(degree=\d, coef0=1\)) on ", n) for n in names
+    ), names
 
     train_acc, n_train = _accuracy(out, "train")
     test_acc, n_test = _accuracy(out, "test")
     assert (n_train, n_test) == (276, 69)
     assert 0.0 <= train_acc <= 1.0 and 0.0 <= test_acc <= 1.0
-    match = re.search(r"^objective ([-\d.e+]+), duality gap ([-\d.e+]+), iterations (\d+), "
-                      r"SVM solves (\d+)$", out, re.M)
+    match = re.search(
+        r"^objective ([-\d.e+]+), duality gap ([-\d.e+]+), iterations (\d+), "
+        r"SVM solves (\d+)$",
+        out,
+        re.M,
+    )
     assert match, out
     assert float(match.group(2)) >= 0.0 and int(match.group(3)) >= 1
     assert re.search(r"^time: kernels [\d.]+ s, solver [\d.]+ s, fit [\d.]+ s$", out, re.M)
@@ -223,12 +236,15 @@ def test_fit_json_is_one_document_matching_an_in_process_fit(capsys):
 def test_fit_cv_prints_each_fold_and_the_mean(capsys, files):
     status, out, err = _run(capsys, "fit", "--data", files["csv"], *FAST, "--cv", "3")
     assert status == 0, err
-    folds = re.findall(r"^fold (\d): test accuracy (\d\.\d{4}), (\d+) kernels selected", out,
-                       re.M)
+    folds = re.findall(r"^fold (\d): test accuracy (\d\.\d{4}), (\d+) kernels selected", out, re.M)
     assert [int(k) for k, _, _ in folds] == [1, 2, 3]
     accs = np.array([float(a) for _, a, _ in folds])
-    match = re.search(r"^cross-validation \(3 folds\): test accuracy (\d\.\d{4}) \+- "
-                      r"(\d\.\d{4})$", out, re.M)
+    match = re.search(
+        r"^cross-validation \(3 folds\): test accuracy (\d\.\d{4}) \+- "
+        r"(\d\.\d{4})$",
+        out,
+        re.M,
+    )
     assert match, out
     assert float(match.group(1)) == pytest.approx(accs.mean(), abs=2e-4)
     assert float(match.group(2)) == pytest.approx(accs.std(), abs=2e-4)
@@ -243,14 +259,26 @@ def test_fit_cv_prints_each_fold_and_the_mean(capsys, files):
 
 
 def test_fit_lp_regularizer(capsys, files):
-    status, out, err = _run(capsys, "fit", "--data", files["csv"], *FAST,
-                            "--regularizer", "lp", "-p", "2", "--lam", "0.5")
+    status, out, err = _run(
+        capsys,
+        "fit",
+        "--data",
+        files["csv"],
+        *FAST,
+        "--regularizer",
+        "lp",
+        "-p",
+        "2",
+        "--lam",
+        "0.5",
+    )
     assert status == 0, err
     assert "regularizer lp (p=2, lam=0.5)" in out
     _, weights = _weight_lines(out)
     assert weights and all(w >= 0 for w, _ in weights)
-    status, out, _ = _run(capsys, "fit", "--data", files["csv"], *FAST,
-                          "--regularizer", "lp", "-p", "2", "--json")
+    status, out, _ = _run(
+        capsys, "fit", "--data", files["csv"], *FAST, "--regularizer", "lp", "-p", "2", "--json"
+    )
     doc = json.loads(out)
     assert (doc["regularizer"], doc["p"], doc["lam"]) == ("lp", 2.0, 1.0)
     assert 0.0 <= doc["folds"][0]["test_accuracy"] <= 1.0
@@ -318,8 +346,9 @@ def test_save_then_predict_round_trip(capsys, files, saved_ab):
     train, _ = _cli_split(y)
     model = _cli_model().fit(X[train], y[train])
     assert printed == [str(p) for p in model.predict(X)]
-    np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        loaded.decision_function(X), model.decision_function(X), rtol=0, atol=1e-10
+    )
     accuracy = float(re.search(r"accuracy (\d\.\d+) on 40 points", err).group(1))
     assert accuracy == pytest.approx(np.mean(model.predict(X) == y), abs=1e-4)
 
@@ -339,20 +368,23 @@ def test_save_message_and_libsvm_predict(capsys, files, tmp_path):
 
 def test_save_with_cv_refits_on_all_data(capsys, files, tmp_path):
     path = tmp_path / "cv.npz"
-    status, _, err = _run(capsys, "fit", "--data", files["csv"], *FAST, "--cv", "2",
-                          "--save", path, "--json")
+    status, _, err = _run(
+        capsys, "fit", "--data", files["csv"], *FAST, "--cv", "2", "--save", path, "--json"
+    )
     assert status == 0, err
     X, y = load_data_file(files["csv"])
     model = _cli_model().fit(X, y)
     loaded = load_model(path)
-    np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        loaded.decision_function(X), model.decision_function(X), rtol=0, atol=1e-10
+    )
 
 
 def test_predict_output_writes_one_label_a_line(capsys, files, saved_ab, tmp_path):
     target = tmp_path / "predictions.txt"
-    status, out, err = _run(capsys, "predict", saved_ab, "--data", files["csv_ab"],
-                            "--output", target)
+    status, out, err = _run(
+        capsys, "predict", saved_ab, "--data", files["csv_ab"], "--output", target
+    )
     assert status == 0, err
     assert out.strip() == ""  # nothing on stdout when writing a file
     lines = target.read_text().splitlines()
@@ -382,15 +414,20 @@ BAD_FIT = {
     "single class": (["--data", "{one_class}"], ["single class"]),
     "C zero": (["--data", "{csv}", "-C", "0"], ["'C'", "(0.0, inf)"]),
     "C negative": (["--data", "{csv}", "-C", "-1"], ["'C'", "(0.0, inf)"]),
-    "lp with p=1": (["--data", "{csv}", "--regularizer", "lp", "-p", "1"], ["'p'", "> 1", "regularizer='l1'"]),
+    "lp with p=1": (
+        ["--data", "{csv}", "--regularizer", "lp", "-p", "1"],
+        ["'p'", "> 1", "regularizer='l1'"],
+    ),
     "lam zero": (["--data", "{csv}", "--regularizer", "lp", "--lam", "0"], ["'lam'"]),
     "test-size 0": (["--data", "{csv}", "--test-size", "0"], ["--test-size", "(0, 1)"]),
     "test-size 1": (["--data", "{csv}", "--test-size", "1"], ["--test-size", "(0, 1)"]),
     "test-size > 1": (["--data", "{csv}", "--test-size", "1.5"], ["--test-size"]),
     "test-size < 0": (["--data", "{csv}", "--test-size", "-0.2"], ["--test-size"]),
     "test-size nan": (["--data", "{csv}", "--test-size", "nan"], ["--test-size"]),
-    "test set smaller than the classes": (["--data", "{csv}", "--test-size", "0.01"],
-                                          ["test_size"]),
+    "test set smaller than the classes": (
+        ["--data", "{csv}", "--test-size", "0.01"],
+        ["test_size"],
+    ),
     "cv 1": (["--data", "{csv}", "--cv", "1"], ["--cv", "2 folds"]),
     "cv 0": (["--data", "{csv}", "--cv", "0"], ["--cv"]),
     "cv more folds than samples": (["--data", "{csv}", "--cv", "41"], ["n_splits=41"]),
@@ -406,7 +443,7 @@ def test_fit_bad_input_exits_2_with_a_message(capsys, files, tmp_path, case):
     status, out, err = _run(capsys, "fit", *argv, "--save", save)
     assert status == 2
     assert err.startswith("mklearn: error: ") or "\nmklearn: error: " in err
-    message = err[err.index("mklearn: error: "):]
+    message = err[err.index("mklearn: error: ") :]
     for fragment in fragments:
         assert fragment in message, message
     assert "Traceback" not in err and "Traceback" not in out
@@ -436,21 +473,23 @@ def test_predict_bad_input_exits_2_with_a_message(capsys, files, saved_ab, case)
 
 def test_predict_output_into_missing_directory_exits_2(capsys, files, saved_ab, tmp_path):
     target = tmp_path / "nope" / "p.txt"
-    status, _, err = _run(capsys, "predict", saved_ab, "--data", files["csv"], "--output",
-                          target)
+    status, _, err = _run(capsys, "predict", saved_ab, "--data", files["csv"], "--output", target)
     assert status == 2 and err.startswith("mklearn: error: ")
     assert not target.parent.exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ["fit", "--cv", "3", "--test-size", "0.3"],          # mutually exclusive
-    ["fit", "--dataset", "liver", "--data", "x.csv"],    # mutually exclusive
-    ["fit", "--solver", "nope"],
-    ["fit", "--regularizer", "l3"],
-    ["fit", "-C", "lots"],
-    ["predict", "model.npz"],                            # --data is required
-    [],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fit", "--cv", "3", "--test-size", "0.3"],  # mutually exclusive
+        ["fit", "--dataset", "liver", "--data", "x.csv"],  # mutually exclusive
+        ["fit", "--solver", "nope"],
+        ["fit", "--regularizer", "l3"],
+        ["fit", "-C", "lots"],
+        ["predict", "model.npz"],  # --data is required
+        [],
+    ],
+)
 def test_usage_errors_exit_2(capsys, argv):
     with pytest.raises(SystemExit) as info:
         main(argv)
@@ -474,14 +513,14 @@ def test_fit_regression_dataset_is_refused_with_a_clear_message(capsys):
     assert "regression" in err, err
 
 
-def test_predict_output_failure_leaves_no_temp_file(capsys, files, saved_ab, tmp_path,
-                                                    monkeypatch):
+def test_predict_output_failure_leaves_no_temp_file(capsys, files, saved_ab, tmp_path, monkeypatch):
     def refuse(src, dst):
         raise PermissionError(13, "Permission denied", str(dst))
 
     monkeypatch.setattr(os, "replace", refuse)
-    status, _, err = _run(capsys, "predict", saved_ab, "--data", files["csv_ab"], "--output",
-                          tmp_path / "p.txt")
+    status, _, err = _run(
+        capsys, "predict", saved_ab, "--data", files["csv_ab"], "--output", tmp_path / "p.txt"
+    )
     assert status == 2 and "Permission denied" in err
     assert list(tmp_path.iterdir()) == []
 
@@ -544,8 +583,13 @@ def test_console_script_bad_input_exit_status_and_no_traceback(files):
     script = Path(sys.executable).with_name("mklearn")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "mklearn.cli"]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    result = subprocess.run([*command, "fit", "--data", str(files["bad_csv"])],
-                            capture_output=True, text=True, timeout=120, env=env)
+    result = subprocess.run(
+        [*command, "fit", "--data", str(files["bad_csv"])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("mklearn: error: ")
     assert "line 2" in result.stderr

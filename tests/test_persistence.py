@@ -15,8 +15,14 @@ import mklearn.persistence as persistence
 from mklearn import MKLClassifier, load_model, save_model
 from mklearn.kernels import RBF, Laplacian, Linear, Polynomial, simple_mkl_kernels
 
-SPECS = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), Linear(features=[0]),
-         Laplacian(sigma=2.0, features=(1, 2)), RBF(gamma=0.7, features=2)]
+SPECS = [
+    RBF(sigma=1.0),
+    RBF(sigma=3.0),
+    Polynomial(degree=2),
+    Linear(features=[0]),
+    Laplacian(sigma=2.0, features=(1, 2)),
+    RBF(gamma=0.7, features=2),
+]
 RECIPE = simple_mkl_kernels(sigmas=(0.5, 2.0, 5.0), degrees=(1, 2))
 
 
@@ -39,8 +45,11 @@ def fitted(request):
 
 
 def _temp_leftovers(directory):
-    return sorted(p.name for p in Path(directory).iterdir()
-                  if p.name.startswith(".mklearn-") or p.name.endswith(".tmp"))
+    return sorted(
+        p.name
+        for p in Path(directory).iterdir()
+        if p.name.startswith(".mklearn-") or p.name.endswith(".tmp")
+    )
 
 
 def _rewrite_header(source, target, **changes):
@@ -67,8 +76,9 @@ def test_round_trip_reproduces_the_model(tmp_path, n_classes, kernels):
 
     assert type(loaded) is MKLClassifier
     for data in (X, X_new):
-        np.testing.assert_allclose(loaded.decision_function(data), model.decision_function(data),
-                                   rtol=0, atol=1e-10)
+        np.testing.assert_allclose(
+            loaded.decision_function(data), model.decision_function(data), rtol=0, atol=1e-10
+        )
         np.testing.assert_array_equal(loaded.predict(data), model.predict(data))
     np.testing.assert_array_equal(loaded.classes_, model.classes_)
     assert loaded.classes_.dtype.kind == model.classes_.dtype.kind
@@ -100,14 +110,25 @@ def test_round_trip_keeps_standardisation_and_trace_scales(tmp_path):
         assert archive["trace_scales"].shape == (len(model.kernel_names_),)
         header = json.loads(str(archive["header"]))
     assert header["standardize"] is True and header["normalize"] == "trace"
-    np.testing.assert_allclose(load_model(tmp_path / "m.npz").decision_function(X_new),
-                               model.decision_function(X_new), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        load_model(tmp_path / "m.npz").decision_function(X_new),
+        model.decision_function(X_new),
+        rtol=0,
+        atol=1e-10,
+    )
 
 
-@pytest.mark.parametrize("labels", [
-    np.array([-1.0, 1.0]), np.array(["no", "yes"]), np.array(["no", "yes"], dtype=object),
-    np.array([False, True]), np.array([3, 7]),
-], ids=["float", "str", "object", "bool", "int"])
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([-1.0, 1.0]),
+        np.array(["no", "yes"]),
+        np.array(["no", "yes"], dtype=object),
+        np.array([False, True]),
+        np.array([3, 7]),
+    ],
+    ids=["float", "str", "object", "bool", "int"],
+)
 def test_round_trip_label_types(tmp_path, labels):
     X, y, X_new = _data(2)
     y = labels[(y > 0).astype(int)]
@@ -121,22 +142,29 @@ def test_round_trip_label_types(tmp_path, labels):
 
 def test_round_trip_float32_kernels_and_lp(tmp_path):
     X, y, X_new = _data(2)
-    model = MKLClassifier(kernels=SPECS, C=10, kernel_dtype="float32", regularizer="lp",
-                          p=1.5, lam=0.5).fit(X, y)
+    model = MKLClassifier(
+        kernels=SPECS, C=10, kernel_dtype="float32", regularizer="lp", p=1.5, lam=0.5
+    ).fit(X, y)
     save_model(model, tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz")
     assert (loaded.kernel_dtype, loaded.regularizer, loaded.p, loaded.lam) == (
-        "float32", "lp", 1.5, 0.5)
-    np.testing.assert_allclose(loaded.decision_function(X_new), model.decision_function(X_new),
-                               rtol=0, atol=1e-10)
+        "float32",
+        "lp",
+        1.5,
+        0.5,
+    )
+    np.testing.assert_allclose(
+        loaded.decision_function(X_new), model.decision_function(X_new), rtol=0, atol=1e-10
+    )
 
 
 def test_loaded_model_can_be_cloned_and_refit(tmp_path, fitted):
     model, X, y, X_new = fitted
     save_model(model, tmp_path / "m.npz")
     refit = clone(load_model(tmp_path / "m.npz")).fit(X, y)
-    np.testing.assert_allclose(refit.decision_function(X_new), model.decision_function(X_new),
-                               rtol=0, atol=1e-8)
+    np.testing.assert_allclose(
+        refit.decision_function(X_new), model.decision_function(X_new), rtol=0, atol=1e-8
+    )
 
 
 def test_str_and_pathlike_paths_and_no_extension_added(tmp_path, fitted):
@@ -154,8 +182,9 @@ def test_overwriting_replaces_the_model(tmp_path, fitted):
     other = MKLClassifier(kernels=[Linear()], C=0.01).fit(X, y)
     save_model(other, path)
     save_model(model, path)
-    np.testing.assert_allclose(load_model(path).decision_function(X),
-                               model.decision_function(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        load_model(path).decision_function(X), model.decision_function(X), rtol=0, atol=1e-10
+    )
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
 
 
@@ -167,8 +196,16 @@ def test_file_is_a_plain_npz_with_a_versioned_json_header(tmp_path, fitted):
     assert path.read_bytes()[:4] == b"PK\x03\x04"  # a zip archive, not a pickle stream
     with np.load(path, allow_pickle=False) as archive:
         arrays = {key: archive[key] for key in archive.files}  # no object arrays
-    assert {"header", "kernel_weights", "dual_coef", "intercept", "support_vectors", "mean",
-            "scale", "trace_scales"} <= set(arrays)
+    assert {
+        "header",
+        "kernel_weights",
+        "dual_coef",
+        "intercept",
+        "support_vectors",
+        "mean",
+        "scale",
+        "trace_scales",
+    } <= set(arrays)
     assert all(a.dtype.kind != "O" for a in arrays.values())
     header = json.loads(str(arrays["header"]))
     assert header["format"] == persistence.FORMAT == "mklearn-model"
@@ -191,9 +228,16 @@ def test_load_missing_file_raises_file_not_found(tmp_path):
         load_model(tmp_path / "absent.npz")
 
 
-@pytest.mark.parametrize("content", [
-    b"", b"just some text\n", b"\x80\x04\x95 pickle-ish bytes", b"PK\x03\x04 not really a zip",
-], ids=["empty", "text", "pickle-like", "fake-zip"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"just some text\n",
+        b"\x80\x04\x95 pickle-ish bytes",
+        b"PK\x03\x04 not really a zip",
+    ],
+    ids=["empty", "text", "pickle-like", "fake-zip"],
+)
 def test_load_non_model_file_raises_value_error(tmp_path, content):
     path = tmp_path / "x.npz"
     path.write_bytes(content)
@@ -239,12 +283,16 @@ def test_load_future_version_raises_value_error(tmp_path, fitted):
     np.testing.assert_array_equal(load_model(tmp_path / "v1.npz").predict(X), model.predict(X))
 
 
-@pytest.mark.parametrize("header", [
-    "[1, 2, 3]",
-    '"a string"',
-    json.dumps({"format": "mklearn-model", "version": 1}),
-    json.dumps({"format": "mklearn-model", "version": "2"}),
-], ids=["list", "string", "missing-keys", "string-version"])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "[1, 2, 3]",
+        '"a string"',
+        json.dumps({"format": "mklearn-model", "version": 1}),
+        json.dumps({"format": "mklearn-model", "version": "2"}),
+    ],
+    ids=["list", "string", "missing-keys", "string-version"],
+)
 def test_load_malformed_header_raises_value_error(tmp_path, header):
     # A file with a JSON header that is not a model header is "not a model file": the
     # documented ValueError, not AttributeError / KeyError / TypeError.
@@ -284,12 +332,14 @@ def test_save_numpy_scalar_parameters(tmp_path):
     # Parameters that pass validation (e.g. from np.arange / np.float32 grids in a search)
     # must not break saving with "Object of type int64 is not JSON serializable".
     X, y, X_new = _data(2)
-    model = MKLClassifier(kernels=SPECS[:3], C=np.float32(10), max_iter=np.int64(200),
-                          tol=np.float32(1e-3)).fit(X, y)
+    model = MKLClassifier(
+        kernels=SPECS[:3], C=np.float32(10), max_iter=np.int64(200), tol=np.float32(1e-3)
+    ).fit(X, y)
     save_model(model, tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz")
-    np.testing.assert_allclose(loaded.decision_function(X_new), model.decision_function(X_new),
-                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        loaded.decision_function(X_new), model.decision_function(X_new), rtol=0, atol=1e-10
+    )
     assert _temp_leftovers(tmp_path) == []
 
 
@@ -337,8 +387,11 @@ def test_save_onto_a_directory_raises_os_error_and_cleans_up(tmp_path, fitted):
     assert _temp_leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()],
-                         ids=["disk-full", "interrupted"])
+@pytest.mark.parametrize(
+    "error",
+    [OSError(28, "No space left on device"), KeyboardInterrupt()],
+    ids=["disk-full", "interrupted"],
+)
 def test_failed_overwrite_keeps_the_old_file_intact(tmp_path, fitted, monkeypatch, error):
     model, X, y, _ = fitted
     path = tmp_path / "m.npz"
@@ -357,8 +410,9 @@ def test_failed_overwrite_keeps_the_old_file_intact(tmp_path, fitted, monkeypatc
 
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
-    np.testing.assert_allclose(load_model(path).decision_function(X),
-                               model.decision_function(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(
+        load_model(path).decision_function(X), model.decision_function(X), rtol=0, atol=1e-10
+    )
 
 
 def test_failed_first_save_leaves_nothing(tmp_path, fitted, monkeypatch):

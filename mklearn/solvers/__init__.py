@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.spg import spg_gmkl
@@ -21,12 +21,19 @@ class SolverInfo:
 
 
 SOLVERS = {
-    "spg": SolverInfo(spg_gmkl, frozenset({"l1", "lp"}), frozenset({"sum"}),
-                      description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)"),
-    "pgd": SolverInfo(spg_gmkl, frozenset({"l1", "lp"}), frozenset({"sum"}),
-                      defaults={"spectral": False, "nonmonotone": False,
-                                "precision_tuning": False},
-                      description="projected gradient descent baseline with Armijo search"),
+    "spg": SolverInfo(
+        spg_gmkl,
+        frozenset({"l1", "lp"}),
+        frozenset({"sum"}),
+        description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)",
+    ),
+    "pgd": SolverInfo(
+        spg_gmkl,
+        frozenset({"l1", "lp"}),
+        frozenset({"sum"}),
+        defaults={"spectral": False, "nonmonotone": False, "precision_tuning": False},
+        description="projected gradient descent baseline with Armijo search",
+    ),
 }
 
 
@@ -36,8 +43,10 @@ def get_solver(name: str, regularizer: str, combination: str = "sum") -> SolverI
         raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)}")
     info = SOLVERS[name]
     if regularizer not in info.regularizers:
-        raise ValueError(f"solver {name!r} does not support regularizer {regularizer!r}; "
-                         f"it supports {sorted(info.regularizers)}")
+        raise ValueError(
+            f"solver {name!r} does not support regularizer {regularizer!r}; "
+            f"it supports {sorted(info.regularizers)}"
+        )
     if combination not in info.combinations:
         raise ValueError(f"solver {name!r} does not support combination {combination!r}")
     return info

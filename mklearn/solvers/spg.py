@@ -121,9 +121,22 @@ class _Certificate:
         return self.gap / max(abs(self.upper), 1e-12)
 
 
-def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral=True,
-             nonmonotone=True, precision_tuning=True, inner_tol=1e-6, eta0=0.5,
-             d0=None, callback=None) -> MKLResult:
+def spg_gmkl(
+    combination,
+    y,
+    C,
+    regularizer,
+    *,
+    tol=1e-3,
+    max_iter=500,
+    spectral=True,
+    nonmonotone=True,
+    precision_tuning=True,
+    inner_tol=1e-6,
+    eta0=0.5,
+    d0=None,
+    callback=None,
+) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
     Parameters
@@ -162,7 +175,8 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
     evaluator = _Evaluator(combination, regularizer, y, cost)
     n_kernels = combination.n_kernels
     d = regularizer.project(
-        regularizer.initial_weights(n_kernels) if d0 is None else np.asarray(d0, float))
+        regularizer.initial_weights(n_kernels) if d0 is None else np.asarray(d0, float)
+    )
     floor = min(inner_tol, tol / 100.0)
     eps = INNER_TOL_START if precision_tuning else inner_tol
     eta = eta0 if nonmonotone else 0.0
@@ -181,9 +195,15 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
         if precision_tuning:
             target = 0.1 * min(rel_gap if np.isfinite(rel_gap) else np.inf, pg_norm)
             eps = min(eps, max(floor, target))
-        record = {"iteration": n_iter - 1, "objective": point["T"], "gap": rel_gap,
-                  "pg_norm": pg_norm, "inner_tol": eps, "n_svm_solves": evaluator.n_solves,
-                  "time": time.perf_counter() - start}
+        record = {
+            "iteration": n_iter - 1,
+            "objective": point["T"],
+            "gap": rel_gap,
+            "pg_norm": pg_norm,
+            "inner_tol": eps,
+            "n_svm_solves": evaluator.n_solves,
+            "time": time.perf_counter() - start,
+        }
         history.append(record)
         if callback is not None:
             callback(record)
@@ -204,8 +224,7 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
             continue
         s, accepted = 1.0, None
         for halving in range(MAX_HALVINGS):
-            trial = evaluator.solve(regularizer.project(d - s * direction),
-                                    point["qp"].alpha, eps)
+            trial = evaluator.solve(regularizer.project(d - s * direction), point["qp"].alpha, eps)
             if trial["T"] <= ref_value - ARMIJO_GAMMA * s * slope:
                 accepted = trial
                 break
@@ -230,9 +249,16 @@ def spg_gmkl(combination, y, C, regularizer, *, tol=1e-3, max_iter=500, spectral
         point = certificate.point
     bias = point["bias"] if linear else -point["qp"].rho
     return MKLResult(
-        kernel_weights=point["d"], alpha=point["qp"].alpha, intercept=bias,
-        objective=point["T"], duality_gap=certificate.gap if linear else np.nan, n_iter=n_iter,
-        n_svm_solves=evaluator.n_solves, converged=converged, history=history)
+        kernel_weights=point["d"],
+        alpha=point["qp"].alpha,
+        intercept=bias,
+        objective=point["T"],
+        duality_gap=certificate.gap if linear else np.nan,
+        n_iter=n_iter,
+        n_svm_solves=evaluator.n_solves,
+        converged=converged,
+        history=history,
+    )
 
 
 def _initial_step(regularizer, d, grad):

@@ -185,8 +185,9 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     n_iter, violation = _smo_loop(K, index, y, upper, alpha, grad, float(tol), int(max_iter))
     objective = 0.5 * float(alpha @ (grad + p))
     rho = _offset(alpha, grad, y, upper)
-    return QPResult(alpha, grad, rho, objective, float(violation), int(n_iter),
-                    bool(violation <= tol))
+    return QPResult(
+        alpha, grad, rho, objective, float(violation), int(n_iter), bool(violation <= tol)
+    )
 
 
 def _q_times(K, index, y, alpha):
