@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks
@@ -19,7 +20,8 @@ def _as_stack(X, what):
             f"{what} must have shape (n_samples, n_samples, n_kernels) (or be one 2-D kernel), "
             f"got an array with {stack.ndim} dimensions"
         )
-    return np.ascontiguousarray(stack)
+    # kernel-major memory (one contiguous matrix per kernel), as the solvers read it
+    return np.ascontiguousarray(stack.transpose(2, 0, 1)).transpose(1, 2, 0)
 
 
 def check_kernel_stack(X, y):
@@ -54,26 +56,45 @@ def check_kernel_stack(X, y):
     return stack, y
 
 
+@njit(cache=True)
+def _asymmetry_and_min_diagonal(stack_km):
+    """Per kernel: max |K_ij - K_ji| and min K_ii, in one pass over the upper triangle."""
+    m, n = stack_km.shape[0], stack_km.shape[1]
+    asym = np.zeros(m)
+    min_diag = np.empty(m)
+    for k in range(m):
+        K = stack_km[k]
+        worst = 0.0
+        low = K[0, 0]
+        for i in range(n):
+            low = min(low, K[i, i])
+            for j in range(i + 1, n):
+                worst = max(worst, abs(K[i, j] - K[j, i]))
+        asym[k] = worst
+        min_diag[k] = low
+    return asym, min_diag
+
+
 def _check_psd(stack):
     n, _, m = stack.shape
-    scale = max(float(np.max(np.abs(stack))), 1e-300)
-    asym = np.max(np.abs(stack - stack.transpose(1, 0, 2)), axis=(0, 1))
+    stack_km = stack.transpose(2, 0, 1)
+    scale = max(float(np.max(np.abs(stack_km.reshape(m, -1)[:, :: n + 1]))), 1e-300)
+    asym, min_diag = _asymmetry_and_min_diagonal(stack_km)
     bad = np.flatnonzero(asym > 1e-8 * scale)
     if bad.size:
         raise ValueError(
             f"precomputed kernel {bad[0]} is not symmetric (max |K - K'| = {asym[bad[0]]:.3g}); "
             "kernels must be symmetric positive semi-definite: symmetrise with (K + K.T) / 2"
         )
-    diag = np.einsum("iik->ik", stack)
-    if np.any(diag < -1e-8 * scale):
-        k = int(np.flatnonzero(np.any(diag < -1e-8 * scale, axis=0))[0])
+    negative = np.flatnonzero(min_diag < -1e-8 * scale)
+    if negative.size:
         raise ValueError(
-            f"precomputed kernel {k} has a negative diagonal entry, so it is not "
+            f"precomputed kernel {negative[0]} has a negative diagonal entry, so it is not "
             "positive semi-definite; check how it was computed"
         )
     if m * n**3 <= _PSD_CHECK_BUDGET:
         for k in range(m):
-            w = np.linalg.eigvalsh(stack[:, :, k].astype(np.float64))
+            w = np.linalg.eigvalsh(stack_km[k].astype(np.float64))
             if w[0] < -1e-6 * max(w[-1], 1e-300):
                 raise ValueError(
                     f"precomputed kernel {k} is not positive semi-definite (smallest eigenvalue "

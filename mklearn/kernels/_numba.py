@@ -8,7 +8,7 @@ the contiguous row ``out[i, j, :]``.
 
 Per-kernel arrays (all in the internal, block-sorted order):
 ``kinds`` (codes from ``specs.py``), ``gammas``, ``coef0s``, ``degrees``,
-``scales`` (multiplicative normalisation) and ``out_index`` (position in the last
+``scales`` (multiplicative normalisation) and ``out_index`` (position in the first
 axis of the output). ``block_ptr[b]:block_ptr[b + 1]`` are the kernels of block b;
 ``block_cols[b]`` is its column for single-column blocks (else -1) and
 ``block_multi[b]`` its index in the precomputed arrays (else -1).
@@ -59,22 +59,22 @@ def fill_kernel_stack(
     multi_l1_dist,
     out,
 ):
-    """Fill ``out[i, j, :]`` with every kernel between ``X[i]`` and ``Z[j]``.
+    """Fill the kernel-major ``out[k, i, j]`` with every kernel between ``X[i]`` and ``Z[j]``.
 
-    With ``symmetric=True`` (``X is Z``) only pairs ``j >= i`` are evaluated, the
-    distances on the diagonal are taken as exactly 0, and ``out[j, i, :]`` is a copy
-    of ``out[i, j, :]`` so the stack is exactly symmetric.
+    Blocks are the outer loop, so each kernel's output is written as a contiguous stream in
+    ``j``. With ``symmetric=True`` (``X is Z``) only pairs ``j >= i`` are evaluated, the
+    distances on the diagonal are taken as exactly 0, and the lower triangle is mirrored so
+    that every kernel is exactly symmetric.
     """
     n_x = X.shape[0]
     n_z = Z.shape[0]
     n_blocks = block_cols.shape[0]
-    for i in range(n_x):
-        j_start = i if symmetric else 0
-        for j in range(j_start, n_z):
-            row = out[i, j]
-            on_diagonal = symmetric and i == j
-            for b in range(n_blocks):
-                col = block_cols[b]
+    for b in range(n_blocks):
+        col = block_cols[b]
+        mb = block_multi[b]
+        for i in range(n_x):
+            j_start = i if symmetric else 0
+            for j in range(j_start, n_z):
                 if col >= 0:
                     x_val = X[i, col]
                     z_val = Z[j, col]
@@ -83,9 +83,8 @@ def fill_kernel_stack(
                     sq_dist = diff * diff
                     l1_dist = abs(diff)
                 else:
-                    mb = block_multi[b]
                     inner = multi_inner[mb, i, j]
-                    if on_diagonal:
+                    if symmetric and i == j:
                         sq_dist = 0.0
                         l1_dist = 0.0
                     else:
@@ -95,9 +94,13 @@ def fill_kernel_stack(
                     value = _kernel_value(
                         kinds[k], gammas[k], coef0s[k], degrees[k], inner, sq_dist, l1_dist
                     )
-                    row[out_index[k]] = scales[k] * value
-            if symmetric and j != i:
-                out[j, i, :] = row
+                    out[out_index[k], i, j] = scales[k] * value
+        if symmetric:
+            for k in range(block_ptr[b], block_ptr[b + 1]):
+                K = out[out_index[k]]
+                for i in range(n_x):
+                    for j in range(i):
+                        K[i, j] = K[j, i]
 
 
 @njit(cache=True)

@@ -200,7 +200,7 @@ class KernelBank:
 
     Kernels on the same feature columns share their inner products and distances
     (one BLAS product per multi-column block; single-column blocks are evaluated
-    directly); a numba loop writes all kernels of a pair of points contiguously.
+    directly); a numba loop writes each kernel as one contiguous matrix.
 
     Parameters
     ----------
@@ -364,7 +364,9 @@ class KernelBank:
 
         Returns
         -------
-        K : ndarray of shape (n_samples, n_samples, n_kernels), C-contiguous
+        K : ndarray of shape (n_samples, n_samples, n_kernels)
+            A view of kernel-major memory (``K.transpose(2, 0, 1)`` is C-contiguous), so
+            that each base kernel is one contiguous matrix.
             ``K[:, :, k]`` is base kernel k on the (standardised) training data,
             scaled to unit trace when ``normalize="trace"``; exactly symmetric.
             dtype is ``self.dtype``.
@@ -408,7 +410,8 @@ class KernelBank:
 
         Returns
         -------
-        K : ndarray of shape (n_test, n_rows, n_selected), C-contiguous, dtype ``self.dtype``
+        K : ndarray of shape (n_test, n_rows, n_selected), dtype ``self.dtype``
+            A view of kernel-major memory, as in :meth:`fit_transform`.
 
         Raises
         ------
@@ -446,7 +449,7 @@ class KernelBank:
             scales = self.trace_scales_[selected]
         plan = _build_plan(specs, X.shape[1])
         inner, sq_dist, l1_dist = _multi_block_arrays(plan, X, Z, symmetric)
-        out = np.empty((X.shape[0], Z.shape[0], len(specs)), dtype=self.dtype)
+        out = np.empty((len(specs), X.shape[0], Z.shape[0]), dtype=self.dtype)
         fill_kernel_stack(
             X,
             Z,
@@ -465,7 +468,7 @@ class KernelBank:
             l1_dist,
             out,
         )
-        return out
+        return out.transpose(1, 2, 0)  # (n_x, n_z, m) view of kernel-major memory
 
     # ------------------------------------------------------------ persistence
 
