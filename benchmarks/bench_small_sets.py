@@ -128,6 +128,7 @@ def _write_json(data, path: Path):
         with os.fdopen(fd, "w") as handle:
             json.dump(_clean(data), handle, indent=2, allow_nan=False)
             handle.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp creates the file private (0600)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

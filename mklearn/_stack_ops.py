@@ -26,12 +26,12 @@ def combine(stack_km, weights, active):
 
 
 @njit(cache=True, fastmath=True)
-def quadratic_terms(stack_km, v, support):
-    """``g_k = v' K_k v`` for every k, reading only the rows of the support (non-zero v)."""
-    m = stack_km.shape[0]
+def quadratic_terms(stack_km, v, support, kernels):
+    """``g_k = v' K_k v`` for each k in ``kernels``, reading only the rows of the support."""
     n = stack_km.shape[1]
-    g = np.empty(m)
-    for k in range(m):
+    g = np.empty(kernels.shape[0])
+    for t in range(kernels.shape[0]):
+        k = kernels[t]
         total = 0.0
         for a in range(support.shape[0]):
             i = support[a]
@@ -39,5 +39,5 @@ def quadratic_terms(stack_km, v, support):
             for j in range(n):
                 acc += stack_km[k, i, j] * v[j]
             total += v[i] * acc
-        g[k] = total
+        g[t] = total
     return g

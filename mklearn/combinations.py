@@ -37,7 +37,12 @@ class SumOfKernels:
         d = np.asarray(d, dtype=np.float64)
         return combine(self._km, d, np.flatnonzero(d))
 
-    def kernel_gradient(self, d: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """``v' (dK/dd_k) v`` for every k, i.e. ``g_k = v' K_k v``; shape (m,)."""
+    def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
+        """``v' (dK/dd_k) v``, i.e. ``g_k = v' K_k v``, for every k or for ``kernels`` only.
+
+        Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given.
+        """
         v = np.asarray(v, dtype=np.float64)
-        return quadratic_terms(self._km, v, np.flatnonzero(v))
+        if kernels is None:
+            kernels = np.arange(self.n_kernels)
+        return quadratic_terms(self._km, v, np.flatnonzero(v), np.asarray(kernels, np.int64))

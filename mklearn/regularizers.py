@@ -23,6 +23,9 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     return np.maximum(v - cumulative[rho] / (rho + 1), 0.0)
 
 
+SCREEN_RATIO = 0.75
+
+
 class L1Simplex:
     """l1-MKL: the kernel weights live on the simplex ``sum_k d_k = 1, d >= 0``, ``r = 0`` there.
 
@@ -46,6 +49,15 @@ class L1Simplex:
 
     def conjugate(self, z: np.ndarray) -> float:
         return float(np.max(z))
+
+    def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """Kernels safe to freeze at zero for a while: zero weight and a quadratic term
+        ``g_k = -2 grad_k`` below 75% of the largest (at the optimum the kernels in use share
+        the largest ``g_k``)."""
+        best = float(np.min(grad))
+        if best >= 0.0:
+            return np.zeros(d.shape, dtype=bool)
+        return (d == 0.0) & (grad > SCREEN_RATIO * best)
 
 
 class LpNorm:
@@ -79,6 +91,10 @@ class LpNorm:
 
     def conjugate(self, z: np.ndarray) -> float:
         return _pnorm(np.maximum(z, 0.0), self.q) ** 2 / (2.0 * self.lam)
+
+    def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """No kernel is frozen: lp weights are all positive at the optimum."""
+        return np.zeros(d.shape, dtype=bool)
 
 
 def _pnorm(v: np.ndarray, p: float) -> float:

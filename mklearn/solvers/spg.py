@@ -39,6 +39,7 @@ LAMBDA_MAX = 1e10
 ARMIJO_GAMMA = 1e-4
 INNER_TOL_START = 1e-1
 MAX_HALVINGS = 40
+FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
 
 
 def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
@@ -79,21 +80,34 @@ class _Evaluator:
         self.n_solves += 1
         return {"d": d, "K": K, "qp": qp, "T": self.regularizer.value(d) - qp.objective}
 
-    def gradient(self, point):
+    def gradient(self, point, live=None):
+        """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
         v = point["qp"].alpha * self.y
-        g = self.combination.kernel_gradient(point["d"], v)
+        d = point["d"]
+        if live is None or live.all():
+            g = self.combination.kernel_gradient(d, v)
+        else:
+            g = np.full(d.shape, np.nan)
+            g[live] = self.combination.kernel_gradient(d, v, np.flatnonzero(live))
         point["g"] = g
-        point["grad"] = self.regularizer.gradient(point["d"]) - 0.5 * g
+        point["complete"] = not np.isnan(g).any()
+        point["grad"] = self.regularizer.gradient(d) - 0.5 * g
         return point["grad"]
 
     def bounds(self, point):
-        """(upper bound on T(d), lower bound on the optimum) at ``point``; NaN without a dual."""
+        """(upper bound on T(d), lower bound on the optimum) at ``point``.
+
+        The lower bound needs every ``g_k``; with a partial gradient it is the bound of the
+        problem restricted to the live kernels (not a bound on the full optimum). NaN where
+        the combination has no dual (products).
+        """
         if not getattr(self.combination, "linear", False):
             return np.nan, np.nan
         alpha = point["qp"].alpha
         primal, point["bias"] = svm_primal(point["K"], alpha, self.y, self.cost)
         upper = self.regularizer.value(point["d"]) + primal
-        lower = float(alpha.sum()) - self.regularizer.conjugate(0.5 * point["g"])
+        g = point["g"]
+        lower = float(alpha.sum()) - self.regularizer.conjugate(0.5 * g[~np.isnan(g)])
         return upper, lower
 
 
@@ -110,7 +124,8 @@ class _Certificate:
     def update(self, point, upper, lower):
         if upper < self.upper:
             self.upper, self.point = upper, point
-        self.lower = max(self.lower, lower)
+        if point.get("complete", False):
+            self.lower = max(self.lower, lower)
 
     @property
     def gap(self):
@@ -185,13 +200,24 @@ def spg_gmkl(
     grad = evaluator.gradient(point)
     certificate = _Certificate()
     certificate.update(point, *evaluator.bounds(point))
+    live = ~regularizer.screen(point["d"], grad)
     ref_value, ref_weight = point["T"], 1.0
     step_len = _initial_step(regularizer, d, grad)
-    history, converged, n_iter = [], False, 0
+    history, converged, n_iter, since_full = [], False, 0, 0
 
     for n_iter in range(1, max_iter + 1):
-        rel_gap = certificate.relative_gap
-        pg_norm = float(np.max(np.abs(regularizer.project(point["d"] - grad) - point["d"])))
+        upper, lower = evaluator.bounds(point)
+        rel_gap = (upper - lower) / max(abs(upper), 1e-12)  # restricted to live kernels
+        if not point["complete"] and (rel_gap <= tol or since_full >= FULL_GRADIENT_EVERY):
+            grad = evaluator.gradient(point)  # every kernel: exact certificate
+            upper, lower = evaluator.bounds(point)
+        certificate.update(point, upper, lower)
+        if point["complete"]:
+            rel_gap = certificate.relative_gap
+            live = ~regularizer.screen(point["d"], grad)
+            since_full = 0
+        d = point["d"]
+        pg_norm = float(np.max(np.abs(_project_live(regularizer, d - grad, live) - d)))
         if precision_tuning:
             target = 0.1 * min(rel_gap if np.isfinite(rel_gap) else np.inf, pg_norm)
             eps = min(eps, max(floor, target))
@@ -201,30 +227,30 @@ def spg_gmkl(
             "gap": rel_gap,
             "pg_norm": pg_norm,
             "inner_tol": eps,
+            "n_live": int(live.sum()),
             "n_svm_solves": evaluator.n_solves,
             "time": time.perf_counter() - start,
         }
         history.append(record)
         if callback is not None:
             callback(record)
-        if (rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol):
+        if point["complete"] and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)):
             converged = True
             n_iter -= 1
             break
-        d = point["d"]
-        direction = d - regularizer.project(d - step_len * grad)
-        slope = float(grad @ direction)
+        direction = d - _project_live(regularizer, d - step_len * grad, live)
+        slope = float(grad[live] @ direction[live])
         if slope <= 0.0:  # no descent left at this inner precision
             if eps <= floor:
                 break
             eps = max(floor, eps / 10.0)
             point = evaluator.solve(d, point["qp"].alpha, eps)
-            grad = evaluator.gradient(point)
-            certificate.update(point, *evaluator.bounds(point))
+            grad = evaluator.gradient(point, live)
             continue
         s, accepted = 1.0, None
         for halving in range(MAX_HALVINGS):
-            trial = evaluator.solve(regularizer.project(d - s * direction), point["qp"].alpha, eps)
+            trial_d = _project_live(regularizer, d - s * direction, live)
+            trial = evaluator.solve(trial_d, point["qp"].alpha, eps)
             if trial["T"] <= ref_value - ARMIJO_GAMMA * s * slope:
                 accepted = trial
                 break
@@ -235,15 +261,17 @@ def spg_gmkl(
             break
         predicted = s * slope - 0.5 * s * s * float(direction @ direction) / step_len
         actual = point["T"] - accepted["T"]
-        new_grad = evaluator.gradient(accepted)
-        step_len = _next_step(spectral, step_len, s, accepted["d"] - d, new_grad - grad)
+        new_grad = evaluator.gradient(accepted, live)
+        step_len = _next_step(
+            spectral, step_len, s, (accepted["d"] - d)[live], (new_grad - grad)[live]
+        )
         if nonmonotone:
             eta = _adapt_eta(eta, actual, predicted)
         new_weight = eta * ref_weight + 1.0
         ref_value = (eta * ref_weight * ref_value + accepted["T"]) / new_weight
         ref_weight = new_weight
         point, grad = accepted, new_grad
-        certificate.update(point, *evaluator.bounds(point))
+        since_full += 1
 
     if linear := np.isfinite(certificate.upper):
         point = certificate.point
@@ -259,6 +287,15 @@ def spg_gmkl(
         converged=converged,
         history=history,
     )
+
+
+def _project_live(regularizer, v, live):
+    """Project onto the feasible set with the frozen kernels held at zero."""
+    if live.all():
+        return regularizer.project(v)
+    out = np.zeros_like(v)
+    out[live] = regularizer.project(v[live])
+    return out
 
 
 def _initial_step(regularizer, d, grad):
