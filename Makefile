@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check mklearn tests benchmarks
 
 test: lint
+	$(BIN)/python -m pytest -q
+
+test-fast: lint
 	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: $(STAMP)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -87,6 +88,9 @@ def main(argv=None) -> int:
         if args.command == "predict":
             return _predict(args)
         print("\n".join(list_datasets()))
+        return 0
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (ValueError, FileNotFoundError, OSError) as exc:
         print(f"mklearn: error: {exc}", file=sys.stderr)
@@ -270,7 +274,6 @@ def _predict(args) -> int:
     X, y = load_data_file(args.data, label_column=args.label_column)
     predictions = model.predict(X)
     if args.output:
-        import os
         import tempfile
 
         directory = os.path.dirname(os.path.abspath(args.output))

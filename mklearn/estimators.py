@@ -205,13 +205,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                     **options,
                 )
             if not result.converged:
-                warnings.warn(
-                    f"{self.solver} stopped after {result.n_iter} iterations with relative "
-                    f"duality gap {_relative(result):.2e} above tol={self.tol:g}; increase "
-                    "max_iter, or increase tol to accept a less precise solution",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+                warnings.warn(_convergence_message(self, result), ConvergenceWarning, stacklevel=2)
             results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
         self._store(results, stack.shape[2])
@@ -296,6 +290,21 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
 
 def _relative(result):
     return result.duality_gap / max(abs(result.objective), 1e-12)
+
+
+def _convergence_message(estimator, result):
+    """What happened and what to do, for a fit that did not reach ``tol``."""
+    where = (
+        f"{estimator.solver} stopped after {result.n_iter} iterations with relative duality "
+        f"gap {_relative(result):.2e} above tol={estimator.tol:g}"
+    )
+    if result.stop_reason == "max_iter":
+        return f"{where}; increase max_iter, or increase tol to accept a less precise solution"
+    return (
+        f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
+        "too imprecise for the line search); use solver='spg', whose non-monotone search "
+        "recovers from such points, or increase tol"
+    )
 
 
 class _progress:

@@ -158,3 +158,11 @@ def test_bad_input_is_named(liver_stack):
         fitted.predict(X[:5, :4])
     with pytest.raises(ValueError, match="Unknown label type"):
         MKLClassifier(kernels=SMALL_FAMILY).fit(X[:60], np.linspace(0, 1, 60))
+
+
+def test_convergence_warning_says_what_to_do(liver_stack):
+    from sklearn.exceptions import ConvergenceWarning
+
+    stack, y = liver_stack
+    with pytest.warns(ConvergenceWarning, match="increase max_iter"):
+        MKLClassifier(kernels="precomputed", C=100.0, max_iter=2).fit(stack, y)

@@ -29,6 +29,9 @@ class MKLResult:
         Inner SVM solves (line-search trials included).
     converged : bool
         Whether the stopping rule was met within ``max_iter``.
+    stop_reason : str
+        "converged", "max_iter", or "stalled" (no step decreased the objective even at the
+        tightest inner tolerance: a kink of W or an objective too noisy for the search).
     history : list of dict
         Per outer iteration: objective, duality gap (relative), projected-gradient norm,
         inner tolerance, step and elapsed seconds.
@@ -43,3 +46,4 @@ class MKLResult:
     n_svm_solves: int
     converged: bool
     history: list = field(default_factory=list)
+    stop_reason: str = "converged"

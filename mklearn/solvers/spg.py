@@ -204,6 +204,7 @@ def spg_gmkl(
     ref_value, ref_weight = point["T"], 1.0
     step_len = _initial_step(regularizer, d, grad)
     history, converged, n_iter, since_full = [], False, 0, 0
+    stop_reason = "max_iter"
 
     for n_iter in range(1, max_iter + 1):
         upper, lower = evaluator.bounds(point)
@@ -235,13 +236,14 @@ def spg_gmkl(
         if callback is not None:
             callback(record)
         if point["complete"] and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)):
-            converged = True
+            converged, stop_reason = True, "converged"
             n_iter -= 1
             break
         direction = d - _project_live(regularizer, d - step_len * grad, live)
         slope = float(grad[live] @ direction[live])
         if slope <= 0.0:  # no descent left at this inner precision
             if eps <= floor:
+                stop_reason = "stalled"
                 break
             eps = max(floor, eps / 10.0)
             point = evaluator.solve(d, point["qp"].alpha, eps)
@@ -258,6 +260,7 @@ def spg_gmkl(
             if precision_tuning and halving == 3:
                 eps = max(floor, eps / 10.0)
         if accepted is None:
+            stop_reason = "stalled"
             break
         predicted = s * slope - 0.5 * s * s * float(direction @ direction) / step_len
         actual = point["T"] - accepted["T"]
@@ -286,6 +289,7 @@ def spg_gmkl(
         n_svm_solves=evaluator.n_solves,
         converged=converged,
         history=history,
+        stop_reason=stop_reason,
     )
 
 
