@@ -166,3 +166,20 @@ def test_convergence_warning_says_what_to_do(liver_stack):
     stack, y = liver_stack
     with pytest.warns(ConvergenceWarning, match="increase max_iter"):
         MKLClassifier(kernels="precomputed", C=100.0, max_iter=2).fit(stack, y)
+
+
+def test_float32_kernels_give_the_float64_solution():
+    X, y = load_dataset("liver-disorders")
+    fits = [
+        MKLClassifier(kernels="simple_mkl", kernel_dtype=dtype, C=100.0, tol=1e-5).fit(
+            X[:150], y[:150]
+        )
+        for dtype in ("float64", "float32")
+    ]
+    assert fits[1].objective_ == pytest.approx(fits[0].objective_, rel=1e-4)
+    np.testing.assert_allclose(
+        fits[1].decision_function(X[150:200]),
+        fits[0].decision_function(X[150:200]),
+        rtol=1e-2,
+        atol=1e-2,
+    )
