@@ -13,7 +13,12 @@ feasible set of the regulariser, using
   tenfold whenever a line search needs more than three halvings (a sign that the inexact
   objective misleads it). The paper's exact rule was lost in extraction; this one keeps the
   SVM error an order of magnitude below the outer optimality measure;
-- warm starts of every inner solve from the last alpha.
+- warm starts of every inner solve from the last alpha;
+- kernel shrinking (our addition, LIBSVM's shrinking applied to kernels): a kernel at zero
+  weight that the regulariser's ``screen`` flags (l1: quadratic term below 75% of the largest)
+  is frozen, so most iterations combine and differentiate only the live kernels; every
+  ``FULL_GRADIENT_EVERY`` iterations, and before any stop, the gradient over every kernel is
+  computed, which re-screens and gives the exact certificate.
 
 Each switch can be turned off; all off gives the PGD baseline (Armijo search, eta = 0,
 steepest-descent step that starts each search from twice the last accepted step, fixed inner
