@@ -300,10 +300,14 @@ def _convergence_message(estimator, result):
     )
     if result.stop_reason == "max_iter":
         return f"{where}; increase max_iter, or increase tol to accept a less precise solution"
+    advice = (
+        ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
+        if estimator.solver == "pgd"
+        else ("increase tol, or lower solver_options['inner_tol'] for a more precise inner SVM")
+    )
     return (
         f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
-        "too imprecise for the line search); use solver='spg', whose non-monotone search "
-        "recovers from such points, or increase tol"
+        f"too imprecise for the line search); {advice}"
     )
 
 

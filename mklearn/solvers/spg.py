@@ -10,9 +10,10 @@ feasible set of the regulariser, using
 - the non-monotone line search of Zhang and Hager (SIAM J. Optim. 14, 2004) with an adaptive eta;
 - inner-SVM precision tuning: the SMO tolerance starts at 0.1 and follows
   ``min(previous, max(floor, 0.1 * min(relative gap, projected-gradient norm)))``, tightened
-  tenfold whenever a line search needs more than three halvings (a sign that the inexact
-  objective misleads it). The paper's exact rule was lost in extraction; this one keeps the
-  SVM error an order of magnitude below the outer optimality measure;
+  tenfold every third halving of a line search (a sign that the inexact objective misleads
+  it), and set to the floor when a search fails, before the point is declared stalled. The
+  paper's exact rule was lost in extraction; this one keeps the SVM error an order of
+  magnitude below the outer optimality measure;
 - warm starts of every inner solve from the last alpha;
 - kernel shrinking (our addition, LIBSVM's shrinking applied to kernels): a kernel at zero
   weight that the regulariser's ``screen`` flags (l1: quadratic term below 75% of the largest)
@@ -44,6 +45,7 @@ LAMBDA_MAX = 1e10
 ARMIJO_GAMMA = 1e-4
 INNER_TOL_START = 1e-1
 MAX_HALVINGS = 40
+FIRST_MOVE = 0.1  # bound on the first step's change of any weight
 FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
 
 
@@ -83,7 +85,8 @@ class _Evaluator:
         K = self.combination.kernel(d)
         qp = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol)
         self.n_solves += 1
-        return {"d": d, "K": K, "qp": qp, "T": self.regularizer.value(d) - qp.objective}
+        T = self.regularizer.value(d) - qp.objective
+        return {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
 
     def gradient(self, point, live=None):
         """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
@@ -247,10 +250,10 @@ def spg_gmkl(
         direction = d - _project_live(regularizer, d - step_len * grad, live)
         slope = float(grad[live] @ direction[live])
         if slope <= 0.0:  # no descent left at this inner precision
-            if eps <= floor:
+            if point["tol"] <= floor:
                 stop_reason = "stalled"
                 break
-            eps = max(floor, eps / 10.0)
+            eps = max(floor, min(eps, point["tol"]) / 10.0)
             point = evaluator.solve(d, point["qp"].alpha, eps)
             grad = evaluator.gradient(point, live)
             continue
@@ -262,11 +265,19 @@ def spg_gmkl(
                 accepted = trial
                 break
             s *= 0.5
-            if precision_tuning and halving == 3:
+            if precision_tuning and halving % 3 == 2:
                 eps = max(floor, eps / 10.0)
         if accepted is None:
-            stop_reason = "stalled"
-            break
+            if point["tol"] <= floor:
+                stop_reason = "stalled"
+                break
+            # the reference objective was computed at a looser inner tolerance than the trials:
+            # recompute it at the floor, so that the search compares like with like, and retry
+            eps = floor
+            point = evaluator.solve(d, point["qp"].alpha, eps)
+            grad = evaluator.gradient(point, live)
+            ref_value, ref_weight = point["T"], 1.0
+            continue
         predicted = s * slope - 0.5 * s * s * float(direction @ direction) / step_len
         actual = point["T"] - accepted["T"]
         new_grad = evaluator.gradient(accepted, live)
@@ -308,9 +319,15 @@ def _project_live(regularizer, v, live):
 
 
 def _initial_step(regularizer, d, grad):
-    """Birgin, Martinez and Raydan (SIAM J. Optim. 2000): 1 / ||P(d - grad) - d||_inf."""
-    norm = float(np.max(np.abs(regularizer.project(d - grad) - d)))
-    return float(np.clip(1.0 / norm, LAMBDA_MIN, LAMBDA_MAX)) if norm > 0 else 1.0
+    """First step length: the unprojected step moves no weight by more than ``FIRST_MOVE``.
+
+    Birgin, Martinez and Raydan's ``1 / ||P(d - grad) - d||_inf`` assumes a well-scaled
+    problem; MKL gradients are of the order of the SVM objective (1e4 at C = 100), and that
+    rule's first step lands on a vertex of the simplex, a poor start (measured: 4x more time
+    over the small benchmark sets).
+    """
+    norm = float(np.max(np.abs(grad)))
+    return float(np.clip(FIRST_MOVE / norm, LAMBDA_MIN, LAMBDA_MAX)) if norm > 0 else 1.0
 
 
 def _next_step(spectral, step_len, s, d_change, grad_change):

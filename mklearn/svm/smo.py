@@ -195,6 +195,10 @@ def _q_times(K, index, y, alpha):
     nz = np.flatnonzero(alpha)
     if nz.size == 0:
         return np.zeros_like(alpha)
+    if nz.size * 4 >= alpha.size:  # dense enough: one matrix-vector product, no gather
+        weights = np.zeros(K.shape[0])
+        np.add.at(weights, index[nz], y[nz] * alpha[nz])
+        return y * (K @ weights)[index]
     return y * (K[np.ix_(index, index[nz])] @ (y[nz] * alpha[nz]))
 
 
