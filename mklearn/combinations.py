@@ -46,3 +46,8 @@ class SumOfKernels:
         if kernels is None:
             kernels = np.arange(self.n_kernels)
         return quadratic_terms(self._km, v, np.flatnonzero(v), np.asarray(kernels, np.int64))
+
+    def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
+        """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
+        block = self._km[np.asarray(kernels)][:, np.asarray(rows), :]
+        return (block @ np.asarray(v, dtype=block.dtype)).astype(np.float64)

@@ -54,8 +54,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     max_iter : int >= 1
         Maximal number of outer iterations (per binary problem).
     solver_options : dict, optional
-        Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``
-        (bools), ``inner_tol`` and ``eta0`` (see :func:`mklearn.solvers.spg_gmkl`).
+        Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
+        ``second_order`` (bools), ``inner_tol`` and ``eta0`` (see
+        :func:`mklearn.solvers.spg_gmkl`).
     kernel_dtype : {"float64", "float32"}
         Precision of the base-kernel stack built from X (float32 halves its memory).
     random_state : int, RandomState or None

@@ -97,7 +97,12 @@ def test_pipeline_with_a_kernel_recipe():
 
 def test_solver_options_switch_off_the_spg_components(liver_stack):
     stack, y = liver_stack
-    options = {"spectral": False, "nonmonotone": False, "precision_tuning": False}
+    options = {
+        "spectral": False,
+        "nonmonotone": False,
+        "precision_tuning": False,
+        "second_order": False,
+    }
     pgd = MKLClassifier(
         kernels="precomputed", solver="spg", solver_options=options, C=10.0, tol=1e-5
     ).fit(stack, y)

@@ -79,3 +79,18 @@ def test_lp_reaches_the_optimum_with_an_honest_gap(problem, p, C):
     exact = _exact_objective(stack, y, C, d, r)
     assert exact == pytest.approx(optimum, rel=1e-4)
     assert exact - optimum <= model.duality_gap_ + 1e-6 * abs(optimum)  # reference precision
+
+
+def test_newton_phase_reaches_the_same_optimum(problem):
+    stack, y = problem
+    optimum = l1_mkl_optimum(stack, y, 100.0)
+    for second_order in (True, False):
+        model = MKLClassifier(
+            kernels="precomputed",
+            C=100.0,
+            tol=1e-6,
+            max_iter=3000,
+            solver_options={"second_order": second_order},
+        ).fit(stack, y)
+        assert model.objective_ == pytest.approx(optimum, rel=1e-4)
+        assert model.duality_gap_ <= 1e-6 * abs(model.objective_) * 1.0001

@@ -31,7 +31,12 @@ SOLVERS = {
         spg_gmkl,
         frozenset({"l1", "lp"}),
         frozenset({"sum"}),
-        defaults={"spectral": False, "nonmonotone": False, "precision_tuning": False},
+        defaults={
+            "spectral": False,
+            "nonmonotone": False,
+            "precision_tuning": False,
+            "second_order": False,
+        },
         description="projected gradient descent baseline with Armijo search",
     ),
 }
