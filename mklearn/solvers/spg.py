@@ -261,23 +261,18 @@ def spg_gmkl(
             break
         newton_wait -= 1
         if second_order and newton_wait <= 0 and rel_gap < 1e-2 and point["tol"] <= 1e-4:
-            newton_wait = NEWTON_COOLDOWN  # reset to 0 below when the step is accepted
-            newton_d = _newton_trial(evaluator, point, grad)
-            if newton_d is not None:
-                newton_d = _project_live(regularizer, newton_d, live)
-                decrease = float(grad[live] @ (d - newton_d)[live])
-                if decrease > 0:
-                    trial = evaluator.solve(newton_d, point["qp"].alpha, eps)
-                    if trial["T"] <= ref_value - ARMIJO_GAMMA * decrease:
-                        new_grad = evaluator.gradient(trial, live)
-                        step_len = _next_step(
-                            spectral, step_len, 1.0, (newton_d - d)[live], (new_grad - grad)[live]
-                        )
-                        ref_value, ref_weight = trial["T"], 1.0
-                        point, grad = trial, new_grad
-                        since_full += 1
-                        newton_wait = 0
-                        continue
+            accepted = _newton_step(evaluator, point, grad, live, eps, ref_value)
+            if accepted is None:
+                newton_wait = NEWTON_COOLDOWN
+            else:
+                new_grad = evaluator.gradient(accepted, live)
+                step_len = _next_step(
+                    spectral, step_len, 1.0, (accepted["d"] - d)[live], (new_grad - grad)[live]
+                )
+                ref_value, ref_weight = accepted["T"], 1.0
+                point, grad = accepted, new_grad
+                since_full += 1
+                continue
         direction = d - _project_live(regularizer, d - step_len * grad, live)
         slope = float(grad[live] @ direction[live])
         if slope <= 0.0:  # no descent left at this inner precision
@@ -386,6 +381,19 @@ def _newton_trial(evaluator, point, grad):
     trial = d.copy()
     trial[active] += step
     return trial
+
+
+def _newton_step(evaluator, point, grad, live, eps, ref_value):
+    """The solved Newton trial point if it passes the line-search test, else None."""
+    newton_d = _newton_trial(evaluator, point, grad)
+    if newton_d is None:
+        return None
+    newton_d = _project_live(evaluator.regularizer, newton_d, live)
+    decrease = float(grad[live] @ (point["d"] - newton_d)[live])
+    if decrease <= 0:
+        return None
+    trial = evaluator.solve(newton_d, point["qp"].alpha, eps)
+    return trial if trial["T"] <= ref_value - ARMIJO_GAMMA * decrease else None
 
 
 def _project_live(regularizer, v, live):
