@@ -388,8 +388,14 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
     newton_d = _newton_trial(evaluator, point, grad)
     if newton_d is None:
         return None
-    newton_d = _project_live(evaluator.regularizer, newton_d, live)
-    decrease = float(grad[live] @ (point["d"] - newton_d)[live])
+    d = point["d"]
+    step = newton_d - d
+    shrinking = step < 0
+    if shrinking.any():  # ratio test: stop where the first weight reaches zero
+        t = min(1.0, float(np.min(d[shrinking] / -step[shrinking])))
+        newton_d = np.maximum(d + t * step, 0.0)
+        newton_d /= newton_d.sum()
+    decrease = float(grad[live] @ (d - newton_d)[live])
     if decrease <= 0:
         return None
     trial = evaluator.solve(newton_d, point["qp"].alpha, eps)
