@@ -268,24 +268,14 @@ class _Report:
 
 
 def _predict(args) -> int:
-    from mklearn.persistence import load_model
+    from mklearn.persistence import atomic_write, load_model
 
     model = load_model(args.model)
     X, y = load_data_file(args.data, label_column=args.label_column)
     predictions = model.predict(X)
     if args.output:
-        import tempfile
-
-        directory = os.path.dirname(os.path.abspath(args.output))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".mklearn-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write("\n".join(str(p) for p in predictions) + "\n")
-            os.replace(tmp, args.output)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_write(args.output) as handle:
+            handle.write("\n".join(str(p) for p in predictions) + "\n")
     else:
         print("\n".join(str(p) for p in predictions))
     if y is not None and len(y) == len(predictions):

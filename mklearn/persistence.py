@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -75,12 +76,22 @@ def save_model(estimator, path) -> None:
         "scale": state["scale"],
         "trace_scales": state["trace_scales"],
     }
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+@contextmanager
+def atomic_write(path, mode="w"):
+    """Open a temporary file beside ``path``; rename it onto ``path`` only on success.
+
+    An interrupted or failing write leaves ``path`` as it was and no temporary file behind.
+    """
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     fd, tmp = tempfile.mkstemp(prefix=".mklearn-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
+        with os.fdopen(fd, mode) as handle:
+            yield handle
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
