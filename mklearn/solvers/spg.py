@@ -16,7 +16,7 @@ feasible set of the regulariser, using
   magnitude below the outer optimality measure;
 - warm starts of every inner solve from the last alpha;
 - kernel shrinking (our addition, LIBSVM's shrinking applied to kernels): a kernel at zero
-  weight that the regulariser's ``screen`` flags (l1: quadratic term below 75% of the largest)
+  weight that the regulariser's ``screen`` flags (l1: quadratic term below half the largest)
   is frozen, so most iterations combine and differentiate only the live kernels; every
   ``FULL_GRADIENT_EVERY`` iterations, and before any stop, the gradient over every kernel is
   computed, which re-screens and gives the exact certificate;
@@ -42,6 +42,7 @@ import time
 
 import numpy as np
 
+from mklearn._simplex import fista_simplex
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import svc_dual
 
@@ -53,6 +54,12 @@ MAX_HALVINGS = 40
 FIRST_MOVE = 0.1  # bound on the first step's change of any weight
 FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
 NEWTON_COOLDOWN = 10  # iterations without a Newton trial after one was rejected
+NEWTON_MAX_KERNELS = 200  # larger live sets skip the Newton trial
+NEWTON_MAX_FREE = 2000  # so do SVMs with more free support vectors
+NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
+NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
+NEWTON_GAP = 1.0  # relative gap below which Newton trials start
+NEWTON_INNER_TOL = 1e-4  # and the inner tolerance they need
 
 
 def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
@@ -260,7 +267,12 @@ def spg_gmkl(
             n_iter -= 1
             break
         newton_wait -= 1
-        if second_order and newton_wait <= 0 and rel_gap < 1e-2 and point["tol"] <= 1e-4:
+        if second_order and newton_wait <= 0 and rel_gap < NEWTON_GAP:
+            eps = min(eps, NEWTON_INNER_TOL)
+            if point["tol"] > eps:  # the Hessian needs the SVM's partition: solve more precisely
+                point = evaluator.solve(d, point["qp"].alpha, eps)
+                grad = evaluator.gradient(point, live)
+                ref_value = min(ref_value, point["T"])
             accepted = _newton_step(evaluator, point, grad, live, eps, ref_value)
             if accepted is None:
                 newton_wait = NEWTON_COOLDOWN
@@ -335,71 +347,66 @@ def spg_gmkl(
     )
 
 
-def _newton_trial(evaluator, point, grad):
-    """Newton step on the face of the active kernels (l1 simplex), or None.
+def _newton_trial(evaluator, point, grad, live):
+    """Minimiser of the quadratic model of W over the simplex face of the live kernels, or None.
 
     With the SVM partition fixed, ``d alpha_F / d d_j`` solves
     ``[[Q_FF, y_F], [y_F', 0]] [dalpha_F; db] = [-(H_j alpha)_F; 0]``, which gives the Hessian
-    ``d2W / dd_k dd_j = (H_k alpha)_F' dalpha_F^(j)`` (Chapelle and Rakotomamonjy, 2008).
-    The step solves the equality-constrained quadratic model on ``sum_k d_k = 1``.
+    ``d2W / dd_k dd_j = (H_k alpha)_F' dalpha_F^(j)`` (Chapelle and Rakotomamonjy, 2008). The
+    model ``grad' s + s' H s / 2`` is minimised over ``{d + s in simplex, s_k = 0 off live}``
+    by truncated FISTA: a damped projected Newton step, in which kernels may enter.
     """
     d = point["d"]
-    active = np.flatnonzero(d > 0)
+    kernels = np.flatnonzero(live)
     alpha, y, cost = point["qp"].alpha, evaluator.y, evaluator.cost
     margin = 1e-8 * cost
     free = np.flatnonzero((alpha > margin) & (alpha < cost - margin))
-    if active.size < 2 or free.size == 0:
+    if kernels.size < 2 or kernels.size > NEWTON_MAX_KERNELS or free.size == 0:
+        return None
+    if free.size > NEWTON_MAX_FREE:
         return None
     v = alpha * y
-    h = y[free] * evaluator.combination.kernel_rows_times(active, free, v)  # (|A|, f)
-    K_ff = point["K"][np.ix_(free, free)]
+    h = y[free] * evaluator.combination.kernel_rows_times(kernels, free, v)  # (|L|, f)
     y_f = y[free]
     f = free.size
     M = np.zeros((f + 1, f + 1))
-    M[:f, :f] = y_f[:, None] * K_ff * y_f[None, :]
+    M[:f, :f] = y_f[:, None] * point["K"][np.ix_(free, free)] * y_f[None, :]
     M[:f, f] = y_f
     M[f, :f] = y_f
-    R = np.zeros((f + 1, active.size))
-    R[:f] = -h.T
     M[:f, :f] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300) * np.eye(f)
+    R = np.zeros((f + 1, kernels.size))
+    R[:f] = -h.T
     try:
-        sens = np.linalg.solve(M, R)[:f]  # dalpha_F / dd_j, one column per active kernel
+        sens = np.linalg.solve(M, R)[:f]  # dalpha_F / dd_j, one column per live kernel
     except np.linalg.LinAlgError:
         return None
     hessian = -(h @ sens)
     hessian = 0.5 * (hessian + hessian.T)
-    a = active.size
-    kkt = np.zeros((a + 1, a + 1))
-    kkt[:a, :a] = hessian + 1e-10 * np.trace(hessian) / a * np.eye(a)
-    kkt[:a, a] = 1.0
-    kkt[a, :a] = 1.0
-    rhs = np.concatenate([-grad[active], [0.0]])
-    try:
-        step = np.linalg.solve(kkt, rhs)[:a]
-    except np.linalg.LinAlgError:
+    curvature = float(np.linalg.eigvalsh(hessian)[-1])
+    if not curvature > 0.0:
         return None
-    trial = d.copy()
-    trial[active] += step
-    return trial
+    return fista_simplex(d[kernels], grad[kernels], np.ascontiguousarray(hessian), 1 / curvature)
 
 
 def _newton_step(evaluator, point, grad, live, eps, ref_value):
-    """The solved Newton trial point if it passes the line-search test, else None."""
-    newton_d = _newton_trial(evaluator, point, grad)
-    if newton_d is None:
+    """The Newton trial point, damped by halving towards ``d`` (``NEWTON_HALVINGS`` times) until
+    it passes the line-search test; None if it never does."""
+    x = _newton_trial(evaluator, point, grad, live)
+    if x is None:
         return None
     d = point["d"]
-    step = newton_d - d
-    shrinking = step < 0
-    if shrinking.any():  # ratio test: stop where the first weight reaches zero
-        t = min(1.0, float(np.min(d[shrinking] / -step[shrinking])))
-        newton_d = np.maximum(d + t * step, 0.0)
-        newton_d /= newton_d.sum()
-    decrease = float(grad[live] @ (d - newton_d)[live])
-    if decrease <= 0:
-        return None
-    trial = evaluator.solve(newton_d, point["qp"].alpha, eps)
-    return trial if trial["T"] <= ref_value - ARMIJO_GAMMA * decrease else None
+    step = x - d[live]  # NaN gradients off the live kernels: never touched
+    for _ in range(NEWTON_HALVINGS + 1):
+        decrease = -float(grad[live] @ step)
+        if decrease <= 0 or np.max(np.abs(step)) <= NEWTON_MIN_MOVE:
+            return None
+        trial_d = d.copy()
+        trial_d[live] = np.maximum(d[live] + step, 0.0)
+        trial = evaluator.solve(trial_d, point["qp"].alpha, eps)
+        if trial["T"] <= ref_value - ARMIJO_GAMMA * decrease:
+            return trial
+        step *= 0.5
+    return None
 
 
 def _project_live(regularizer, v, live):
