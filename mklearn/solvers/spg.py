@@ -20,11 +20,13 @@ feasible set of the regulariser, using
   is frozen, so most iterations combine and differentiate only the live kernels; every
   ``FULL_GRADIENT_EVERY`` iterations, and before any stop, the gradient over every kernel is
   computed, which re-screens and gives the exact certificate;
-- a Newton step on the face of the active kernels near the optimum (our addition, l1 only):
-  the Hessian of W from the SVM's sensitivity on its free support vectors (as in HessianMKL,
-  Chapelle and Rakotomamonjy, NIPS workshop 2008), tried before the SPG step and kept only if
-  it passes the same non-monotone test; after a rejected trial none is tried for
-  ``NEWTON_COOLDOWN`` iterations.
+- a projected Newton step over the live kernels (our addition, l1 only): the Hessian of W
+  from the SVM's sensitivity on its free support vectors (as in HessianMKL, Chapelle and
+  Rakotomamonjy, NIPS workshop 2008), its quadratic model minimised on the simplex by
+  truncated FISTA (which damps the step along directions of tiny curvature), with the inner
+  SVM first solved to ``NEWTON_INNER_TOL``; the step is halved up to ``NEWTON_HALVINGS`` times
+  until it passes the non-monotone test, else none is tried for ``NEWTON_COOLDOWN``
+  iterations and the SPG step is taken.
 
 Each switch can be turned off; all off gives the PGD baseline (Armijo search, eta = 0,
 steepest-descent step that starts each search from twice the last accepted step, fixed inner
@@ -202,8 +204,8 @@ def spg_gmkl(
     callback : callable, optional
         Called as ``callback(record)`` after each outer iteration with the history record.
     second_order : bool
-        Near the optimum (relative gap < 1e-2), try a Newton step on the face of the active
-        kernels before the SPG step (l1 regulariser on sums of kernels only; ignored otherwise).
+        Try a projected Newton step over the live kernels before each SPG step (l1
+        regulariser on sums of kernels only; ignored otherwise).
 
     Returns
     -------
