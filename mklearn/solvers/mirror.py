@@ -1,0 +1,376 @@
+"""(l_inf, l_1) mixed-norm MKL over groups of kernels, by mirror descent.
+
+Nath, Dinesh, Raman, Bhattacharyya, Ben-Tal and Ramakrishnan, "On the Algorithmics and
+Applications of a Mixed-norm based Kernel Learning Formulation", NIPS 2009; restated in
+ALGORITHMS.md section 4. Kernels ``K_jk`` come in ``G`` groups; the primal (P-1) is
+
+    min 1/2 (max_j sum_k ||w_jk||)^2 + C sum_i xi_i,
+
+and its dual (P-4) is ``min_{gamma} max_{alpha in A, lambda in simplex(G)} L`` with
+
+    L(gamma, alpha, lambda) = 1'alpha - 1/2 sum_j (1/lambda_j) sum_k gamma_jk alpha' Q_jk alpha,
+
+``gamma_j`` on the simplex of group j, ``Q_jk = Y K_jk Y``. For fixed ``gamma`` the inner
+maximum ``f(gamma)`` is convex in ``gamma``; it is found by alternating the SVM in ``alpha``
+(kernel ``sum_jk (gamma_jk / lambda_j) K_jk``, SMO warm-started) with ``lambda`` in closed form,
+``lambda_j = sqrt(W_j) / sum_l sqrt(W_l)``, ``W_j = sum_k gamma_jk alpha' Q_jk alpha`` (block
+ascent on a smooth concave function; one SVM when ``G = 1``). ``f`` is minimised by mirror
+descent over the product of simplices with the weighted entropy
+``psi(gamma) = sum_j delta_j sum_k gamma_jk log gamma_jk``: the update is multiplicative,
+``gamma_jk <- gamma_jk exp(-s grad_jk / delta_j) / Z_j`` with the Danskin gradient
+``grad_jk = -alpha' Q_jk alpha / (2 lambda_j)``.
+
+Our derivation of the paper's Result 1 (its equations were lost in the text we have): with
+``delta_j = 1 / sqrt(log n_j)`` the entropy is ``sigma = 1 / sum_j sqrt(log n_j)``-strongly
+convex in the l1 norm on the product of simplices (Cauchy-Schwarz) and its range is
+``Omega = sum_j sqrt(log n_j)``; this choice of delta minimises ``Omega / sigma`` and gives
+``sigma Omega = 1``. The mirror-descent theorem (Beck and Teboulle, Oper. Res. Lett. 31, 2003,
+Thm. 4.2) with steps ``s_t = sqrt(2 sigma Omega) / (L sqrt(t))`` bounds the best value after t
+steps by ``f* + L sqrt(2) sum_j sqrt(log n_j) / sqrt(t)``, L the l_inf bound of the gradient:
+iterations grow with ``log n_j``, not with the number of kernels. ``step="paper"`` uses that
+rule (L estimated by the largest gradient seen). It needs ``O(1/eps^2)`` iterations, too many
+for tight tolerances, so the default ``step="armijo"`` takes the same multiplicative step with
+a backtracking (Armijo) search on ``f`` and doubles the step after each accepted one.
+
+Certificate (our derivation). Lower bound: for any feasible alpha,
+``D(alpha) = 1'alpha - 1/2 (sum_j sqrt(max_k alpha' Q_jk alpha))^2`` (the SOCP form of the dual,
+ALGORITHMS.md section 4) is at most the optimum; it is evaluated at the best rescaling
+``t alpha`` (``t <= C / max alpha`` keeps the box). Upper bound: ``w_jk = d_jk sum_i alpha_i y_i
+phi_jk(x_i)`` with ``d_jk = gamma_jk / lambda_j`` is feasible in (P-1) with the best bias and the
+hinge slacks, so ``1/2 (max_j sum_k d_jk sqrt(alpha' Q_jk alpha))^2 + sum_i C_i xi_i`` is at least
+the optimum; it equals ``D(alpha)`` at the saddle point. Both hold whatever the inner SVM's
+precision, so the gap is a proof. ``objective`` is this primal value of the returned model.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mklearn.groups import KernelGroups, check_groups
+from mklearn.solvers.result import MKLResult
+from mklearn.solvers.spg import best_hinge_bias
+from mklearn.svm import svc_dual
+
+INNER_TOL_START = 1e-1
+ARMIJO_C = 1e-4
+STEP_GROWTH = 2.0
+MAX_HALVINGS = 30
+MAX_INEXACT_HALVINGS = 10  # halvings before a loosely solved point is re-solved tightly
+LAMBDA_TOL_MAX = 1e-2
+LAMBDA_FLOOR = 1e-6  # smallest group weight lambda_j (largest kernel weight 1e6 / n_groups)
+NONMONOTONE_MEMORY = 10  # reference value: the largest of the last 10 accepted (Grippo et al.)
+MAX_LAMBDA_SWEEPS = 100  # SVM / lambda alternations per evaluation of f(gamma)
+LOG_WEIGHT_FLOOR = -40.0  # log gamma_jk - max_k log gamma_jk is kept above this
+WEIGHT_CUTOFF = 1e-12  # kernels with gamma_jk below this are left out of the combined kernel
+STEP_RULES = ("armijo", "paper")
+
+
+class _Problem:
+    """Evaluations of ``f(gamma)`` (alternating SVM and lambda), with a running SVM count."""
+
+    def __init__(self, combination, y, cost, groups: KernelGroups, regularizer):
+        self.combination = combination
+        self.y = y
+        self.cost = cost
+        self.groups = groups
+        self.regularizer = regularizer
+        self.n_solves = 0
+        self.exact_lambda = False
+
+    def evaluate(self, theta, lam, alpha0, eps):
+        """Solve ``max_{alpha, lambda} L(gamma(theta), alpha, lambda)`` from a warm start.
+
+        The alternation stops when lambda moves by less than ``min(sqrt(eps), 0.01)``
+        (relative; the value error is of second order in lambda's), or ``eps`` once
+        ``exact_lambda`` is set.
+        """
+        groups = self.groups
+        lam_tol = max(eps if self.exact_lambda else min(np.sqrt(eps), LAMBDA_TOL_MAX), 1e-9)
+        gamma = groups.normalize_log(theta)
+        used = np.where(gamma >= WEIGHT_CUTOFF, gamma, 0.0)
+        for _ in range(MAX_LAMBDA_SWEEPS):
+            d = used / lam[groups.codes]
+            K = self.combination.kernel(d)
+            qp = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps)
+            self.n_solves += 1
+            g = self.combination.kernel_gradient(d, qp.alpha * self.y)
+            W = groups.sum(used * g)
+            new_lam = _closed_form_lambda(W, lam)
+            converged = np.max(np.abs(new_lam - lam) / lam) <= lam_tol
+            if groups.n_groups == 1 or converged:
+                break
+            lam, alpha0 = new_lam, qp.alpha
+        # 1'alpha - 1/2 sum_j W_j / lambda_j at the closed-form lambda: F_gamma(alpha) <= f(gamma)
+        value = float(qp.alpha.sum()) - 0.5 * float(np.sum(np.maximum(W, 0.0) / new_lam))
+        return {
+            "theta": theta,
+            "gamma": gamma,
+            "d": d,
+            "K": K,
+            "qp": qp,
+            "g": g,
+            "lam": new_lam,
+            "value": value,
+            "grad": -g / (2.0 * new_lam[groups.codes]),
+            "tol": eps,
+        }
+
+    def bounds(self, point):
+        """(upper bound, lower bound) on the optimum from ``point``; stores the bias."""
+        alpha, g, d = point["qp"].alpha, point["g"], point["d"]
+        v = alpha * self.y
+        f = point["K"] @ v
+        bias = best_hinge_bias(f, self.y, self.cost)
+        hinge = np.maximum(0.0, 1.0 - self.y * (f + bias))
+        root_g = np.sqrt(np.maximum(g, 0.0))
+        norm = float(np.max(self.groups.sum(d * root_g)))
+        point["bias"] = bias
+        upper = 0.5 * norm**2 + float(self.cost @ hinge)
+        return upper, self._dual_bound(alpha, g)
+
+    def _dual_bound(self, alpha, g):
+        """``max_t D(t alpha)`` over ``0 < t <= min_i C_i / alpha_i``."""
+        total = float(alpha.sum())
+        penalty = 2.0 * self.regularizer.conjugate(0.5 * g)  # (sum_j sqrt(max_k g_jk))^2
+        positive = alpha > 0
+        if total <= 0.0 or not positive.any():
+            return 0.0
+        t_max = float(np.min(self.cost[positive] / alpha[positive]))
+        t = t_max if penalty <= 0.0 else min(total / penalty, t_max)
+        return t * total - 0.5 * t * t * penalty
+
+
+def _closed_form_lambda(W, lam):
+    """``lambda_j = sqrt(W_j) / sum_l sqrt(W_l)``, floored at ``LAMBDA_FLOOR`` (kept as
+    ``lam`` when every W_j is 0).
+
+    A group whose kernels cannot lower the hinge loss stays below the maximum of (P-1) and has
+    ``lambda_j = 0`` at the optimum, i.e. infinite kernel weight; the floor keeps the inner SVM
+    well conditioned. The certificate does not depend on lambda, so it shows any loss."""
+    root = np.sqrt(np.maximum(W, 0.0))
+    total = root.sum()
+    if total <= 0.0:
+        return lam
+    floored = np.maximum(root / total, LAMBDA_FLOOR)
+    return floored / floored.sum()
+
+
+class _Certificate:
+    """Best upper bound (with its point) and best lower bound seen so far."""
+
+    def __init__(self):
+        self.upper, self.lower, self.point = np.inf, -np.inf, None
+
+    def update(self, point, upper, lower):
+        if upper < self.upper:
+            self.upper, self.point = upper, point
+        self.lower = max(self.lower, lower)
+
+    @property
+    def gap(self):
+        return max(self.upper - self.lower, 0.0)
+
+    @property
+    def relative_gap(self):
+        return self.gap / max(abs(self.upper), 1e-12)
+
+
+def _resolve_groups(groups, regularizer, n_kernels) -> KernelGroups:
+    if groups is None:
+        groups = getattr(regularizer, "groups", None)
+    if groups is None:
+        return KernelGroups.single(n_kernels)
+    if not isinstance(groups, KernelGroups):
+        groups = check_groups(groups, n_kernels)
+    if groups.n_kernels != n_kernels:
+        raise ValueError(
+            f"groups cover {groups.n_kernels} kernels but there are {n_kernels} base kernels"
+        )
+    if regularizer.name == "l1" and groups.n_groups > 1:
+        raise ValueError(
+            f"regularizer 'l1' puts every kernel in one group, but groups has "
+            f"{groups.n_groups} groups; use regularizer='group' for group MKL"
+        )
+    return groups
+
+
+def mirror_descent(
+    combination,
+    y,
+    C,
+    regularizer,
+    *,
+    tol=1e-3,
+    max_iter=500,
+    callback=None,
+    groups=None,
+    step="armijo",
+    inner_tol=1e-6,
+    precision_tuning=True,
+) -> MKLResult:
+    """Solve (l_inf, l_1) mixed-norm MKL (or l1-MKL, one group) by mirror descent.
+
+    Parameters
+    ----------
+    combination : SumOfKernels
+        The base kernels: ``kernel(d)`` gives ``sum_k d_k K_k`` (n, n) and
+        ``kernel_gradient(d, v)`` the ``m`` quadratic terms ``v' K_k v``.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        SVM cost (per sample allowed).
+    regularizer : L1Simplex or MixedNorm
+        "l1" (one group) or "group"; its ``conjugate`` gives the dual bound.
+    tol : float
+        Stop when the relative duality gap ``(U - L) / |U|`` is below ``tol``.
+    max_iter : int
+        Maximal number of mirror-descent steps.
+    callback : callable, optional
+        Called with each iteration's history record.
+    groups : array-like of shape (m,), list of lists, or KernelGroups, optional
+        Group of each kernel (see :func:`mklearn.groups.check_groups`); default: the
+        regulariser's groups, or one group.
+    step : {"armijo", "paper"}
+        "armijo": multiplicative step with a backtracking search and step doubling;
+        "paper": the step sizes of the paper's Result 1, no search (slow, for comparison).
+    inner_tol : float
+        Floor of the SMO tolerance (capped at ``tol / 100``); also the fixed tolerance when
+        ``precision_tuning`` is off.
+    precision_tuning : bool
+        Start the SMO tolerance at 0.1 and tighten it to ``0.1 * relative gap`` as the gap
+        shrinks (the schedule of :func:`mklearn.solvers.spg_gmkl`).
+
+    Returns
+    -------
+    MKLResult
+        ``kernel_weights`` are the effective weights ``d_jk = gamma_jk / lambda_j`` (an SVM
+        with kernel ``sum d_jk K_jk`` and cost C reproduces the model; per group they sum to
+        ``1 / lambda_j``); ``objective`` is the primal value (P-1) of the returned model and
+        ``duality_gap`` an upper bound on its distance to the optimum.
+
+    Raises
+    ------
+    ValueError
+        If ``step`` is unknown or ``groups`` is invalid for the kernels (wrong length, an empty
+        group) or has several groups with the "l1" regulariser.
+    """
+    if step not in STEP_RULES:
+        raise ValueError(f"unknown step rule {step!r}; choose one of {STEP_RULES}")
+    start = time.perf_counter()
+    y = np.asarray(y, dtype=np.float64)
+    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
+    n_kernels = combination.n_kernels
+    groups = _resolve_groups(groups, regularizer, n_kernels)
+    problem = _Problem(combination, y, cost, groups, regularizer)
+    # entropy weights delta_j = 1 / sqrt(log n_j): the step of group j is scaled by 1 / delta_j
+    scale = np.sqrt(np.log(groups.sizes))[groups.codes]
+    floor = min(inner_tol, tol / 100.0)
+    eps = INNER_TOL_START if precision_tuning else floor
+
+    theta = np.zeros(n_kernels)
+    lam = np.full(groups.n_groups, 1.0 / groups.n_groups)
+    point = problem.evaluate(theta, lam, None, eps)
+    recent = [point["value"]]
+    certificate = _Certificate()
+    s = None
+    lipschitz = 0.0
+    history, converged, stop_reason, n_iter = [], False, "max_iter", 0
+
+    for n_iter in range(1, max_iter + 1):
+        certificate.update(point, *problem.bounds(point))
+        rel_gap = certificate.relative_gap
+        if precision_tuning:
+            eps = min(eps, max(floor, 0.1 * rel_gap))
+        record = {
+            "iteration": n_iter - 1,
+            "objective": certificate.upper,
+            "gap": rel_gap,
+            "inner_tol": eps,
+            "step": s if s is not None else np.nan,
+            "n_svm_solves": problem.n_solves,
+            "time": time.perf_counter() - start,
+        }
+        history.append(record)
+        if callback is not None:
+            callback(record)
+        if rel_gap <= tol:
+            converged, stop_reason = True, "converged"
+            n_iter -= 1
+            break
+        direction = scale * point["grad"]
+        if step == "paper":
+            lipschitz = max(lipschitz, float(np.max(np.abs(point["grad"]))))
+            s = np.sqrt(2.0) / (max(lipschitz, 1e-300) * np.sqrt(n_iter))
+            trial_theta = _clip_log(groups, point["theta"] - s * direction)
+            point = problem.evaluate(trial_theta, point["lam"], point["qp"].alpha, eps)
+            continue
+        if s is None:
+            spread = groups.max(direction) + groups.max(-direction)
+            s = 1.0 / max(float(np.max(spread)), 1e-300)
+        reference = max(recent)
+        accepted = None
+        exact = point["tol"] <= floor and problem.exact_lambda
+        for _ in range(MAX_HALVINGS if exact else MAX_INEXACT_HALVINGS):
+            trial_theta = _clip_log(groups, point["theta"] - s * direction)
+            decrease = float(point["grad"] @ (groups.normalize_log(trial_theta) - point["gamma"]))
+            if decrease >= 0.0:  # the step is too small to move any weight
+                break
+            trial = problem.evaluate(trial_theta, point["lam"], point["qp"].alpha, eps)
+            if trial["value"] <= reference + ARMIJO_C * decrease:
+                accepted = trial
+                break
+            s *= 0.5
+        if accepted is None:
+            if exact:
+                stop_reason = "stalled"
+                break
+            # inexact SVMs or lambdas mislead the search: re-solve the current point tightly
+            eps, problem.exact_lambda, s = floor, True, None
+            point = problem.evaluate(point["theta"], point["lam"], point["qp"].alpha, eps)
+            recent = [point["value"]]
+            continue
+        s = _spectral_step(groups, scale, point, accepted, s)
+        point = accepted
+        recent = (recent + [point["value"]])[-NONMONOTONE_MEMORY:]
+
+    certificate.update(point, *problem.bounds(point))  # the last step's point, if uncertified
+    best = certificate.point
+    return MKLResult(
+        kernel_weights=best["d"],
+        alpha=best["qp"].alpha,
+        intercept=best["bias"],
+        objective=certificate.upper,
+        duality_gap=certificate.gap,
+        n_iter=n_iter,
+        n_svm_solves=problem.n_solves,
+        converged=converged,
+        history=history,
+        stop_reason=stop_reason,
+    )
+
+
+def _spectral_step(groups, scale, old, new, s):
+    """Barzilai-Borwein step in the entropy geometry, ``<dgamma, dlog gamma>_delta /
+    <dgamma, dgrad>`` (the local metric of the entropy is ``diag(delta_j / gamma)``); twice
+    the last step when the curvature estimate is not positive."""
+    d_gamma = new["gamma"] - old["gamma"]
+    d_log = _log_weights(groups, new["theta"]) - _log_weights(groups, old["theta"])
+    movable = scale > 0
+    sy = float(d_gamma[movable] @ (d_log[movable] / scale[movable]))
+    sz = float(d_gamma @ (new["grad"] - old["grad"]))
+    if sz <= 0.0 or sy <= 0.0:
+        return STEP_GROWTH * s
+    return sy / sz
+
+
+def _log_weights(groups, theta):
+    """``log gamma`` from the shifted log-weights ``theta`` (group maximum 0)."""
+    return theta - np.log(groups.sum(np.exp(theta)))[groups.codes]
+
+
+def _clip_log(groups, theta):
+    """Shift each group's log-weights to a maximum of 0 and floor them at LOG_WEIGHT_FLOOR."""
+    shifted = theta - groups.max(theta)[groups.codes]
+    return np.maximum(shifted, LOG_WEIGHT_FLOOR)
