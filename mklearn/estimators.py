@@ -15,9 +15,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mklearn.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, resolve_kernels
+from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, get_solver
 from mklearn.validation import check_kernel_stack, check_test_stack
+from mklearn.views import Views, is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 
@@ -34,19 +36,36 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         The base kernels. "simple_mkl" is the 13(D+1) family of SimpleMKL (standardised
         features, 10 RBF widths and 3 polynomial degrees on all features and on each feature,
-        unit-trace normalised). With "precomputed", ``fit`` takes a stack of shape
+        unit-trace normalised); "mwumkl" the 12 D family of MWUMKL
+        (:func:`mklearn.kernels.mwumkl_kernels`; features used as given: scale them to [0, 1]
+        first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
         ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``predict`` takes
         ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation).
-    solver : {"spg", "pgd"}
+    solver : {"spg", "pgd", "smo", "mirror", "mwu"}
         "spg": SPG-GMKL (spectral step, non-monotone line search, inner precision tuning);
-        "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance.
-    regularizer : {"l1", "lp"}
+        "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
+        "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
+        SMO directly, kernel rows computed on demand from X (no stack; ``cache_size``);
+        ``max_iter`` caps its duality-gap checks (each after at most n SMO steps) and
+        ``n_iter_`` counts SMO steps (see :func:`mklearn.solvers.smo_mkl`);
+        "mirror": mirror descent over the product of simplices (Nath et al., NIPS 2009), for
+        "group" and "l1" (options ``step``, ``inner_tol``, ``precision_tuning``; see
+        :func:`mklearn.solvers.mirror_descent`);
+        "mwu": MWUMKL (Moeller et al., AISTATS 2014), l1 only, no SVM calls: kernel columns are
+        computed on demand from X (no stack; ``cache_size``), a fixed number of iterations set by
+        ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
+        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``).
+    regularizer : {"l1", "lp", "kl", "group"}
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
-        ``d >= 0`` (the SMO-MKL form).
+        ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
+        the generalised KL divergence to the uniform prior ``d0 = 1/m`` (needs
+        ``solver="smo"``); "group": the (l_inf, l_1) mixed norm over ``groups``
+        (Nath et al., NIPS 2009): every group is used, kernels within a group are selected
+        sparsely; needs ``solver="mirror"``.
     p : float > 1
         Norm of the "lp" regulariser.
     lam : float > 0
-        Weight of the "lp" regulariser.
+        Weight of the "lp" and "kl" regularisers.
     C : float > 0
         SVM cost.
     tol : float > 0
@@ -64,6 +83,19 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         model selection share one signature.
     verbose : int
         If > 0, show a progress bar with the objective and the duality gap.
+    cache_size : float > 0
+        Megabytes of kernel rows kept in memory by the solvers that compute kernel columns on
+        demand instead of building the stack (LIBSVM's ``-m``); other solvers ignore it.
+    groups : None, "view", "features", array-like of shape (n_kernels,) or list of lists
+        Group of each base kernel, for ``regularizer="group"`` and for ``group_weights_``.
+        "view": one group per view of multi-view input (the default for such input);
+        "features": one group per feature block (kernels on the same columns; the default of
+        "group" for single-matrix input); or one label per kernel, or a partition of the kernel
+        indices (see :func:`mklearn.groups.check_groups`).
+
+    Multi-view input: ``fit`` and ``predict`` also take a list or dict of 2-D arrays (views of
+    the same samples, e.g. feature descriptors); ``kernels`` is applied to each view (a dict
+    gives each view its own kernels) and the kernels are named ``view 'name': ...``.
 
     Attributes
     ----------
@@ -87,7 +119,17 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     n_svm_solves_ : int or ndarray of shape (n_classes,)
         Inner SVM solves.
     kernel_names_ : list of str
-        Readable names of the base kernels.
+        Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
+    groups_ : KernelGroups or None
+        The kernel groups (None when ``groups`` is None and the input has one view).
+    group_names_ : list of str
+        Name of each group (only with groups).
+    group_weights_ : ndarray of shape (n_groups,) or (n_classes, n_groups)
+        Share of the kernel weight in each group, ``sum_{k in j} d_k / sum_k d_k`` (only with
+        groups). For "group" MKL the group sums are ``1 / lambda_j``, lambda the group weights
+        of the paper's dual.
+    views_ : Views or None
+        Names and column counts of the views of multi-view input.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     kernel_time_, solve_time_ : float
@@ -103,7 +145,7 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
         "solver": [StrOptions(set(SOLVERS))],
-        "regularizer": [StrOptions({"l1", "lp"})],
+        "regularizer": [StrOptions({"l1", "lp", "kl", "group"})],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -113,6 +155,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "groups": [None, StrOptions({"view", "features"}), "array-like"],
     }
 
     def __init__(
@@ -130,6 +174,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         kernel_dtype="float64",
         random_state=None,
         verbose=0,
+        cache_size=200.0,
+        groups=None,
     ):
         self.kernels = kernels
         self.solver = solver
@@ -143,6 +189,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.kernel_dtype = kernel_dtype
         self.random_state = random_state
         self.verbose = verbose
+        self.cache_size = cache_size
+        self.groups = groups
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -176,7 +224,8 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             )
         info = get_solver(self.solver, self.regularizer)
         start = time.perf_counter()
-        stack, y = self._training_stack(X, y)
+        columns = info.input == "columns"
+        stack, y = self._training_stack(X, y, columns=columns)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -185,9 +234,14 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
-        combination = SumOfKernels(stack)
+        combination = stack if columns else SumOfKernels(stack)
         options = {**info.defaults, **(self.solver_options or {})}
-        regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
+        if columns:
+            options.setdefault("cache_size", float(self.cache_size))
+        self.groups_ = self._kernel_groups()
+        regularizer = make_regularizer(
+            self.regularizer, p=self.p, lam=self.lam, groups=self.groups_
+        )
 
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         start = time.perf_counter()
@@ -209,24 +263,37 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
                 warnings.warn(_convergence_message(self, result), ConvergenceWarning, stacklevel=2)
             results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
-        self._store(results, stack.shape[2])
+        self._store(results, len(self.kernel_names_))
         return self
 
-    def _training_stack(self, X, y):
+    def _training_stack(self, X, y, columns=False):
+        """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
         if self._precomputed:
             stack, y = check_kernel_stack(X, y)
             self.n_train_ = stack.shape[0]
             self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
             self.bank_ = None
-            return stack, y
+            self.views_ = None
+            return (StackColumns(stack) if columns else stack), y
+        self.views_ = None
+        if is_views(X):
+            self.views_, X = Views.from_fit(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
-        specs, standardize = resolve_kernels(self.kernels, X)
+        if self.views_ is not None:
+            specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
+        else:
+            (specs, standardize), names = resolve_kernels(self.kernels, X), None
         self.bank_ = KernelBank(
             specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
         )
+        if columns:
+            self.bank_.fit(X)
+            self.n_train_ = X.shape[0]
+            self.kernel_names_ = names or list(self.bank_.kernel_names)
+            return KernelColumns(self.bank_), y
         stack = self.bank_.fit_transform(X)
         self.n_train_ = X.shape[0]
-        self.kernel_names_ = list(self.bank_.kernel_names)
+        self.kernel_names_ = names or list(self.bank_.kernel_names)
         return stack, y
 
     def _store(self, results, n_kernels):
@@ -249,6 +316,32 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
             self.history_ = self.history_[0]
         self.kernel_weights_ = weights
+        if self.groups_ is not None:
+            self.group_names_ = list(self.groups_.names)
+            sums = np.array([self.groups_.sum(w) for w in np.atleast_2d(weights)])
+            shares = sums / np.maximum(sums.sum(axis=1, keepdims=True), 1e-300)
+            self.group_weights_ = shares[0] if len(results) == 1 else shares
+        else:
+            for name in ("group_names_", "group_weights_"):
+                self.__dict__.pop(name, None)
+
+    def _kernel_groups(self):
+        """The validated kernel groups (None without groups); ValueError for bad groups."""
+        groups = self.groups
+        if groups is None and self.regularizer == "group" and self.views_ is None:
+            if self._precomputed:
+                raise ValueError(
+                    "regularizer='group' with kernels='precomputed' needs groups=: one group "
+                    "label per kernel"
+                )
+            groups = "features"
+        return resolve_groups(
+            groups,
+            len(self.kernel_names_),
+            views=self.views_,
+            view_codes=getattr(self, "_view_codes", None),
+            specs=None if self.bank_ is None else list(self.bank_.specs),
+        )
 
     # -------------------------------------------------------------- predict
     def decision_function(self, X):
@@ -278,6 +371,9 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         if self._precomputed:
             stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
             return stack[:, self.support_][:, :, active]
+        views = getattr(self, "views_", None)  # models read by load_model have no views
+        if views is not None:
+            X = views.concatenate(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.bank_.transform(X, rows=self.support_, kernel_indices=active)
 

@@ -131,15 +131,69 @@ def _pnorm(v: np.ndarray, p: float) -> float:
     return scale * float(np.sum((np.abs(v) / scale) ** p)) ** (1.0 / p)
 
 
+class KLDivergence:
+    """Generalised KL divergence to a prior d0,
+    ``r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``.
+
+    The SMO-MKL paper's extension (Vishwanathan et al., NIPS 2010, section 5; ALGORITHMS.md
+    section 2). Conjugate on ``d >= 0``: ``r*(z) = lam sum_k d0_k (exp(z_k / lam) - 1)``, so the
+    MKL dual is ``1'alpha - lam sum_k d0_k (exp(g_k / (2 lam)) - 1)`` and the weights are
+    ``d_k = d0_k exp(g_k / (2 lam))``: every kernel keeps a positive weight.
+
+    Parameters
+    ----------
+    lam : float > 0
+        Weight of the divergence.
+    prior : ndarray of shape (m,), optional
+        Prior weights ``d0 > 0``; default uniform ``1 / m``.
+    """
+
+    name = "kl"
+
+    def __init__(self, lam: float, prior=None):
+        self.lam = float(lam)
+        self.prior = prior
+
+    def prior_for(self, n_kernels: int) -> np.ndarray:
+        """The prior as an array of shape (n_kernels,); ValueError if it does not fit."""
+        if self.prior is None:
+            return np.full(n_kernels, 1.0 / n_kernels)
+        prior = np.asarray(self.prior, dtype=np.float64).ravel()
+        if prior.shape != (n_kernels,):
+            raise ValueError(
+                f"the KL prior has {prior.size} weights but there are {n_kernels} kernels; "
+                "give one positive weight per kernel"
+            )
+        if not np.all(np.isfinite(prior)) or np.any(prior <= 0):
+            raise ValueError("the KL prior weights must be finite and > 0")
+        return prior
+
+    def initial_weights(self, n_kernels: int) -> np.ndarray:
+        return self.prior_for(n_kernels)
+
+    def value(self, d: np.ndarray) -> float:
+        d0 = self.prior_for(d.size)
+        d = np.maximum(d, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = np.where(d > 0, d * np.log(d / d0), 0.0)
+        return self.lam * float(np.sum(entropy - d + d0))
+
+    def conjugate(self, z: np.ndarray) -> float:
+        d0 = self.prior_for(z.size)
+        return self.lam * float(np.sum(d0 * np.expm1(z / self.lam)))
+
+
 def make_regularizer(name: str, *, p: float, lam: float, groups=None):
-    """Build the regularizer named ``name`` ("l1", "lp" or "group", the last with its
+    """Build the regularizer named ``name`` ("l1", "lp", "kl" or "group", the last with its
     validated ``groups``); the caller validates parameters."""
     if name == "l1":
         return L1Simplex()
     if name == "lp":
         return LpNorm(p, lam)
+    if name == "kl":
+        return KLDivergence(lam)
     if name == "group":
         if groups is None:
             raise ValueError("regularizer 'group' needs groups= (the group of each kernel)")
         return MixedNorm(groups)
-    raise ValueError(f"unknown regularizer {name!r}; choose 'l1', 'lp' or 'group'")
+    raise ValueError(f"unknown regularizer {name!r}; choose 'l1', 'lp', 'kl' or 'group'")

@@ -9,7 +9,7 @@
 """
 
 from .bank import KernelBank
-from .recipes import KernelRecipe, resolve_kernels, simple_mkl_kernels
+from .recipes import KernelRecipe, MWUMKLRecipe, mwumkl_kernels, resolve_kernels, simple_mkl_kernels
 from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
 
 __all__ = [
@@ -21,6 +21,8 @@ __all__ = [
     "kernel_from_dict",
     "KernelRecipe",
     "simple_mkl_kernels",
+    "MWUMKLRecipe",
+    "mwumkl_kernels",
     "resolve_kernels",
     "KernelBank",
 ]

@@ -13,7 +13,13 @@ import numpy as np
 from .bank import check_feature_indices, check_samples
 from .specs import RBF, KernelSpec, Polynomial
 
-__all__ = ["KernelRecipe", "simple_mkl_kernels", "resolve_kernels"]
+__all__ = [
+    "KernelRecipe",
+    "MWUMKLRecipe",
+    "simple_mkl_kernels",
+    "mwumkl_kernels",
+    "resolve_kernels",
+]
 
 _SIMPLE_MKL_SIGMAS = (0.5, 1, 2, 5, 7, 10, 12, 15, 17, 20)
 _SIMPLE_MKL_DEGREES = (1, 2, 3)
@@ -176,13 +182,74 @@ def simple_mkl_kernels(
     return KernelRecipe(sigmas=sigmas, degrees=degrees, standardize=standardize)
 
 
+_MWUMKL_BANDWIDTHS = tuple(2.0 ** (k / 2) for k in range(9))  # 2^0, 2^0.5, ..., 2^4
+
+
+class MWUMKLRecipe(KernelRecipe):
+    """MWUMKL's base kernels (Moeller et al., AISTATS 2014, section 5): 12 per block.
+
+    Gaussians ``exp(-||x - z||^2 / b)`` with bandwidths ``b in {2^0, 2^0.5, ..., 2^4}`` (the
+    authors' code divides the squared distance by b; here ``RBF(sigma=sqrt(b / 2))``), then
+    the polynomials ``(x'z + 1)^q``, ``q = 1, 2, 3``; on each single non-constant feature
+    (the paper's small sets: 12 D kernels) or on all features (its large sets: 12 kernels).
+    Features are not transformed: the paper scales them to [0, 1] first (e.g.
+    ``make_pipeline(MinMaxScaler(), MKLClassifier(kernels="mwumkl", solver="mwu"))``).
+
+    Parameters
+    ----------
+    per_feature : bool, default=True
+        One block per non-constant feature; False for one block on all features.
+    """
+
+    def __init__(self, *, per_feature: bool = True) -> None:
+        super().__init__(
+            sigmas=[math.sqrt(b / 2) for b in _MWUMKL_BANDWIDTHS],
+            degrees=_SIMPLE_MKL_DEGREES,
+            standardize=False,
+        )
+        self.per_feature = bool(per_feature)
+
+    def _key(self) -> tuple:
+        return (*super()._key(), self.per_feature)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MWUMKLRecipe):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"MWUMKLRecipe(per_feature={self.per_feature})"
+
+    def expand(self, X: Any) -> list[KernelSpec]:
+        """Base kernels for X: 12 per non-constant column, or 12 on all columns."""
+        X = check_samples(X)
+        if not self.per_feature:
+            return self._block_kernels(None)
+        constant = np.all(X == X[:1], axis=0)
+        specs: list[KernelSpec] = []
+        for column in np.flatnonzero(~constant):
+            specs.extend(self._block_kernels(int(column)))
+        if not specs:
+            raise ValueError("every feature of X is constant; MWUMKL's kernels need variation.")
+        return specs
+
+
+def mwumkl_kernels(*, per_feature: bool = True) -> MWUMKLRecipe:
+    """MWUMKL's 12 base kernels per feature (or on all features); see :class:`MWUMKLRecipe`."""
+    return MWUMKLRecipe(per_feature=per_feature)
+
+
 def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
     """Turn an estimator's ``kernels`` argument into base-kernel specs for X.
 
     Parameters
     ----------
-    kernels : "simple_mkl", KernelRecipe, KernelSpec or non-empty list/tuple of KernelSpec
-        ``"simple_mkl"`` means :func:`simple_mkl_kernels()`. ``"precomputed"`` is
+    kernels : "simple_mkl", "mwumkl", KernelRecipe, KernelSpec or list/tuple of KernelSpec
+        ``"simple_mkl"`` means :func:`simple_mkl_kernels()`, ``"mwumkl"``
+        :func:`mwumkl_kernels()`. ``"precomputed"`` is
         handled by the estimators, not here.
     X : array-like of shape (n_samples, n_features)
         Training data.
@@ -201,6 +268,8 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
     """
     if isinstance(kernels, str) and kernels == "simple_mkl":
         kernels = simple_mkl_kernels()
+    if isinstance(kernels, str) and kernels == "mwumkl":
+        kernels = mwumkl_kernels()
     if isinstance(kernels, KernelRecipe):
         return kernels.expand(X), kernels.standardize
     if isinstance(kernels, KernelSpec):
@@ -213,7 +282,7 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
         specs = list(kernels)
     else:
         raise ValueError(
-            "kernels must be 'simple_mkl', a KernelRecipe (e.g. simple_mkl_kernels()), "
+            "kernels must be 'simple_mkl', 'mwumkl', a KernelRecipe (e.g. simple_mkl_kernels()), "
             "a KernelSpec (Linear, Polynomial, RBF, Laplacian) or a non-empty list/tuple "
             f"of KernelSpec; got {reprlib.repr(kernels)}. ('precomputed' is handled by "
             "the estimator, not by resolve_kernels.)"

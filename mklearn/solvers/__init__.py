@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mklearn.solvers.mirror import mirror_descent
+from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
+from mklearn.solvers.smo_mkl import smo_mkl
 from mklearn.solvers.spg import spg_gmkl
 
 
@@ -18,6 +21,9 @@ class SolverInfo:
     combinations: frozenset
     defaults: dict = field(default_factory=dict)
     description: str = ""
+    # "stack": called with SumOfKernels(stack); "columns": with a column provider
+    # (mklearn.kernels.columns.KernelColumns / StackColumns) and the option cache_size (MB)
+    input: str = "stack"
 
 
 SOLVERS = {
@@ -39,6 +45,26 @@ SOLVERS = {
         },
         description="projected gradient descent baseline with Armijo search",
     ),
+    "mirror": SolverInfo(
+        mirror_descent,
+        frozenset({"l1", "group"}),
+        frozenset({"sum"}),
+        description="mirror descent for (l_inf, l_1) group MKL (Nath et al., NIPS 2009)",
+    ),
+    "smo": SolverInfo(
+        smo_mkl,
+        frozenset({"lp", "kl"}),
+        frozenset({"sum"}),
+        description="SMO-MKL, lp or KL MKL in the dual (Vishwanathan et al., NIPS 2010)",
+        input="columns",
+    ),
+    "mwu": SolverInfo(
+        mwu_mkl,
+        frozenset({"l1"}),
+        frozenset({"sum"}),
+        description="MWUMKL, matrix multiplicative weights (Moeller et al., AISTATS 2014)",
+        input="columns",
+    ),
 }
 
 
@@ -57,4 +83,13 @@ def get_solver(name: str, regularizer: str, combination: str = "sum") -> SolverI
     return info
 
 
-__all__ = ["MKLResult", "SOLVERS", "SolverInfo", "get_solver", "spg_gmkl"]
+__all__ = [
+    "MKLResult",
+    "SOLVERS",
+    "SolverInfo",
+    "get_solver",
+    "mirror_descent",
+    "mwu_mkl",
+    "smo_mkl",
+    "spg_gmkl",
+]

@@ -1,0 +1,353 @@
+"""Rows of the base kernels on demand, without ever forming an ``n x n`` matrix.
+
+Solvers that touch a few kernel columns per iteration (SMO-MKL, MWUMKL) read them from a
+*column provider*: :class:`KernelColumns` evaluates them from the training points,
+:class:`StackColumns` slices a precomputed stack, and :class:`ColumnCache` keeps the
+most recently used rows within a byte budget (LIBSVM's kernel cache, Chang and Lin, ACM TIST
+2011, section 4.3). By symmetry, row i of a kernel is also its column i.
+
+Both providers expose ``n_samples``, ``n_kernels``, ``kernel_names``, ``dtype`` (float64),
+``diagonal()`` of shape ``(m, n)`` and ``rows(indices, kernels=None)`` of shape
+``(len(kernels), len(indices), n)``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+from ._numba import fill_kernel_stack, kernel_diagonal
+from .bank import (
+    KernelBank,
+    _block,
+    _build_plan,
+    _check_index_array,
+    _multi_block_sq_norms,
+    _Plan,
+    check_samples,
+)
+
+__all__ = ["KernelColumns", "StackColumns", "ColumnCache"]
+
+_MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
+
+
+class KernelColumns:
+    """Rows of the base kernels of a fitted :class:`KernelBank`, computed from the points.
+
+    Kernels on the same feature block share one inner product / distance per pair (one BLAS
+    product per multi-column block, single columns read directly), and the numba loop of the
+    bank evaluates them; memory is ``O(len(indices) * n * m)`` for the output only.
+
+    Parameters
+    ----------
+    bank : KernelBank
+        A fitted bank (``bank.fit(X)`` fits the standardisation and trace scales from the
+        kernel diagonals only, in ``O(n m)``).
+    X : array-like of shape (n_samples, n_features), optional
+        Points the kernels are evaluated on, in the original feature space (the bank's
+        standardisation is applied). Default: the bank's fitted points ``bank.X_fit_``.
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of points n.
+    n_kernels : int
+        Number of base kernels m.
+    kernel_names : list of str
+        Names of the base kernels, in the bank's order.
+    dtype : numpy.dtype
+        float64 (the dtype of every returned array).
+
+    Raises
+    ------
+    ValueError
+        If ``bank`` is not a fitted KernelBank, or X is invalid or has the wrong number of
+        features.
+
+    Notes
+    -----
+    Entries agree with ``bank.fit_transform(X)`` up to rounding (the full stack takes
+    inner products from one symmetric product, the rows from a general one).
+    """
+
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, bank: KernelBank, X: Any = None) -> None:
+        if not isinstance(bank, KernelBank) or not hasattr(bank, "trace_scales_"):
+            raise ValueError(
+                f"KernelColumns needs a fitted KernelBank (call bank.fit(X) first); got {bank!r}."
+            )
+        if X is None:
+            points = bank.X_fit_
+        else:
+            points = check_samples(X)
+            if points.shape[1] != bank.n_features_in_:
+                raise ValueError(
+                    f"X has {points.shape[1]} features, but the KernelBank was fitted with "
+                    f"{bank.n_features_in_}."
+                )
+            if bank.standardize:
+                points = (points - bank.mean_) / bank.scale_
+        self._X = np.ascontiguousarray(points, dtype=np.float64)
+        self._specs = bank.specs
+        self._scales = np.asarray(bank.trace_scales_, dtype=np.float64)
+        self.n_samples = self._X.shape[0]
+        self.n_kernels = bank.n_kernels
+        self.kernel_names = list(bank.kernel_names)
+        self._full_plan = _build_plan(self._specs, self._X.shape[1])
+        self._subset_plan: tuple[bytes, _Plan] | None = None
+        self._blocks: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+
+    def __repr__(self) -> str:
+        return f"KernelColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
+
+    def _plan(self, kernels: np.ndarray | None) -> tuple[_Plan, np.ndarray]:
+        """The evaluation plan of ``kernels`` (all when None) and its per-kernel scales."""
+        if kernels is None:
+            plan = self._full_plan
+            return plan, self._scales[plan.out_index]
+        key = kernels.tobytes()
+        if self._subset_plan is None or self._subset_plan[0] != key:
+            specs = [self._specs[k] for k in kernels]
+            self._subset_plan = (key, _build_plan(specs, self._X.shape[1]))
+        plan = self._subset_plan[1]
+        return plan, self._scales[kernels][plan.out_index]
+
+    def _block_points(self, columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The points restricted to a multi-column block and their squared norms (cached)."""
+        key = None if columns is None else columns.tobytes()
+        if key not in self._blocks:
+            Xb = _block(self._X, columns)
+            self._blocks[key] = (Xb, np.einsum("ij,ij->i", Xb, Xb))
+        return self._blocks[key]
+
+    def _multi_arrays(self, plan: _Plan, indices: np.ndarray):
+        """Inner products, squared and L1 distances ``(n_multi, len(indices), n)``."""
+        n_multi = len(plan.multi_columns)
+        if n_multi == 0:
+            placeholder = np.zeros((1, 1, 1))
+            return placeholder, placeholder, placeholder
+        shape = (n_multi, indices.size, self.n_samples)
+        inner = np.empty(shape)
+        sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
+        l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
+        own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
+        for mb, columns in enumerate(plan.multi_columns):
+            Zb, z_sq = self._block_points(columns)
+            Xb = Zb[indices]
+            np.matmul(Xb, Zb.T, out=inner[mb])
+            if plan.multi_needs_sq[mb]:
+                block_sq = sq_dist[mb]
+                np.multiply(inner[mb], -2.0, out=block_sq)
+                block_sq += z_sq[indices, None]
+                block_sq += z_sq[None, :]
+                np.maximum(block_sq, 0.0, out=block_sq)
+                block_sq[own] = 0.0
+            if plan.multi_needs_l1[mb]:
+                l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
+        return inner, sq_dist, l1_dist
+
+    def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
+        """Rows ``indices`` of the base kernels ``kernels``.
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Sample indices in ``[0, n_samples)``.
+        kernels : array-like of int, optional
+            Kernel indices in ``[0, n_kernels)``, in output order; default all.
+
+        Returns
+        -------
+        ndarray of shape (len(kernels), len(indices), n_samples), float64, C-contiguous
+            ``out[t, a, :] = K_{kernels[t]}[indices[a], :]`` (trace-scaled as in the bank).
+
+        Raises
+        ------
+        ValueError
+            If an index is out of range or not an integer.
+        """
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        if kernels is not None:
+            kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        plan, scales = self._plan(kernels)
+        out = np.empty((plan.kinds.size, indices.size, self.n_samples))
+        if indices.size == 0 or plan.kinds.size == 0:
+            return out
+        inner, sq_dist, l1_dist = self._multi_arrays(plan, indices)
+        fill_kernel_stack(
+            np.ascontiguousarray(self._X[indices]),
+            self._X,
+            False,
+            plan.block_cols,
+            plan.block_multi,
+            plan.block_ptr,
+            plan.kinds,
+            plan.gammas,
+            plan.coef0s,
+            plan.degrees,
+            np.ascontiguousarray(scales),
+            plan.out_index,
+            inner,
+            sq_dist,
+            l1_dist,
+            out,
+        )
+        return out
+
+    def diagonal(self) -> np.ndarray:
+        """``K_k[i, i]`` of every kernel, trace-scaled; ndarray of shape (m, n), float64."""
+        plan = self._full_plan
+        diag = np.empty((self.n_samples, self.n_kernels))
+        kernel_diagonal(
+            self._X,
+            plan.block_cols,
+            plan.block_multi,
+            plan.block_ptr,
+            plan.kinds,
+            plan.gammas,
+            plan.coef0s,
+            plan.degrees,
+            plan.out_index,
+            _multi_block_sq_norms(plan, self._X),
+            diag,
+        )
+        return np.ascontiguousarray(diag.T * self._scales[:, None])
+
+
+class StackColumns:
+    """The column-provider interface over a precomputed ``(n, n, m)`` stack.
+
+    Parameters
+    ----------
+    stack : ndarray of shape (n_samples, n_samples, n_kernels)
+        Base kernels (float64 or float32), e.g. from
+        :func:`mklearn.validation.check_kernel_stack`; kept kernel-major (no copy when it is
+        already the transposed view of an ``(m, n, n)`` array).
+
+    Attributes
+    ----------
+    n_samples, n_kernels, kernel_names, dtype
+        As in :class:`KernelColumns`.
+
+    Raises
+    ------
+    ValueError
+        If ``stack`` is not 3-D and square in its first two axes.
+    """
+
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, stack: Any) -> None:
+        stack = np.asarray(stack)
+        if stack.ndim != 3 or stack.shape[0] != stack.shape[1]:
+            raise ValueError(
+                f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
+                f"shape {stack.shape}."
+            )
+        self._km = np.ascontiguousarray(stack.transpose(2, 0, 1))
+        self.n_samples = stack.shape[0]
+        self.n_kernels = stack.shape[2]
+        self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]
+
+    def __repr__(self) -> str:
+        return f"StackColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
+
+    def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
+        """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        if kernels is None:
+            block = self._km[:, indices, :]
+        else:
+            kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+            block = self._km[np.ix_(kernels, indices)]
+        return np.ascontiguousarray(block, dtype=np.float64)
+
+    def diagonal(self) -> np.ndarray:
+        """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""
+        return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
+
+
+class ColumnCache:
+    """Least-recently-used cache of kernel rows (all base kernels of one sample at a time).
+
+    Parameters
+    ----------
+    provider : KernelColumns or StackColumns
+        Computes the rows on a miss (``provider.rows([i])``).
+    cache_size : float
+        Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold at least one
+        row of ``8 * n_kernels * n_samples`` bytes.
+
+    Attributes
+    ----------
+    hits, misses : int
+        Counts of :meth:`get` calls served from the cache and computed.
+    capacity : int
+        Number of rows the budget holds.
+
+    Raises
+    ------
+    ValueError
+        If ``cache_size`` is not a positive number or is below one row (the message gives the
+        minimum in MB).
+    """
+
+    def __init__(self, provider: Any, cache_size: float) -> None:
+        self.provider = provider
+        row_bytes = 8 * provider.n_kernels * provider.n_samples
+        try:
+            budget = float(cache_size) * _MB
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"cache_size must be a number of MB; got {cache_size!r}.") from exc
+        if not budget >= row_bytes:  # also rejects NaN
+            raise ValueError(
+                f"cache_size={cache_size!r} MB cannot hold one kernel row of "
+                f"{provider.n_kernels} kernels x {provider.n_samples} samples; it must be at "
+                f"least {row_bytes / _MB:.6g} MB."
+            )
+        self.capacity = int(min(budget // row_bytes, provider.n_samples))
+        self._row_bytes = row_bytes
+        self._rows: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"ColumnCache(capacity={self.capacity} rows, held={len(self._rows)})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the cached rows (at most ``capacity`` rows)."""
+        return len(self._rows) * self._row_bytes
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __contains__(self, i: int) -> bool:
+        return int(i) in self._rows
+
+    def get(self, i: int) -> np.ndarray:
+        """Row i of every base kernel: read-only ndarray of shape (n_kernels, n_samples).
+
+        Raises
+        ------
+        ValueError
+            If i is not a sample index.
+        """
+        i = int(i)
+        row = self._rows.get(i)
+        if row is not None:
+            self._rows.move_to_end(i)
+            self.hits += 1
+            return row
+        self.misses += 1
+        row = np.ascontiguousarray(self.provider.rows([i])[:, 0, :])
+        row.flags.writeable = False
+        if len(self._rows) >= self.capacity:
+            self._rows.popitem(last=False)
+        self._rows[i] = row
+        return row

@@ -1,0 +1,327 @@
+"""numba core of SMO-MKL: kernel weights from alpha, the one-dimensional step, the SMO chunk.
+
+Notation of ALGORITHMS.md section 2: ``F[k] = K_k Y alpha`` (per-kernel outputs, shape (m, n)),
+``g_k = alpha' Y K_k Y alpha``, ``z = g / 2``; the regulariser enters only through its convex
+conjugate ``r*`` at ``z``, whose gradient gives the kernel weights ``d = grad r*(z)``:
+
+- ``KIND_LP``: ``r(d) = lam/2 ||d||_p^2``, ``r*(z) = ||z||_q^2 / (2 lam)``,
+  ``d = ||z||_q^(2-q) z^(q-1) / lam`` (Vishwanathan et al., NIPS 2010, eq. 10);
+- ``KIND_KL``: ``r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
+  ``r*(z) = lam sum_k d0_k (exp(z_k / lam) - 1)``, ``d = d0 exp(z / lam)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+KIND_LP = 0
+KIND_KL = 1
+
+STATUS_NEED_ROW = 0  # the chunk stopped for a kernel row that is not cached
+STATUS_KKT = 1  # maximal KKT violation below the tolerance
+STATUS_STEPS = 2  # the chunk's step budget is spent
+
+_TAU = 1e-12
+_MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
+_NEWTON_ITER = 60
+
+
+@njit(cache=True)
+def _qnorm(z, q):
+    scale = 0.0
+    for k in range(z.size):
+        if z[k] > scale:
+            scale = z[k]
+    if scale == 0.0:
+        return 0.0
+    total = 0.0
+    for k in range(z.size):
+        if z[k] > 0.0:
+            total += (z[k] / scale) ** q
+    return scale * total ** (1.0 / q)
+
+
+@njit(cache=True)
+def kernel_weights(g, kind, lam, q, prior, out):
+    """``d = grad r*(g / 2)`` into ``out`` (shape (m,))."""
+    m = g.size
+    if kind == KIND_LP:
+        z = np.maximum(0.5 * g, 0.0)
+        norm = _qnorm(z, q)
+        if norm == 0.0:
+            out[:] = 0.0
+            return
+        factor = norm ** (2.0 - q) / lam
+        for k in range(m):
+            out[k] = factor * z[k] ** (q - 1.0) if z[k] > 0.0 else 0.0
+    else:
+        for k in range(m):
+            out[k] = prior[k] * np.exp(min(0.5 * g[k] / lam, _MAX_EXPONENT))
+
+
+@njit(cache=True)
+def conjugate(g, kind, lam, q, prior):
+    """``r*(g / 2)``."""
+    if kind == KIND_LP:
+        norm = _qnorm(np.maximum(0.5 * g, 0.0), q)
+        return norm * norm / (2.0 * lam)
+    total = 0.0
+    for k in range(g.size):
+        total += prior[k] * np.expm1(min(0.5 * g[k] / lam, _MAX_EXPONENT))
+    return lam * total
+
+
+@njit(cache=True)
+def _line_derivatives(t, g, a, b, kind, lam, q, prior, c1):
+    """First and second derivative of ``phi(t) = c1 t - r*(g(t) / 2)``,
+    ``g_k(t) = g_k + 2 t b_k + t^2 a_k``."""
+    m = g.size
+    z = np.empty(m)
+    w = np.empty(m)  # dz_k / dt
+    for k in range(m):
+        z[k] = max(0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k]), 0.0)
+        w[k] = b[k] + t * a[k]
+    d = np.empty(m)
+    kernel_weights(2.0 * z, kind, lam, q, prior, d)
+    first = c1
+    second = 0.0
+    for k in range(m):
+        first -= d[k] * w[k]
+        second -= d[k] * a[k]
+    if kind == KIND_LP:
+        norm = _qnorm(z, q)
+        if norm > 0.0:
+            cross = 0.0
+            diag = 0.0
+            for k in range(m):
+                if z[k] > 0.0:
+                    cross += z[k] ** (q - 1.0) * w[k]
+                    diag += z[k] ** (q - 2.0) * w[k] * w[k]
+            second -= ((2.0 - q) * norm ** (2.0 - 2.0 * q) * cross * cross
+                       + (q - 1.0) * norm ** (2.0 - q) * diag) / lam
+    else:
+        for k in range(m):
+            second -= d[k] * w[k] * w[k] / lam
+    return first, second
+
+
+@njit(cache=True)
+def newton_step_length(lower, upper, g, a, b, kind, lam, q, prior, c1):
+    """Maximiser of the concave ``phi`` on ``[lower, upper]``: Newton-Raphson on ``phi'``
+    safeguarded by bisection (Press et al., Numerical Recipes, ``rtsafe``): the root stays
+    bracketed, and a Newton step that leaves the bracket or does not halve the step size
+    is replaced by a bisection."""
+    f_low, _ = _line_derivatives(lower, g, a, b, kind, lam, q, prior, c1)
+    if f_low <= 0.0:
+        return lower
+    f_up, _ = _line_derivatives(upper, g, a, b, kind, lam, q, prior, c1)
+    if f_up >= 0.0:
+        return upper
+    lo, hi = lower, upper
+    t = 0.0 if lower < 0.0 < upper else 0.5 * (lower + upper)
+    dx_old = hi - lo
+    dx = dx_old
+    for _ in range(_NEWTON_ITER):
+        first, second = _line_derivatives(t, g, a, b, kind, lam, q, prior, c1)
+        if first == 0.0:
+            break
+        if first > 0.0:
+            lo = t
+        else:
+            hi = t
+        newton_ok = second < 0.0 and np.isfinite(second) and np.isfinite(first)
+        candidate = t - first / second if newton_ok else lo - 1.0
+        if not (lo < candidate < hi) or abs(2.0 * first) > abs(dx_old * second):
+            dx_old = dx
+            dx = 0.5 * (hi - lo)
+            candidate = lo + dx
+        else:
+            dx_old = dx
+            dx = candidate - t
+        if abs(dx) <= 1e-14 * max(1.0, abs(t)) or hi - lo <= 1e-14 * max(1.0, abs(t)):
+            t = candidate
+            break
+        t = candidate
+    return t
+
+
+@njit(cache=True)
+def cubic_step_length(lower, upper, g, a, b, lam, c1):
+    """The p = q = 2 case in closed form: ``phi'(t) = 0`` is the cubic
+    ``A3 t^3 + A2 t^2 + A1 t + A0 = 0`` with ``A3 = sum a^2``, ``A2 = 3 sum a b``,
+    ``A1 = sum (g a + 2 b^2)``, ``A0 = sum g b - 2 lam c1`` (SMO-MKL paper, eq. 16), whose
+    left side increases in t; its real root, clipped to the box."""
+    A3 = 0.0
+    A2 = 0.0
+    A1 = 0.0
+    A0 = -2.0 * lam * c1
+    for k in range(g.size):
+        A3 += a[k] * a[k]
+        A2 += 3.0 * a[k] * b[k]
+        A1 += g[k] * a[k] + 2.0 * b[k] * b[k]
+        A0 += g[k] * b[k]
+    if A3 <= 1e-300:
+        root = -A0 / A1 if A1 > 0.0 else (upper if A0 < 0.0 else lower)
+    else:
+        # depressed cubic t = s - A2 / (3 A3): s^3 + P s + R = 0
+        B2 = A2 / A3
+        B1 = A1 / A3
+        B0 = A0 / A3
+        P = B1 - B2 * B2 / 3.0
+        R = 2.0 * B2 ** 3 / 27.0 - B2 * B1 / 3.0 + B0
+        disc = (R / 2.0) ** 2 + (P / 3.0) ** 3
+        if disc >= 0.0:
+            sq = np.sqrt(disc)
+            s = np.cbrt(-R / 2.0 + sq) + np.cbrt(-R / 2.0 - sq)
+        else:  # three real roots; monotone cubic means they coincide up to rounding
+            rad = 2.0 * np.sqrt(-P / 3.0)
+            angle = np.arccos(max(-1.0, min(1.0, 3.0 * R / (P * rad))))
+            s = rad * np.cos(angle / 3.0)
+        root = s - B2 / 3.0
+    return min(max(root, lower), upper)
+
+
+@njit(cache=True, fastmath=True)
+def _weighted_sum(d, A, out):
+    """``out = sum_k d_k A[k]`` over the kernels with non-zero weight (A of shape (m, n))."""
+    out[:] = 0.0
+    for k in range(A.shape[0]):
+        w = d[k]
+        if w != 0.0:
+            for t in range(out.size):
+                out[t] += w * A[k, t]
+
+
+@njit(cache=True, fastmath=True)
+def _weighted_row(d, store, slot, out):
+    """``out = sum_k d_k store[slot, k]``: a row of the combined kernel."""
+    out[:] = 0.0
+    for k in range(store.shape[1]):
+        w = d[k]
+        if w != 0.0:
+            for t in range(out.size):
+                out[t] += w * store[slot, k, t]
+
+
+@njit(cache=True, fastmath=True)
+def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd, diag, Kd_diag):
+    """``F[k] += t_step (K_k[i] - K_k[j])``, then ``fd = d' F`` and ``Kd_diag = d' diag``
+    in the same pass over the kernels."""
+    fd[:] = 0.0
+    Kd_diag[:] = 0.0
+    n = fd.size
+    for k in range(F.shape[0]):
+        w = d[k]
+        for t in range(n):
+            value = F[k, t] + t_step * (store[slot_i, k, t] - store[slot_j, k, t])
+            F[k, t] = value
+            fd[t] += w * value
+            Kd_diag[t] += w * diag[k, t]
+
+
+@njit(cache=True)
+def smo_chunk(alpha, y, upper, F, g, d, diag, cache, slot_of, last_used, clock,
+              kind, lam, q, prior, use_cubic, tol, max_steps):
+    """Run SMO-MKL steps in place until a row is missing, the KKT violation is below ``tol``
+    or ``max_steps`` steps are taken.
+
+    ``cache[slot_of[i]]`` holds row i of every base kernel (shape (m, n)). Returns
+    ``(status, missing_row, steps, violation)``.
+    """
+    m, n = F.shape
+    Kd_diag = np.empty(n)
+    Kd_row_i = np.empty(n)
+    fd = np.empty(n)
+    steps = 0
+    violation = np.inf
+    kernel_weights(g, kind, lam, q, prior, d)
+    _weighted_sum(d, F, fd)
+    _weighted_sum(d, diag, Kd_diag)
+    while steps < max_steps:
+        # WSS2 (Fan, Chen and Lin 2005) on the SVM with kernel K(d): G_t = y_t fd_t - 1
+        m_up = -np.inf
+        i = -1
+        for t in range(n):
+            in_up = alpha[t] < upper[t] if y[t] > 0 else alpha[t] > 0.0
+            if in_up:
+                v = -y[t] * (y[t] * fd[t] - 1.0)
+                if v >= m_up:
+                    m_up = v
+                    i = t
+        if i < 0:
+            return STATUS_KKT, -1, steps, 0.0
+        slot_i = slot_of[i]
+        if slot_i < 0:
+            return STATUS_NEED_ROW, i, steps, violation
+        clock[0] += 1
+        last_used[slot_i] = clock[0]
+        _weighted_row(d, cache, slot_i, Kd_row_i)
+        m_low = np.inf
+        best = 0.0
+        j = -1
+        for t in range(n):
+            in_low = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < upper[t]
+            if not in_low:
+                continue
+            v = -y[t] * (y[t] * fd[t] - 1.0)
+            if v < m_low:
+                m_low = v
+            gap = m_up - v
+            if gap > 0.0:
+                curv = Kd_diag[i] + Kd_diag[t] - 2.0 * Kd_row_i[t]
+                if curv <= 0.0:
+                    curv = _TAU
+                gain = gap * gap / curv
+                if gain > best:
+                    best = gain
+                    j = t
+        violation = m_up - m_low
+        if violation <= tol or j < 0:
+            return STATUS_KKT, -1, steps, violation
+        slot_j = slot_of[j]
+        if slot_j < 0:
+            return STATUS_NEED_ROW, j, steps, violation
+        clock[0] += 1
+        last_used[slot_j] = clock[0]
+        # exact line search on D along alpha_i += y_i t, alpha_j -= y_j t
+        a = np.empty(m)
+        b = np.empty(m)
+        for k in range(m):
+            a[k] = cache[slot_i, k, i] + cache[slot_j, k, j] - 2.0 * cache[slot_i, k, j]
+            b[k] = F[k, i] - F[k, j]
+        if y[i] > 0:
+            lo_i, hi_i = -alpha[i], upper[i] - alpha[i]
+        else:
+            lo_i, hi_i = alpha[i] - upper[i], alpha[i]
+        if y[j] > 0:
+            lo_j, hi_j = alpha[j] - upper[j], alpha[j]
+        else:
+            lo_j, hi_j = -alpha[j], upper[j] - alpha[j]
+        lower = max(lo_i, lo_j)
+        upper_t = min(hi_i, hi_j)
+        c1 = y[i] - y[j]
+        if use_cubic:
+            t_step = cubic_step_length(lower, upper_t, g, a, b, lam, c1)
+        else:
+            t_step = newton_step_length(lower, upper_t, g, a, b, kind, lam, q, prior, c1)
+        alpha[i] += y[i] * t_step
+        alpha[j] -= y[j] * t_step
+        if t_step == hi_i or t_step == lo_i:  # snap onto the bound that was hit
+            alpha[i] = min(max(alpha[i], 0.0), upper[i])
+            if abs(alpha[i]) <= 1e-12 * upper[i]:
+                alpha[i] = 0.0
+            elif abs(alpha[i] - upper[i]) <= 1e-12 * upper[i]:
+                alpha[i] = upper[i]
+        if t_step == hi_j or t_step == lo_j:
+            alpha[j] = min(max(alpha[j], 0.0), upper[j])
+            if abs(alpha[j]) <= 1e-12 * upper[j]:
+                alpha[j] = 0.0
+            elif abs(alpha[j] - upper[j]) <= 1e-12 * upper[j]:
+                alpha[j] = upper[j]
+        for k in range(m):
+            g[k] = max(g[k] + 2.0 * t_step * b[k] + t_step * t_step * a[k], 0.0)
+        kernel_weights(g, kind, lam, q, prior, d)
+        _update_outputs(F, cache, slot_i, slot_j, t_step, d, fd, diag, Kd_diag)
+        steps += 1
+    return STATUS_STEPS, -1, steps, violation

@@ -1,0 +1,218 @@
+"""Kernel rows on demand (KernelColumns, StackColumns) and the LRU row cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from mklearn import MKLClassifier
+from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, Polynomial, simple_mkl_kernels
+from mklearn.kernels.columns import ColumnCache, KernelColumns, StackColumns
+from mklearn.solvers import SOLVERS, MKLResult, SolverInfo
+from mklearn.svm import svc_dual
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(23, 5)) * np.array([1.0, 3.0, 0.1, 10.0, 1.0])
+
+SPEC_SETS = {
+    "linear": [Linear()],
+    "polynomial": [Polynomial(degree=3, coef0=1.0), Polynomial(degree=2, gamma=0.3, coef0=0.0)],
+    "rbf": [RBF(sigma=2.0), RBF(gamma=0.05)],
+    "laplacian": [Laplacian(gamma=0.2)],
+    "single_features": [
+        RBF(sigma=1.0, features=2),
+        Polynomial(degree=2, features=4),
+        Linear(features=0),
+        Laplacian(gamma=1.0, features=3),
+    ],
+    "feature_subsets": [
+        RBF(sigma=1.5, features=(0, 3)),
+        Linear(features=(0, 3)),
+        Laplacian(gamma=0.1, features=(1, 2, 4)),
+        Polynomial(degree=2, features=(4, 1)),
+    ],
+    "mixed_blocks": [
+        RBF(sigma=3.0),
+        Linear(features=1),
+        RBF(sigma=0.7, features=(2, 3)),
+        Polynomial(degree=3, features=1),
+        Laplacian(gamma=0.3),
+        Linear(features=(2, 3)),
+    ],
+}
+
+
+def _close(actual, expected):
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+@pytest.mark.parametrize("name", list(SPEC_SETS))
+def test_rows_match_full_stack(name, standardize):
+    bank = KernelBank(SPEC_SETS[name], standardize=standardize)
+    stack = bank.fit_transform(X)
+    columns = KernelColumns(bank)
+    assert (columns.n_samples, columns.n_kernels) == (23, len(SPEC_SETS[name]))
+    assert columns.kernel_names == bank.kernel_names
+    indices = np.array([5, 0, 22, 5])
+    out = columns.rows(indices)
+    assert out.shape == (bank.n_kernels, 4, 23)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+    _close(out, stack.transpose(2, 0, 1)[:, indices, :])
+    _close(columns.diagonal(), np.einsum("iik->ki", stack))
+
+
+def test_rows_of_selected_kernels_in_requested_order():
+    specs = SPEC_SETS["mixed_blocks"]
+    bank = KernelBank(specs, standardize=True)
+    stack = bank.fit_transform(X).transpose(2, 0, 1)
+    columns = KernelColumns(bank)
+    for kernels in ([4, 0, 2], [3], [5, 1, 3, 0, 2, 4], [4, 0, 2]):
+        out = columns.rows([7, 1], kernels=kernels)
+        _close(out, stack[kernels][:, [7, 1], :])
+
+
+def test_recipe_rows_and_unit_trace():
+    bank = KernelBank(simple_mkl_kernels().expand(X), standardize=True)
+    stack = bank.fit_transform(X)
+    columns = KernelColumns(bank)
+    _close(columns.rows(np.arange(23)), stack.transpose(2, 0, 1))
+    np.testing.assert_allclose(columns.diagonal().sum(axis=1), 1.0, rtol=1e-12)
+
+
+def test_fit_only_bank_and_explicit_points():
+    """A bank fitted (diagonals only) gives the same rows; X= re-applies its standardisation."""
+    specs = SPEC_SETS["mixed_blocks"]
+    stack = KernelBank(specs, standardize=True).fit_transform(X).transpose(2, 0, 1)
+    bank = KernelBank(specs, standardize=True).fit(X)
+    _close(KernelColumns(bank).rows([3, 4]), stack[:, [3, 4]])
+    _close(KernelColumns(bank, X=X).rows([3, 4]), stack[:, [3, 4]])
+    # rows over other points, with the fitted scales: a bank holding those points
+    other = X[:10] + 0.5
+    state = bank.fitted_state()
+    state["X_fit"] = (other - state["mean"]) / state["scale"]
+    held = KernelBank.from_fitted(
+        specs, standardize=True, normalize="trace", dtype=np.float64, **state
+    )
+    expected = held.transform(other).transpose(2, 0, 1)
+    _close(KernelColumns(bank, X=other).rows(np.arange(10)), expected)
+
+
+def test_stack_columns_match_stack():
+    bank = KernelBank(SPEC_SETS["mixed_blocks"])
+    stack = bank.fit_transform(X)
+    columns = StackColumns(stack)
+    assert columns.n_kernels == 6 and columns.kernel_names[2] == "kernel[2]"
+    np.testing.assert_array_equal(columns.rows([2, 9]), stack.transpose(2, 0, 1)[:, [2, 9]])
+    np.testing.assert_array_equal(
+        columns.rows([2, 9], kernels=[5, 1]), stack.transpose(2, 0, 1)[[5, 1]][:, [2, 9]]
+    )
+    np.testing.assert_array_equal(columns.diagonal(), np.einsum("iik->ki", stack))
+    out32 = StackColumns(stack.astype(np.float32)).rows([0])
+    assert out32.dtype == np.float64 and out32.flags.c_contiguous
+
+
+def test_bad_input():
+    bank = KernelBank([Linear()])
+    with pytest.raises(ValueError, match="fitted KernelBank"):
+        KernelColumns(bank)
+    bank.fit(X)
+    with pytest.raises(ValueError, match="features"):
+        KernelColumns(bank, X=X[:, :3])
+    columns = KernelColumns(bank)
+    with pytest.raises(ValueError, match=r"indices must be indices in \[0, 23\)"):
+        columns.rows([23])
+    with pytest.raises(ValueError, match="kernels must be indices"):
+        columns.rows([0], kernels=[1])
+    with pytest.raises(ValueError, match="integer"):
+        columns.rows([0.5])
+    with pytest.raises(ValueError, match="shape"):
+        StackColumns(np.ones((3, 4, 2)))
+
+
+class _CountingProvider:
+    """A provider whose rows are recognisable and whose calls are counted."""
+
+    n_samples = 50
+    n_kernels = 4
+
+    def __init__(self):
+        self.calls = []
+
+    def rows(self, indices, kernels=None):
+        self.calls.append(list(indices))
+        out = np.empty((self.n_kernels, len(indices), self.n_samples))
+        for a, i in enumerate(indices):
+            out[:, a, :] = i
+        return out
+
+
+def test_cache_lru_eviction_and_byte_bound():
+    provider = _CountingProvider()
+    row_bytes = 8 * 4 * 50
+    cache = ColumnCache(provider, cache_size=3.5 * row_bytes / 2**20)
+    assert cache.capacity == 3
+    for i in (0, 1, 2):
+        assert cache.get(i)[0, 0] == i
+    assert cache.get(0)[2, 7] == 0  # hit: 0 becomes most recent, 1 the least
+    cache.get(3)  # evicts 1
+    assert 1 not in cache and all(i in cache for i in (0, 2, 3))
+    cache.get(1)  # miss, evicts 2
+    assert 2 not in cache
+    assert provider.calls == [[0], [1], [2], [3], [1]]
+    assert (cache.hits, cache.misses) == (1, 5)
+    assert cache.nbytes == 3 * row_bytes <= 3.5 * row_bytes
+    row = cache.get(3)
+    assert row.shape == (4, 50) and not row.flags.writeable
+    assert cache.hits == 2
+
+
+def test_cache_with_kernel_columns_and_bad_budget():
+    bank = KernelBank(SPEC_SETS["mixed_blocks"])
+    stack = bank.fit_transform(X).transpose(2, 0, 1)
+    cache = ColumnCache(KernelColumns(bank), cache_size=200)
+    assert cache.capacity == 23  # never more rows than samples
+    _close(cache.get(4), stack[:, 4, :])
+    with pytest.raises(ValueError, match=r"at least 0.00105286 MB"):
+        ColumnCache(KernelColumns(bank), cache_size=0.001)
+    with pytest.raises(ValueError, match="at least"):
+        ColumnCache(KernelColumns(bank), cache_size=float("nan"))
+
+
+def _uniform_columns_solver(
+    combination, y, C, regularizer, *, tol, max_iter, callback, cache_size, **options
+):
+    """A stand-in columns solver: the SVM on the average kernel, built from the provider."""
+    _uniform_columns_solver.seen = (type(combination).__name__, cache_size)
+    m, n = combination.n_kernels, combination.n_samples
+    K = combination.rows(np.arange(n)).sum(axis=0) / m
+    qp = svc_dual(K, y, C, tol=1e-8)
+    return MKLResult(np.full(m, 1.0 / m), qp.alpha, -qp.rho, -qp.objective, np.nan, 1, 1, True)
+
+
+@pytest.mark.parametrize("precomputed", [False, True])
+def test_estimator_passes_a_column_provider(monkeypatch, precomputed):
+    info = SolverInfo(
+        _uniform_columns_solver, frozenset({"l1"}), frozenset({"sum"}), input="columns"
+    )
+    monkeypatch.setitem(SOLVERS, "pgd", info)
+    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, 0)
+    specs = SPEC_SETS["mixed_blocks"]
+    bank = KernelBank(specs)
+    stack = bank.fit_transform(X)
+    kernels, train = ("precomputed", stack) if precomputed else (specs, X)
+    model = MKLClassifier(kernels=kernels, solver="pgd", C=10.0, cache_size=7.0).fit(train, y)
+    provider = "StackColumns" if precomputed else "KernelColumns"
+    assert _uniform_columns_solver.seen == (provider, 7.0)
+    reference = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(stack.mean(axis=2), y)
+    X_test = RNG.normal(size=(6, 5))
+    test_stack = bank.transform(X_test)
+    test_input = test_stack if precomputed else X_test
+    np.testing.assert_allclose(
+        model.decision_function(test_input),
+        reference.decision_function(test_stack.mean(axis=2)),
+        rtol=1e-5,
+        atol=1e-6,
+    )

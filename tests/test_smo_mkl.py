@@ -1,0 +1,142 @@
+"""SMO-MKL against exact convex references, SPG-GMKL, SVC, and its own closed form."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from reference import _dual_setup, lp_mkl_optimum
+from sklearn.svm import SVC
+
+from mklearn import MKLClassifier
+from mklearn.datasets import load_dataset
+from mklearn.kernels import KernelBank, resolve_kernels
+from mklearn.kernels.columns import StackColumns
+from mklearn.regularizers import KLDivergence, L1Simplex, LpNorm
+from mklearn.solvers import _smo_mkl_core as core
+from mklearn.solvers import smo_mkl, spg_gmkl
+
+
+@pytest.fixture(scope="module")
+def liver():
+    X, y = load_dataset("liver-disorders")
+    rows = np.random.default_rng(0).choice(len(y), size=100, replace=False)
+    X, y = X[rows], y[rows].astype(float)
+    specs, standardize = resolve_kernels("simple_mkl", X)
+    return X, KernelBank(specs, standardize=standardize).fit_transform(X), y
+
+
+def _svm_dual(K, y, C):
+    svc = SVC(kernel="precomputed", C=C, tol=1e-10).fit(K, y)
+    alpha = np.zeros_like(y)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    v = alpha * y
+    return alpha.sum() - 0.5 * v @ K @ v
+
+
+@pytest.mark.parametrize("C", [1.0, 100.0])
+@pytest.mark.parametrize("p", [1.1, 1.33, 2.0, 3.0])
+def test_lp_reaches_the_optimum_with_an_honest_gap(liver, p, C):
+    _, stack, y = liver
+    regularizer = LpNorm(p, 1.0)
+    result = smo_mkl(StackColumns(stack), y, C, regularizer, tol=1e-6, max_iter=2000)
+    assert result.converged
+    optimum = lp_mkl_optimum(stack, y, C, p, 1.0)
+    assert result.objective == pytest.approx(optimum, rel=1e-4)
+    assert result.objective <= optimum * (1 + 1e-7)  # a dual value: never above the optimum
+    # T(d) at the returned weights, recomputed by LIBSVM: above the optimum by at most the gap
+    d = result.kernel_weights
+    exact = regularizer.value(d) + _svm_dual(stack @ d, y, C)
+    assert optimum * (1 - 1e-7) <= exact <= result.objective + result.duality_gap * (1 + 1e-6)
+
+
+def test_smo_and_spg_reach_the_same_objective(liver):
+    _, stack, y = liver
+    from mklearn.combinations import SumOfKernels
+
+    regularizer = LpNorm(2.0, 1.0)
+    smo = smo_mkl(StackColumns(stack), y, 10.0, regularizer, tol=1e-7)
+    spg = spg_gmkl(SumOfKernels(stack), y, 10.0, regularizer, tol=1e-7, max_iter=3000)
+    assert smo.objective == pytest.approx(spg.objective, rel=1e-5)
+    scale = spg.kernel_weights.max()
+    np.testing.assert_allclose(smo.kernel_weights, spg.kernel_weights, rtol=0, atol=1e-3 * scale)
+
+
+def _kl_optimum(stack, y, C, lam):
+    n, _, m = stack.shape
+    alpha, g, cons = _dual_setup(stack, y, C)
+    prior = np.full(m, 1.0 / m)
+    objective = cp.sum(alpha) - lam * cp.sum(cp.multiply(prior, cp.exp(g / (2 * lam)) - 1))
+    prob = cp.Problem(cp.Maximize(objective), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return float(prob.value)
+
+
+@pytest.mark.parametrize("lam", [1.0, 10.0])
+def test_kl_reaches_the_optimum(liver, lam):
+    _, stack, y = liver
+    stack = stack[:, :, :30]  # keeps the exponential cone program small
+    result = smo_mkl(StackColumns(stack), y, 10.0, KLDivergence(lam), tol=1e-7, max_iter=2000)
+    assert result.converged
+    assert result.objective == pytest.approx(_kl_optimum(stack, y, 10.0, lam), rel=1e-4)
+    g = np.einsum("i,ijk,j->k", result.alpha * y, stack, result.alpha * y)
+    np.testing.assert_allclose(result.kernel_weights, np.exp(g / (2 * lam)) / 30, rtol=1e-8)
+
+
+def test_single_kernel_is_the_svm_on_the_learned_scale(liver):
+    _, stack, y = liver
+    K = stack[:, :, :1]
+    result = smo_mkl(StackColumns(K), y, 10.0, LpNorm(2.0, 1.0), tol=1e-8, max_iter=5000)
+    d = result.kernel_weights[0]
+    svc = SVC(kernel="precomputed", C=10.0, tol=1e-10).fit(d * K[:, :, 0], y)
+    alpha = np.zeros_like(y)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    np.testing.assert_allclose(result.alpha, alpha, atol=1e-4 * 10.0)
+    assert -result.intercept == pytest.approx(svc.intercept_[0] * -1, abs=1e-3)
+
+
+def test_cubic_equals_newton_for_p_2():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        m = int(rng.integers(1, 20))
+        # g_k(t) = |u_k + t w_k|^2, as for g_k(alpha + t u) = (alpha + t u)' H_k (alpha + t u)
+        u = rng.normal(0, 3, (m, 4))
+        w = rng.normal(0, 1, (m, 4))
+        g, b, a = (u * u).sum(1), (u * w).sum(1), (w * w).sum(1)
+        lam = float(rng.uniform(0.1, 10))
+        c1 = float(rng.choice([-2.0, 2.0]))
+        lower, upper = -float(rng.uniform(0, 10)), float(rng.uniform(0, 10))
+        cubic = core.cubic_step_length(lower, upper, g, a, b, lam, c1)
+        newton = core.newton_step_length(
+            lower, upper, g, a, b, core.KIND_LP, lam, 2.0, np.zeros(1), c1
+        )
+        assert cubic == pytest.approx(newton, rel=1e-8, abs=1e-10)
+
+
+def test_closed_form_and_newton_give_the_same_model(liver):
+    _, stack, y = liver
+    provider = StackColumns(stack)
+    cubic = smo_mkl(provider, y, 10.0, LpNorm(2.0, 1.0), tol=1e-6, closed_form=True)
+    newton = smo_mkl(provider, y, 10.0, LpNorm(2.0, 1.0), tol=1e-6, closed_form=False)
+    assert cubic.objective == pytest.approx(newton.objective, rel=1e-9)
+
+
+def test_on_the_fly_rows_match_the_precomputed_stack(liver):
+    X, stack, y = liver
+    common = dict(solver="smo", regularizer="lp", p=1.5, C=10.0, tol=1e-6)
+    on_the_fly = MKLClassifier(**common, cache_size=0.5).fit(X, y)  # a cache that evicts
+    precomputed = MKLClassifier(kernels="precomputed", **common).fit(stack, y)
+    assert on_the_fly.objective_ == pytest.approx(precomputed.objective_, rel=1e-8)
+    np.testing.assert_allclose(
+        on_the_fly.decision_function(X), precomputed.decision_function(stack), atol=1e-6
+    )
+
+
+def test_bad_input_is_named(liver):
+    X, stack, y = liver
+    with pytest.raises(ValueError, match="regularizer 'l1'"):
+        MKLClassifier(solver="smo", regularizer="l1").fit(X, y)
+    with pytest.raises(ValueError, match="smooth dual"):
+        smo_mkl(StackColumns(stack), y, 1.0, L1Simplex())
+    with pytest.raises(ValueError, match="raise cache_size"):
+        smo_mkl(StackColumns(stack), y, 1.0, LpNorm(2.0, 1.0), cache_size=1e-3)
+    with pytest.raises(ValueError, match="p' parameter must be > 1"):
+        MKLClassifier(solver="smo", regularizer="lp", p=1.0).fit(X, y)
