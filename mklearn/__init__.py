@@ -3,9 +3,9 @@
 Learn an SVM together with its kernel, a weighted combination of many base kernels.
 """
 
-from mklearn.estimators import MKLClassifier
+from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.persistence import load_model, save_model
 
 __version__ = "0.1.0"
 
-__all__ = ["MKLClassifier", "load_model", "save_model", "__version__"]
+__all__ = ["MKLClassifier", "MKLRegressor", "load_model", "save_model", "__version__"]

@@ -7,11 +7,11 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from mklearn.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, resolve_kernels
@@ -24,7 +24,62 @@ from mklearn.views import Views, is_views, resolve_groups
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 
 
-class MKLClassifier(ClassifierMixin, BaseEstimator):
+class _KernelInput:
+    """Kernel handling shared by the MKL estimators: a kernel family evaluated on X (a stack,
+    or a column provider for solvers that read rows on demand), a precomputed stack, or
+    multi-view input."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._precomputed
+        return tags
+
+    @property
+    def _precomputed(self):
+        return isinstance(self.kernels, str) and self.kernels == "precomputed"
+
+    def _training_stack(self, X, y, columns=False):
+        """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
+        if self._precomputed:
+            stack, y = check_kernel_stack(X, y)
+            self.n_train_ = stack.shape[0]
+            self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
+            self.bank_ = None
+            self.views_ = None
+            return (StackColumns(stack) if columns else stack), y
+        self.views_ = None
+        if is_views(X):
+            self.views_, X = Views.from_fit(X)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        if self.views_ is not None:
+            specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
+        else:
+            (specs, standardize), names = resolve_kernels(self.kernels, X), None
+        self.bank_ = KernelBank(
+            specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
+        )
+        if columns:
+            self.bank_.fit(X)
+            self.n_train_ = X.shape[0]
+            self.kernel_names_ = names or list(self.bank_.kernel_names)
+            return KernelColumns(self.bank_), y
+        stack = self.bank_.fit_transform(X)
+        self.n_train_ = X.shape[0]
+        self.kernel_names_ = names or list(self.bank_.kernel_names)
+        return stack, y
+
+    def _test_stack(self, X, active):
+        if self._precomputed:
+            stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
+            return stack[:, self.support_][:, :, active]
+        views = getattr(self, "views_", None)  # models read by load_model have no views
+        if views is not None:
+            X = views.concatenate(X)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.bank_.transform(X, rows=self.support_, kernel_indices=active)
+
+
+class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     """Multiple Kernel Learning SVM classifier: learns an SVM and the kernel weights together.
 
     The learned kernel is ``K(d) = sum_k d_k K_k`` over the base kernels ``K_k``; ``d`` minimises
@@ -192,15 +247,6 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.cache_size = cache_size
         self.groups = groups
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self._precomputed
-        return tags
-
-    @property
-    def _precomputed(self):
-        return isinstance(self.kernels, str) and self.kernels == "precomputed"
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Learn the kernel weights and the SVM.
@@ -265,36 +311,6 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
         self.solve_time_ = time.perf_counter() - start
         self._store(results, len(self.kernel_names_))
         return self
-
-    def _training_stack(self, X, y, columns=False):
-        """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
-        if self._precomputed:
-            stack, y = check_kernel_stack(X, y)
-            self.n_train_ = stack.shape[0]
-            self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
-            self.bank_ = None
-            self.views_ = None
-            return (StackColumns(stack) if columns else stack), y
-        self.views_ = None
-        if is_views(X):
-            self.views_, X = Views.from_fit(X)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        if self.views_ is not None:
-            specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
-        else:
-            (specs, standardize), names = resolve_kernels(self.kernels, X), None
-        self.bank_ = KernelBank(
-            specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
-        )
-        if columns:
-            self.bank_.fit(X)
-            self.n_train_ = X.shape[0]
-            self.kernel_names_ = names or list(self.bank_.kernel_names)
-            return KernelColumns(self.bank_), y
-        stack = self.bank_.fit_transform(X)
-        self.n_train_ = X.shape[0]
-        self.kernel_names_ = names or list(self.bank_.kernel_names)
-        return stack, y
 
     def _store(self, results, n_kernels):
         weights = np.array([r.kernel_weights for r, _ in results])
@@ -367,22 +383,190 @@ class MKLClassifier(ClassifierMixin, BaseEstimator):
             scores[:, c] = combined.astype(np.float64) @ self.dual_coef_[c] + self.intercept_[c]
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def _test_stack(self, X, active):
-        if self._precomputed:
-            stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
-            return stack[:, self.support_][:, :, active]
-        views = getattr(self, "views_", None)  # models read by load_model have no views
-        if views is not None:
-            X = views.concatenate(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.bank_.transform(X, rows=self.support_, kernel_indices=active)
-
     def predict(self, X):
         """Predicted class labels, shape (n_test,)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
+    """Multiple Kernel Learning support vector regression (epsilon-insensitive loss).
+
+    Learns ``f(x) = sum_k d_k sum_i beta_i K_k(x_i, x) + b`` with lp-norm (or KL) regularised
+    kernel weights, solved in the dual by SMO-MKL (Vishwanathan et al., NIPS 2010, eq. 24-27;
+    ALGORITHMS.md section 2): :func:`mklearn.solvers.smo_mkl_regression`.
+
+    Parameters
+    ----------
+    kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
+        As in :class:`MKLClassifier`; with "precomputed", ``fit`` takes ``(n, n, m)`` and
+        ``predict`` takes ``(n_test, n_train, m)``.
+    solver : {"smo"}
+        SMO-MKL; kernel rows are computed on demand (``cache_size``).
+    regularizer : {"lp", "kl"}
+        As in :class:`MKLClassifier`.
+    p : float > 1
+        Norm of the "lp" regulariser.
+    lam : float > 0
+        Weight of the regulariser.
+    C : float > 0
+        Cost of the epsilon-insensitive loss.
+    epsilon : float >= 0
+        Half-width of the insensitive tube, in units of y.
+    tol : float > 0
+        Stop when the relative duality gap falls below ``tol``.
+    max_iter : int >= 1
+        Maximal number of duality-gap checks (each after at most 2n SMO steps).
+    cache_size : float > 0
+        Megabytes of kernel rows kept in memory (LIBSVM's ``-m``).
+    kernel_dtype : {"float64", "float32"}
+        Precision of a stack built from X (unused by the on-demand solver).
+    verbose : int
+        Unused; kept for a common signature.
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        Learned kernel weights d.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        ``beta_i = a+_i - a-_i`` of the support vectors.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors.
+    intercept_ : ndarray of shape (1,)
+        The bias b (the one minimising the training loss at the final weights).
+    objective_, duality_gap_ : float
+        Dual value reached and the absolute gap certifying it.
+    n_iter_ : int
+        SMO steps.
+    kernel_names_ : list of str
+        Readable names of the base kernels.
+
+    Raises
+    ------
+    ValueError
+        On invalid parameters, non-finite input, targets that are not real numbers, kernel
+        stacks of the wrong shape, or a regulariser the solver cannot take.
+    """
+
+    _parameter_constraints: dict = {
+        "kernels": [str, list, tuple, object],
+        "solver": [StrOptions({"smo"})],
+        "regularizer": [StrOptions({"lp", "kl"})],
+        "p": [Interval(Real, None, None, closed="neither")],
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "kernel_dtype": [StrOptions({"float64", "float32"})],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernels="simple_mkl",
+        solver="smo",
+        regularizer="lp",
+        p=2.0,
+        lam=1.0,
+        C=1.0,
+        epsilon=0.1,
+        tol=1e-3,
+        max_iter=500,
+        cache_size=200.0,
+        kernel_dtype="float64",
+        verbose=0,
+    ):
+        self.kernels = kernels
+        self.solver = solver
+        self.regularizer = regularizer
+        self.p = p
+        self.lam = lam
+        self.C = C
+        self.epsilon = epsilon
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.kernel_dtype = kernel_dtype
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Learn the kernel weights and the regression function.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples, n_kernels)
+            Training data, or the base-kernel stack when ``kernels="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Real targets.
+
+        Returns
+        -------
+        self : MKLRegressor
+        """
+        from mklearn.solvers import smo_mkl_regression
+
+        self._validate_params()
+        if self.regularizer == "lp" and not self.p > 1:
+            raise ValueError(
+                f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"
+            )
+        start = time.perf_counter()
+        if self._precomputed:
+            y = np.asarray(y)
+            if y.dtype.kind not in "biuf":
+                raise ValueError("MKLRegressor needs real-valued targets y")
+        provider, y = self._training_stack(X, y, columns=True)
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity; regression targets must be finite")
+        self.kernel_time_ = time.perf_counter() - start
+        regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
+        start = time.perf_counter()
+        result = smo_mkl_regression(
+            provider, y, float(self.C), regularizer, epsilon=float(self.epsilon), tol=self.tol,
+            max_iter=self.max_iter, cache_size=float(self.cache_size),
+        )
+        self.solve_time_ = time.perf_counter() - start
+        if not result.converged:
+            warnings.warn(
+                f"smo stopped after {result.n_iter} steps with relative duality gap "
+                f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        weights = result.kernel_weights.copy()
+        weights[weights <= _WEIGHT_EPS * max(weights.max(), 1e-300)] = 0.0
+        self.kernel_weights_ = weights
+        self.support_ = np.flatnonzero(result.alpha != 0.0)
+        self.dual_coef_ = result.alpha[self.support_][None, :]
+        self.intercept_ = np.array([result.intercept])
+        self.objective_ = float(result.objective)
+        self.duality_gap_ = float(result.duality_gap)
+        self.n_iter_ = int(result.n_iter)
+        self.history_ = result.history
+        return self
+
+    def predict(self, X):
+        """Predicted targets, shape (n_test,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+            Test data, or the test-versus-training stack when precomputed.
+        """
+        check_is_fitted(self)
+        active = np.flatnonzero(self.kernel_weights_ > 0)
+        if self.support_.size == 0 or active.size == 0:
+            n_test = _num_samples(X)
+            return np.full(n_test, self.intercept_[0])
+        cross = self._test_stack(X, active)
+        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
+        return combined.astype(np.float64) @ self.dual_coef_[0] + self.intercept_[0]
 
 
 def _relative(result):

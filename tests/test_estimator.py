@@ -8,7 +8,7 @@ from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mklearn import MKLClassifier
+from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
 from mklearn.kernels import RBF, KernelBank, Polynomial, simple_mkl_kernels
 
@@ -19,6 +19,9 @@ SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=
     [
         MKLClassifier(kernels=SMALL_FAMILY, C=100.0, max_iter=50, tol=1e-3),
         MKLClassifier(kernels=SMALL_FAMILY, regularizer="lp", p=2.0, C=100.0, max_iter=50),
+        MKLClassifier(kernels=SMALL_FAMILY, solver="smo", regularizer="lp", p=1.5, C=100.0),
+        MKLClassifier(kernels=SMALL_FAMILY, solver="smo", regularizer="kl", C=10.0),
+        MKLRegressor(kernels=SMALL_FAMILY, p=1.5, C=10.0),
     ]
 )
 def test_sklearn_contract(estimator, check):

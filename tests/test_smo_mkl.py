@@ -6,13 +6,13 @@ import pytest
 from reference import _dual_setup, lp_mkl_optimum
 from sklearn.svm import SVC
 
-from mklearn import MKLClassifier
+from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import StackColumns
 from mklearn.regularizers import KLDivergence, L1Simplex, LpNorm
 from mklearn.solvers import _smo_mkl_core as core
-from mklearn.solvers import smo_mkl, spg_gmkl
+from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +140,66 @@ def test_bad_input_is_named(liver):
         smo_mkl(StackColumns(stack), y, 1.0, LpNorm(2.0, 1.0), cache_size=1e-3)
     with pytest.raises(ValueError, match="p' parameter must be > 1"):
         MKLClassifier(solver="smo", regularizer="lp", p=1.0).fit(X, y)
+
+
+def _svr_lp_optimum(stack, y, C, epsilon, p, lam):
+    """``max y'beta - eps |beta|_1 - ||g(beta)||_q^2 / (8 lam)``, ``1'beta = 0, |beta| <= C``."""
+    from reference import _factor
+
+    n, _, m = stack.shape
+    q = p / (p - 1.0)
+    beta = cp.Variable(n)
+    g = cp.Variable(m)
+    cons = [cp.abs(beta) <= C, cp.sum(beta) == 0]
+    for k in range(m):
+        cons.append(cp.sum_squares(_factor(stack[:, :, k]).T @ beta) <= g[k])
+    s = cp.Variable(nonneg=True)
+    cons.append(cp.pnorm(g, q) <= s)
+    objective = y @ beta - epsilon * cp.norm1(beta) - cp.square(s) / (8 * lam)
+    prob = cp.Problem(cp.Maximize(objective), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return float(prob.value)
+
+
+@pytest.fixture(scope="module")
+def abalone():
+    X, y = load_dataset("abalone")
+    rows = np.random.default_rng(0).choice(len(y), size=80, replace=False)
+    X, y = X[rows], y[rows].astype(float)
+    specs, standardize = resolve_kernels("simple_mkl", X[:, :3])
+    return X[:, :3], KernelBank(specs, standardize=standardize).fit_transform(X[:, :3]), y
+
+
+@pytest.mark.parametrize("p", [1.33, 2.0])
+def test_regression_reaches_the_optimum_with_an_honest_gap(abalone, p):
+    X, stack, y = abalone
+    regularizer = LpNorm(p, 1.0)
+    result = smo_mkl_regression(StackColumns(stack), y, 10.0, regularizer, epsilon=0.5,
+                                tol=1e-7, max_iter=3000)
+    assert result.converged
+    optimum = _svr_lp_optimum(stack, y, 10.0, 0.5, p, 1.0)
+    assert result.objective == pytest.approx(optimum, rel=1e-4)
+    assert abs(result.alpha.sum()) <= 1e-8 * 10.0 * y.size  # 1'beta = 0
+    assert np.all(np.abs(result.alpha) <= 10.0 + 1e-12)
+
+
+def test_regressor_estimator_on_the_fly_equals_precomputed(abalone):
+    X, stack, y = abalone
+    common = dict(p=1.5, C=10.0, epsilon=0.5, tol=1e-6)
+    on_the_fly = MKLRegressor(**common).fit(X, y)
+    precomputed = MKLRegressor(kernels="precomputed", **common).fit(stack, y)
+    assert on_the_fly.objective_ == pytest.approx(precomputed.objective_, rel=1e-8)
+    np.testing.assert_allclose(on_the_fly.predict(X), precomputed.predict(stack), atol=1e-4)
+    assert on_the_fly.score(X, y) > 0.3
+
+
+def test_single_kernel_regression_is_svr_on_the_learned_scale(abalone):
+    from sklearn.svm import SVR
+
+    _, stack, y = abalone
+    K = stack[:, :, :1]
+    model = MKLRegressor(kernels="precomputed", p=2.0, C=10.0, epsilon=0.5, tol=1e-8,
+                         max_iter=5000).fit(K, y)
+    d = model.kernel_weights_[0]
+    svr = SVR(kernel="precomputed", C=10.0, epsilon=0.5, tol=1e-10).fit(d * K[:, :, 0], y)
+    np.testing.assert_allclose(model.predict(K), svr.predict(d * K[:, :, 0]), atol=1e-3)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
-from mklearn.solvers.smo_mkl import smo_mkl
+from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
 from mklearn.solvers.spg import spg_gmkl
 
 
@@ -91,5 +91,6 @@ __all__ = [
     "mirror_descent",
     "mwu_mkl",
     "smo_mkl",
+    "smo_mkl_regression",
     "spg_gmkl",
 ]

@@ -221,15 +221,31 @@ def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd, diag, Kd_diag):
 
 
 @njit(cache=True)
-def smo_chunk(alpha, y, upper, F, g, d, diag, cache, slot_of, last_used, clock,
+def _snap(alpha, t, upper):
+    """Put ``alpha[t]`` exactly on a bound it reached up to rounding."""
+    value = min(max(alpha[t], 0.0), upper[t])
+    if value <= 1e-12 * upper[t]:
+        value = 0.0
+    elif upper[t] - value <= 1e-12 * upper[t]:
+        value = upper[t]
+    alpha[t] = value
+
+
+@njit(cache=True)
+def smo_chunk(alpha, y, index, linear, upper, F, g, d, diag, cache, slot_of, last_used, clock,
               kind, lam, q, prior, use_cubic, tol, max_steps):
     """Run SMO-MKL steps in place until a row is missing, the KKT violation is below ``tol``
     or ``max_steps`` steps are taken.
 
+    LIBSVM's generic form: variable t has sign ``y[t]``, sample ``index[t]`` and linear term
+    ``linear[t]``; the dual maximised is ``-linear' alpha - r*(g / 2)`` with
+    ``g_k = beta' K_k beta``, ``beta = sum_t y_t alpha_t e_index[t]`` (C-SVC: index = arange(n),
+    linear = -1; epsilon-SVR: 2n variables, ``linear = [eps - y, eps + y]``).
     ``cache[slot_of[i]]`` holds row i of every base kernel (shape (m, n)). Returns
-    ``(status, missing_row, steps, violation)``.
+    ``(status, missing_sample, steps, violation)``.
     """
     m, n = F.shape
+    n_var = alpha.size
     Kd_diag = np.empty(n)
     Kd_row_i = np.empty(n)
     fd = np.empty(n)
@@ -239,37 +255,38 @@ def smo_chunk(alpha, y, upper, F, g, d, diag, cache, slot_of, last_used, clock,
     _weighted_sum(d, F, fd)
     _weighted_sum(d, diag, Kd_diag)
     while steps < max_steps:
-        # WSS2 (Fan, Chen and Lin 2005) on the SVM with kernel K(d): G_t = y_t fd_t - 1
+        # WSS2 (Fan, Chen and Lin 2005) on the QP with kernel K(d): G_t = y_t fd[index_t] + p_t
         m_up = -np.inf
         i = -1
-        for t in range(n):
+        for t in range(n_var):
             in_up = alpha[t] < upper[t] if y[t] > 0 else alpha[t] > 0.0
             if in_up:
-                v = -y[t] * (y[t] * fd[t] - 1.0)
+                v = -y[t] * (y[t] * fd[index[t]] + linear[t])
                 if v >= m_up:
                     m_up = v
                     i = t
         if i < 0:
             return STATUS_KKT, -1, steps, 0.0
-        slot_i = slot_of[i]
+        si = index[i]
+        slot_i = slot_of[si]
         if slot_i < 0:
-            return STATUS_NEED_ROW, i, steps, violation
+            return STATUS_NEED_ROW, si, steps, violation
         clock[0] += 1
         last_used[slot_i] = clock[0]
         _weighted_row(d, cache, slot_i, Kd_row_i)
         m_low = np.inf
         best = 0.0
         j = -1
-        for t in range(n):
+        for t in range(n_var):
             in_low = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < upper[t]
             if not in_low:
                 continue
-            v = -y[t] * (y[t] * fd[t] - 1.0)
+            v = -y[t] * (y[t] * fd[index[t]] + linear[t])
             if v < m_low:
                 m_low = v
             gap = m_up - v
             if gap > 0.0:
-                curv = Kd_diag[i] + Kd_diag[t] - 2.0 * Kd_row_i[t]
+                curv = Kd_diag[si] + Kd_diag[index[t]] - 2.0 * Kd_row_i[index[t]]
                 if curv <= 0.0:
                     curv = _TAU
                 gain = gap * gap / curv
@@ -279,17 +296,18 @@ def smo_chunk(alpha, y, upper, F, g, d, diag, cache, slot_of, last_used, clock,
         violation = m_up - m_low
         if violation <= tol or j < 0:
             return STATUS_KKT, -1, steps, violation
-        slot_j = slot_of[j]
+        sj = index[j]
+        slot_j = slot_of[sj]
         if slot_j < 0:
-            return STATUS_NEED_ROW, j, steps, violation
+            return STATUS_NEED_ROW, sj, steps, violation
         clock[0] += 1
         last_used[slot_j] = clock[0]
         # exact line search on D along alpha_i += y_i t, alpha_j -= y_j t
         a = np.empty(m)
         b = np.empty(m)
         for k in range(m):
-            a[k] = cache[slot_i, k, i] + cache[slot_j, k, j] - 2.0 * cache[slot_i, k, j]
-            b[k] = F[k, i] - F[k, j]
+            a[k] = cache[slot_i, k, si] + cache[slot_j, k, sj] - 2.0 * cache[slot_i, k, sj]
+            b[k] = F[k, si] - F[k, sj]
         if y[i] > 0:
             lo_i, hi_i = -alpha[i], upper[i] - alpha[i]
         else:
@@ -300,25 +318,17 @@ def smo_chunk(alpha, y, upper, F, g, d, diag, cache, slot_of, last_used, clock,
             lo_j, hi_j = -alpha[j], upper[j] - alpha[j]
         lower = max(lo_i, lo_j)
         upper_t = min(hi_i, hi_j)
-        c1 = y[i] - y[j]
+        c1 = y[j] * linear[j] - y[i] * linear[i]
         if use_cubic:
             t_step = cubic_step_length(lower, upper_t, g, a, b, lam, c1)
         else:
             t_step = newton_step_length(lower, upper_t, g, a, b, kind, lam, q, prior, c1)
         alpha[i] += y[i] * t_step
         alpha[j] -= y[j] * t_step
-        if t_step == hi_i or t_step == lo_i:  # snap onto the bound that was hit
-            alpha[i] = min(max(alpha[i], 0.0), upper[i])
-            if abs(alpha[i]) <= 1e-12 * upper[i]:
-                alpha[i] = 0.0
-            elif abs(alpha[i] - upper[i]) <= 1e-12 * upper[i]:
-                alpha[i] = upper[i]
+        if t_step == hi_i or t_step == lo_i:
+            _snap(alpha, i, upper)
         if t_step == hi_j or t_step == lo_j:
-            alpha[j] = min(max(alpha[j], 0.0), upper[j])
-            if abs(alpha[j]) <= 1e-12 * upper[j]:
-                alpha[j] = 0.0
-            elif abs(alpha[j] - upper[j]) <= 1e-12 * upper[j]:
-                alpha[j] = upper[j]
+            _snap(alpha, j, upper)
         for k in range(m):
             g[k] = max(g[k] + 2.0 * t_step * b[k] + t_step * t_step * a[k], 0.0)
         kernel_weights(g, kind, lam, q, prior, d)
