@@ -24,6 +24,7 @@ STATUS_STEPS = 2  # the chunk's step budget is spent
 
 _TAU = 1e-12
 _MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
+DIAG_REFRESH = 16  # steps between refreshes of diag K(d), used only by the WSS2 heuristic
 _NEWTON_ITER = 60
 
 
@@ -42,19 +43,29 @@ def _qnorm(z, q):
     return scale * total ** (1.0 / q)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def kernel_weights(g, kind, lam, q, prior, out):
-    """``d = grad r*(g / 2)`` into ``out`` (shape (m,))."""
+    """``d = grad r*(g / 2)`` into ``out`` (shape (m,)); one power or exponential per kernel.
+
+    lp, with ``r_k = z_k / max(z)`` and ``S = sum_k r_k^q``:
+    ``d_k = max(z) S^((2-q)/q) r_k^(q-1) / lam``.
+    """
     m = g.size
     if kind == KIND_LP:
-        z = np.maximum(0.5 * g, 0.0)
-        norm = _qnorm(z, q)
-        if norm == 0.0:
+        scale = 0.0
+        for k in range(m):
+            scale = max(scale, 0.5 * g[k])
+        if scale <= 0.0:
             out[:] = 0.0
             return
-        factor = norm ** (2.0 - q) / lam
+        total = 0.0
         for k in range(m):
-            out[k] = factor * z[k] ** (q - 1.0) if z[k] > 0.0 else 0.0
+            r = max(0.5 * g[k], 0.0) / scale
+            out[k] = r ** (q - 1.0) if r > 0.0 else 0.0  # r^(q-1); r^q = r * r^(q-1)
+            total += r * out[k]
+        factor = scale * total ** ((2.0 - q) / q) / lam
+        for k in range(m):
+            out[k] *= factor
     else:
         for k in range(m):
             out[k] = prior[k] * np.exp(min(0.5 * g[k] / lam, _MAX_EXPONENT))
@@ -72,37 +83,54 @@ def conjugate(g, kind, lam, q, prior):
     return lam * total
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _line_derivatives(t, g, a, b, kind, lam, q, prior, c1):
     """First and second derivative of ``phi(t) = c1 t - r*(g(t) / 2)``,
-    ``g_k(t) = g_k + 2 t b_k + t^2 a_k``."""
+    ``g_k(t) = g_k + 2 t b_k + t^2 a_k``, in one pass with one power (or exponential) per
+    kernel and no allocation.
+
+    lp, with ``z = g(t) / 2``, ``w = dz/dt = b + t a``, ``r = z / max(z)``, ``u = r^q``,
+    ``S = sum u``: ``phi' = c1 - sum d w`` and
+    ``phi'' = -sum d a - ((2-q) S^((2-2q)/q) (sum u w / r)^2 + (q-1) S^((2-q)/q) sum u w^2 / r^2)
+    / lam``.
+    """
     m = g.size
-    z = np.empty(m)
-    w = np.empty(m)  # dz_k / dt
-    for k in range(m):
-        z[k] = max(0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k]), 0.0)
-        w[k] = b[k] + t * a[k]
-    d = np.empty(m)
-    kernel_weights(2.0 * z, kind, lam, q, prior, d)
     first = c1
     second = 0.0
-    for k in range(m):
-        first -= d[k] * w[k]
-        second -= d[k] * a[k]
     if kind == KIND_LP:
-        norm = _qnorm(z, q)
-        if norm > 0.0:
-            cross = 0.0
-            diag = 0.0
-            for k in range(m):
-                if z[k] > 0.0:
-                    cross += z[k] ** (q - 1.0) * w[k]
-                    diag += z[k] ** (q - 2.0) * w[k] * w[k]
-            second -= ((2.0 - q) * norm ** (2.0 - 2.0 * q) * cross * cross
-                       + (q - 1.0) * norm ** (2.0 - q) * diag) / lam
+        scale = 0.0
+        for k in range(m):
+            scale = max(scale, 0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k]))
+        if scale <= 0.0:
+            return first, second
+        total = 0.0
+        dw = 0.0  # sum_k r^(q-1) w_k
+        da = 0.0  # sum_k r^(q-1) a_k
+        uw_r = 0.0  # sum_k u w / r = sum r^(q-1) w
+        uww_rr = 0.0  # sum_k u w^2 / r^2 = sum r^(q-2) w^2
+        for k in range(m):
+            r = max(0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k]), 0.0) / scale
+            if r <= 0.0:
+                continue
+            w = b[k] + t * a[k]
+            rq1 = r ** (q - 1.0)
+            total += r * rq1
+            dw += rq1 * w
+            da += rq1 * a[k]
+            uww_rr += rq1 / r * w * w
+        uw_r = dw
+        factor = scale * total ** ((2.0 - q) / q) / lam  # d_k = factor r_k^(q-1)
+        first -= factor * dw
+        second -= factor * da
+        second -= ((2.0 - q) * total ** ((2.0 - 2.0 * q) / q) * uw_r * uw_r
+                   + (q - 1.0) * total ** ((2.0 - q) / q) * uww_rr) / lam
     else:
         for k in range(m):
-            second -= d[k] * w[k] * w[k] / lam
+            z = 0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k])
+            d = prior[k] * np.exp(min(z / lam, _MAX_EXPONENT))
+            w = b[k] + t * a[k]
+            first -= d * w
+            second -= d * a[k] + d * w * w / lam
     return first, second
 
 
@@ -205,11 +233,9 @@ def _weighted_row(d, store, slot, out):
 
 
 @njit(cache=True, fastmath=True)
-def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd, diag, Kd_diag):
-    """``F[k] += t_step (K_k[i] - K_k[j])``, then ``fd = d' F`` and ``Kd_diag = d' diag``
-    in the same pass over the kernels."""
+def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd):
+    """``F[k] += t_step (K_k[i] - K_k[j])``, then ``fd = d' F`` in the same pass."""
     fd[:] = 0.0
-    Kd_diag[:] = 0.0
     n = fd.size
     for k in range(F.shape[0]):
         w = d[k]
@@ -217,7 +243,6 @@ def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd, diag, Kd_diag):
             value = F[k, t] + t_step * (store[slot_i, k, t] - store[slot_j, k, t])
             F[k, t] = value
             fd[t] += w * value
-            Kd_diag[t] += w * diag[k, t]
 
 
 @njit(cache=True)
@@ -332,6 +357,8 @@ def smo_chunk(alpha, y, index, linear, upper, F, g, d, diag, cache, slot_of, las
         for k in range(m):
             g[k] = max(g[k] + 2.0 * t_step * b[k] + t_step * t_step * a[k], 0.0)
         kernel_weights(g, kind, lam, q, prior, d)
-        _update_outputs(F, cache, slot_i, slot_j, t_step, d, fd, diag, Kd_diag)
+        _update_outputs(F, cache, slot_i, slot_j, t_step, d, fd)
         steps += 1
+        if steps % DIAG_REFRESH == 0:
+            _weighted_sum(d, diag, Kd_diag)
     return STATUS_STEPS, -1, steps, violation
