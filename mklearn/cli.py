@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from mklearn.datasets import dataset_info, list_datasets, load_data_file, load_dataset
-from mklearn.estimators import MKLClassifier
+from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.solvers import SOLVERS
 
 TOP_WEIGHTS = 15
@@ -43,10 +43,29 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--label-column", type=int, default=-1, help="label column of a CSV file (default: last)"
     )
-    fit.add_argument("--solver", default="spg", choices=sorted(SOLVERS))
-    fit.add_argument("--regularizer", default="l1", choices=["l1", "lp"])
+    fit.add_argument(
+        "--task",
+        choices=["classification", "regression"],
+        help="default: the bundled data set's task, classification for --data files; "
+        "regression fits MKLRegressor (SMO-MKL, epsilon-insensitive loss)",
+    )
+    fit.add_argument(
+        "--solver", default=None, choices=sorted(SOLVERS), help="default spg (smo for regression)"
+    )
+    fit.add_argument(
+        "--regularizer",
+        default=None,
+        choices=["l1", "lp", "kl", "group"],
+        help="default l1 (lp for regression)",
+    )
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
-    fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp regulariser")
+    fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp or kl regulariser")
+    fit.add_argument(
+        "--epsilon", type=float, default=0.1, help="regression: half-width of the tube"
+    )
+    fit.add_argument(
+        "--cache-size", type=float, default=200.0, help="MB of kernel rows (solver smo, mwu)"
+    )
     fit.add_argument("-C", type=float, default=100.0, help="SVM cost (default 100)")
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
@@ -98,21 +117,46 @@ def main(argv=None) -> int:
 
 
 def _load(args):
+    """(X, y, name, task) with the task resolved from --task and the data set."""
     if args.data:
         X, y = load_data_file(args.data, label_column=args.label_column)
-        return X, y, args.data
+        return X, y, args.data, args.task or "classification"
     name = args.dataset or "sonar"
-    if dataset_info(name)["task"] != "classification":
-        choices = [d for d in list_datasets() if dataset_info(d)["task"] == "classification"]
-        raise ValueError(
-            f"{name} is a regression data set; `mklearn fit` trains classifiers: "
-            f"choose one of {', '.join(choices)}"
-        )
+    task = args.task or dataset_info(name)["task"]
+    if task != dataset_info(name)["task"]:
+        raise ValueError(f"{name} is a {dataset_info(name)['task']} data set, not {task}")
     X, y = load_dataset(name)
-    return X, y, name
+    return X, y, name, task
 
 
-def _estimator(args, verbose):
+def _resolve_defaults(args, task):
+    if task == "regression":
+        args.solver = args.solver or "smo"
+        args.regularizer = args.regularizer or "lp"
+        if args.solver != "smo" or args.regularizer not in ("lp", "kl"):
+            raise ValueError(
+                "regression is solved by SMO-MKL: use --solver smo with --regularizer lp or kl"
+            )
+        if args.save:
+            raise ValueError("--save stores classifiers only; drop --save for regression")
+    else:
+        args.solver = args.solver or "spg"
+        args.regularizer = args.regularizer or "l1"
+
+
+def _estimator(args, verbose, task="classification"):
+    if task == "regression":
+        return MKLRegressor(
+            kernels="simple_mkl",
+            regularizer=args.regularizer,
+            p=args.p,
+            lam=args.lam,
+            C=args.C,
+            epsilon=args.epsilon,
+            tol=args.tol,
+            max_iter=args.max_iter,
+            cache_size=args.cache_size,
+        )
     return MKLClassifier(
         kernels="simple_mkl",
         solver=args.solver,
@@ -122,46 +166,57 @@ def _estimator(args, verbose):
         C=args.C,
         tol=args.tol,
         max_iter=args.max_iter,
+        cache_size=args.cache_size,
         verbose=verbose,
     )
 
 
 def _fit(args) -> int:
-    from sklearn.model_selection import StratifiedKFold, train_test_split
+    from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 
-    X, y, name = _load(args)
-    if np.unique(y).size < 2:
+    X, y, name, task = _load(args)
+    _resolve_defaults(args, task)
+    regression = task == "regression"
+    if not regression and np.unique(y).size < 2:
         raise ValueError(f"{name} has a single class; MKL classification needs two or more")
     if args.cv is not None:
         if args.cv < 2:
             raise ValueError(f"--cv needs at least 2 folds, got {args.cv}")
-        folds = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed).split(X, y)
+        splitter = KFold if regression else StratifiedKFold
+        folds = splitter(args.cv, shuffle=True, random_state=args.seed).split(X, y)
     else:
         if not 0.0 < args.test_size < 1.0:
             raise ValueError(f"--test-size must lie in (0, 1), got {args.test_size}")
         train, test = train_test_split(
-            np.arange(len(y)), test_size=args.test_size, stratify=y, random_state=args.seed
+            np.arange(len(y)),
+            test_size=args.test_size,
+            stratify=None if regression else y,
+            random_state=args.seed,
         )
         folds = [(train, test)]
     out = _Report(args.json)
-    out.line(
-        f"data: {name}: {X.shape[0]} samples, {X.shape[1]} features, classes "
-        f"{', '.join(f'{c}: {int(np.sum(y == c))}' for c in np.unique(y))}"
+    targets = (
+        f"targets in [{np.min(y):g}, {np.max(y):g}]"
+        if regression
+        else "classes " + ", ".join(f"{c}: {int(np.sum(y == c))}" for c in np.unique(y))
     )
+    out.line(f"data: {name}: {X.shape[0]} samples, {X.shape[1]} features, {targets}")
     reports = []
     for k, (train, test) in enumerate(folds):
-        model = _estimator(args, verbose=0 if args.json else 1)
+        model = _estimator(args, verbose=0 if args.json else 1, task=task)
         start = time.perf_counter()
         if k == 0:
             out.line(
                 f"kernels: SimpleMKL family, unit trace; solver {args.solver} "
                 f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
                 + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
+                + (f" (lam={args.lam:g})" if args.regularizer == "kl" else "")
                 + f", C={args.C:g}"
+                + (f", epsilon={args.epsilon:g}" if regression else "")
             )
         model.fit(X[train], y[train])
         wall = time.perf_counter() - start
-        reports.append(_summary(model, X, y, train, test, wall))
+        reports.append(_summary(model, X, y, train, test, wall, regression))
         if k == 0:
             out.line(
                 f"           {len(model.kernel_names_)} base kernels on "
@@ -169,10 +224,11 @@ def _fit(args) -> int:
             )
         out.fold(reports[-1], args.cv is not None, k)
     if args.cv is not None:
-        accs = np.array([r["test_accuracy"] for r in reports])
+        metric = "test_r2" if regression else "test_accuracy"
+        scores = np.array([r[metric] for r in reports])
         out.line(
-            f"cross-validation ({args.cv} folds): test accuracy {accs.mean():.4f} "
-            f"+- {accs.std():.4f}"
+            f"cross-validation ({args.cv} folds): {metric.replace('_', ' ')} "
+            f"{scores.mean():.4f} +- {scores.std():.4f}"
         )
     if args.save:
         model = _estimator(args, verbose=0).fit(X, y) if args.cv is not None else model
@@ -183,6 +239,7 @@ def _fit(args) -> int:
     out.finish(
         {
             "data": name,
+            "task": task,
             "n_samples": int(X.shape[0]),
             "n_features": int(X.shape[1]),
             "solver": args.solver,
@@ -196,7 +253,7 @@ def _fit(args) -> int:
     return 0
 
 
-def _summary(model, X, y, train, test, wall):
+def _summary(model, X, y, train, test, wall, regression=False):
     weights = np.atleast_2d(model.kernel_weights_)
     mean_weights = weights.mean(axis=0)
     order = np.argsort(-mean_weights)
@@ -205,9 +262,21 @@ def _summary(model, X, y, train, test, wall):
         for i in order[:TOP_WEIGHTS]
         if mean_weights[i] > 0
     ]
+    if regression:
+        from sklearn.metrics import mean_squared_error
+
+        scores = {
+            "train_r2": float(model.score(X[train], y[train])),
+            "test_r2": float(model.score(X[test], y[test])),
+            "test_rmse": float(np.sqrt(mean_squared_error(y[test], model.predict(X[test])))),
+        }
+    else:
+        scores = {
+            "train_accuracy": float(model.score(X[train], y[train])),
+            "test_accuracy": float(model.score(X[test], y[test])),
+        }
     return {
-        "train_accuracy": float(model.score(X[train], y[train])),
-        "test_accuracy": float(model.score(X[test], y[test])),
+        **scores,
         "n_train": int(len(train)),
         "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
@@ -216,7 +285,7 @@ def _summary(model, X, y, train, test, wall):
         "objective": np.atleast_1d(model.objective_).tolist(),
         "duality_gap": np.atleast_1d(model.duality_gap_).tolist(),
         "n_iter": np.atleast_1d(model.n_iter_).tolist(),
-        "n_svm_solves": np.atleast_1d(model.n_svm_solves_).tolist(),
+        "n_svm_solves": np.atleast_1d(getattr(model, "n_svm_solves_", 0)).tolist(),
         "kernel_seconds": model.kernel_time_,
         "solve_seconds": model.solve_time_,
         "wall_seconds": wall,
@@ -236,9 +305,10 @@ class _Report:
     def fold(self, r, is_cv, k):
         if self.as_json:
             return
+        metric = "test_r2" if "test_r2" in r else "test_accuracy"
         if is_cv:
             print(
-                f"fold {k + 1}: test accuracy {r['test_accuracy']:.4f}, "
+                f"fold {k + 1}: {metric.replace('_', ' ')} {r[metric]:.4f}, "
                 f"{r['n_selected']} kernels selected, {r['wall_seconds']:.2f} s"
             )
             return
@@ -250,8 +320,14 @@ class _Report:
             print(f"  {item['weight']:8.4f}  {item['kernel']}")
         gap = ", ".join(f"{g:.3g}" for g in r["duality_gap"])
         obj = ", ".join(f"{o:.6g}" for o in r["objective"])
-        print(f"\ntrain accuracy {r['train_accuracy']:.4f} ({r['n_train']} points)")
-        print(f"test accuracy  {r['test_accuracy']:.4f} ({r['n_test']} points)")
+        if metric == "test_r2":
+            print(f"\ntrain R^2 {r['train_r2']:.4f} ({r['n_train']} points)")
+            print(
+                f"test R^2  {r['test_r2']:.4f}, RMSE {r['test_rmse']:.4g} ({r['n_test']} points)"
+            )
+        else:
+            print(f"\ntrain accuracy {r['train_accuracy']:.4f} ({r['n_train']} points)")
+            print(f"test accuracy  {r['test_accuracy']:.4f} ({r['n_test']} points)")
         print(
             f"objective {obj}, duality gap {gap}, iterations "
             f"{', '.join(map(str, r['n_iter']))}, SVM solves "

@@ -504,13 +504,37 @@ def test_datasets_command_lists_bundled_sets(capsys):
     assert {"sonar", "liver-disorders", "ionosphere"} <= set(out.split())
 
 
-def test_fit_regression_dataset_is_refused_with_a_clear_message(capsys):
-    # abalone is bundled as a regression set (integer ring counts): the CLI must say so
-    # instead of failing inside the split (or, with --cv, fitting a 28-class model on a
-    # multi-GB kernel stack). The default split fails before any fit, so this test is cheap.
-    status, _, err = _run(capsys, "fit", "--dataset", "abalone")
+def test_fit_regression_dataset_as_classification_is_refused(capsys):
+    # abalone is bundled as a regression set (integer ring counts): asking for a classifier
+    # must say so instead of fitting a 28-class model. It fails before any fit: cheap.
+    status, _, err = _run(capsys, "fit", "--dataset", "abalone", "--task", "classification")
     assert status == 2 and "Traceback" not in err
     assert "regression" in err, err
+
+
+def test_fit_regression_task_reports_r2(capsys, tmp_path):
+    from mklearn.datasets import load_dataset
+
+    X, y = load_dataset("abalone")
+    path = tmp_path / "small.csv"
+    np.savetxt(path, np.column_stack([X[:150, :3], y[:150]]), delimiter=",")
+    status, out, err = _run(
+        capsys, "fit", "--data", str(path), "--task", "regression", "-C", "10",
+        "--epsilon", "0.5", "--json",
+    )
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["task"] == "regression" and report["solver"] == "smo"
+    fold = report["folds"][0]
+    assert fold["test_r2"] > 0.0 and fold["duality_gap"][0] >= 0.0
+
+
+def test_regression_with_save_is_refused(capsys, tmp_path):
+    status, _, err = _run(
+        capsys, "fit", "--dataset", "abalone", "--save", str(tmp_path / "m.npz")
+    )
+    assert status == 2 and "--save" in err
+    assert not (tmp_path / "m.npz").exists()
 
 
 def test_predict_output_failure_leaves_no_temp_file(capsys, files, saved_ab, tmp_path, monkeypatch):
