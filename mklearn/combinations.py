@@ -10,6 +10,7 @@ from mklearn._stack_ops import combine, quadratic_terms
 # loops, which read only the kernels (and rows) needed; measured on 2 cores, these pick the cheaper.
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 BLAS_SPEEDUP = 2.0
+SHADOW_MIN_ENTRIES = 4_000_000  # stacks this large keep a float32 copy for inexact passes
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -38,6 +39,14 @@ class SumOfKernels:
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
         self._flat = self._km.reshape(self.n_kernels, -1)
+        self._flat32 = None
+        if self._flat.dtype == np.float64 and self._flat.size >= SHADOW_MIN_ENTRIES:
+            self._flat32 = self._flat.astype(np.float32)
+
+    @property
+    def has_shadow(self) -> bool:
+        """Whether inexact passes over every kernel read a float32 copy of the stack."""
+        return self._flat32 is not None
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
@@ -48,18 +57,23 @@ class SumOfKernels:
             return (d.astype(self._flat.dtype) @ self._flat).astype(np.float64).reshape(n, n)
         return combine(self._km, d, active)
 
-    def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
+    def kernel_gradient(
+        self, d: np.ndarray, v: np.ndarray, kernels=None, exact: bool = True
+    ) -> np.ndarray:
         """``v' (dK/dd_k) v``, i.e. ``g_k = v' K_k v``, for every k or for ``kernels`` only.
 
-        Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given.
+        With ``exact=False`` a pass over the whole stack may read its float32 copy (relative
+        error about 1e-7, half the memory traffic). Returns an array of shape (m,), or
+        (len(kernels),) when ``kernels`` is given.
         """
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
         n = self.n_samples
         if kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n:
-            outer = np.outer(v, v).astype(self._flat.dtype).ravel()
-            return (self._flat @ outer).astype(np.float64)[kernels]
+            flat = self._flat if exact or self._flat32 is None else self._flat32
+            outer = np.outer(v, v).astype(flat.dtype, copy=False).ravel()
+            return (flat @ outer).astype(np.float64)[kernels]
         return quadratic_terms(self._km, v, support, kernels)
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
