@@ -54,10 +54,13 @@ class L1Simplex:
         """Kernels safe to freeze at zero for a while: zero weight and a quadratic term
         ``g_k = -2 grad_k`` below half the largest (at the optimum the kernels in use share
         the largest ``g_k``)."""
-        best = float(np.min(grad))
+        known = ~np.isnan(grad)  # a partial gradient screens only the kernels it covers
+        if not known.any():
+            return np.zeros(d.shape, dtype=bool)
+        best = float(np.min(grad[known]))
         if best >= 0.0:
             return np.zeros(d.shape, dtype=bool)
-        return (d == 0.0) & (grad > SCREEN_RATIO * best)
+        return (d == 0.0) & known & (grad > SCREEN_RATIO * best)
 
 
 class LpNorm:
