@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
         "--regularizer",
         default=None,
         choices=["l1", "lp", "kl", "group"],
-        help="default l1 (lp for regression)",
+        help="default l1 (lp for regression and for --solver smo)",
     )
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
     fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp or kl regulariser")
@@ -141,7 +141,7 @@ def _resolve_defaults(args, task):
             raise ValueError("--save stores classifiers only; drop --save for regression")
     else:
         args.solver = args.solver or "spg"
-        args.regularizer = args.regularizer or "l1"
+        args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
 
 
 def _estimator(args, verbose, task="classification"):
