@@ -203,3 +203,13 @@ def test_single_kernel_regression_is_svr_on_the_learned_scale(abalone):
     d = model.kernel_weights_[0]
     svr = SVR(kernel="precomputed", C=10.0, epsilon=0.5, tol=1e-10).fit(d * K[:, :, 0], y)
     np.testing.assert_allclose(model.predict(K), svr.predict(d * K[:, :, 0]), atol=1e-3)
+
+
+def test_smo_model_round_trips_through_a_model_file(liver, tmp_path):
+    from mklearn import load_model, save_model
+
+    X, _, y = liver
+    model = MKLClassifier(solver="smo", regularizer="lp", p=1.5, C=10.0).fit(X, y)
+    save_model(model, tmp_path / "smo.npz")
+    again = load_model(tmp_path / "smo.npz")
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
