@@ -75,3 +75,63 @@ def test_iteration_cap_reports_not_converged():
     result = solve_qp(K, y, -np.ones_like(y), np.full_like(y, 100.0), tol=1e-10, max_iter=5)
     assert result.n_iter == 5
     assert not result.converged
+
+
+def _rbf(X, gamma):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return rbf_kernel(X, gamma=gamma)
+
+
+@pytest.mark.parametrize("C,epsilon", [(1.0, 0.1), (100.0, 0.5)])
+def test_svr_matches_libsvm(C, epsilon):
+    from sklearn.svm import SVR
+
+    from mklearn.datasets import load_dataset
+    from mklearn.svm import svr_dual
+
+    X, y = load_dataset("abalone")
+    X, y = X[:200], y[:200].astype(float)
+    K = _rbf(X, 0.5)
+    qp = svr_dual(K, y, C, epsilon, tol=1e-8)
+    beta = qp.alpha[:200] - qp.alpha[200:]
+    ref = SVR(kernel="precomputed", C=C, epsilon=epsilon, tol=1e-10).fit(K, y)
+    ref_beta = np.zeros(200)
+    ref_beta[ref.support_] = ref.dual_coef_[0]
+    def dual(b):  # the SVR dual objective (to be minimised); beta itself need not be unique
+        return 0.5 * b @ K @ b + epsilon * np.abs(b).sum() - y @ b
+
+    assert dual(beta) == pytest.approx(dual(ref_beta), rel=1e-7, abs=1e-9)
+    assert abs(beta.sum()) <= 1e-9 * C * 200
+    assert np.all(np.abs(beta) <= C * (1 + 1e-12))
+    np.testing.assert_allclose(K @ beta - qp.rho, ref.predict(K), atol=1e-3)
+
+
+@pytest.mark.parametrize("nu", [0.05, 0.3, 0.9])
+def test_one_class_matches_libsvm(nu):
+    from sklearn.svm import OneClassSVM
+
+    from mklearn.svm import one_class_dual
+
+    X, _ = load_dataset("ionosphere")
+    K = _rbf(X[:150], 0.1)
+    qp = one_class_dual(K, nu, tol=1e-9)
+    assert qp.alpha.sum() == pytest.approx(nu * 150)
+    ref = OneClassSVM(kernel="precomputed", nu=nu, tol=1e-10).fit(K)
+    ours = K @ qp.alpha - qp.rho
+    scale = max(1.0, float(np.abs(ref.decision_function(K)).max()))
+    np.testing.assert_allclose(ours, ref.decision_function(K), atol=1e-5 * scale)
+
+
+def test_one_class_with_nu_one_keeps_every_point_at_the_bound():
+    from mklearn.svm import one_class_dual
+
+    qp = one_class_dual(np.eye(4) + 0.5, 1.0, tol=1e-9)
+    np.testing.assert_array_equal(qp.alpha, np.ones(4))
+
+
+def test_one_class_rejects_nu_outside_the_unit_interval():
+    from mklearn.svm import one_class_dual
+
+    with pytest.raises(ValueError, match=r"nu must lie in \(0, 1\]"):
+        one_class_dual(np.eye(3), 0.0)

@@ -224,3 +224,83 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None):
     y = np.asarray(y, dtype=np.float64)
     upper = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
     return solve_qp(K, y, -np.ones_like(y), upper, alpha0=alpha0, tol=tol, max_iter=max_iter)
+
+
+def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None):
+    """epsilon-SVR dual in LIBSVM's form with 2n variables ``[a+; a-]``.
+
+    ``min 1/2 beta' K beta + epsilon 1'(a+ + a-) - y' beta``, ``beta = a+ - a-``,
+    ``0 <= a+, a- <= C``, ``1'beta = 0`` (Chang and Lin, LIBSVM, section 2.3): signs
+    ``[+1, -1]``, rows ``[0..n-1, 0..n-1]``, linear term ``[epsilon - y, epsilon + y]``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix.
+    y : ndarray of shape (n,)
+        Real targets.
+    C : float or ndarray of shape (n,)
+        Box constraint.
+    epsilon : float >= 0
+        Half-width of the insensitive tube.
+    alpha0 : ndarray of shape (2n,), optional
+        Feasible warm start ``[a+; a-]``.
+    tol, max_iter
+        As in :func:`solve_qp`.
+
+    Returns
+    -------
+    QPResult
+        Over the 2n variables; ``beta = alpha[:n] - alpha[n:]`` and the prediction is
+        ``K(x, X) @ beta - rho``.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n = y.size
+    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape)
+    signs = np.concatenate([np.ones(n), -np.ones(n)])
+    linear = np.concatenate([epsilon - y, epsilon + y])
+    index = np.concatenate([np.arange(n), np.arange(n)])
+    return solve_qp(K, signs, linear, np.concatenate([cost, cost]), index=index, alpha0=alpha0,
+                    tol=tol, max_iter=max_iter)
+
+
+def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None):
+    """One-class SVM dual ``min 1/2 a' K a`` over ``0 <= a <= 1``, ``1'a = nu n``.
+
+    Schoelkopf et al. (2001) in LIBSVM's scaling (Chang and Lin, LIBSVM, section 2.2); started,
+    as LIBSVM does, from ``a_i = 1`` for the first ``floor(nu n)`` points and the remainder on
+    the next one.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix.
+    nu : float in (0, 1]
+        Upper bound on the fraction of outliers, lower bound on that of support vectors.
+    alpha0 : ndarray of shape (n,), optional
+        Feasible warm start (``1'alpha0 = nu n``).
+    tol, max_iter
+        As in :func:`solve_qp`.
+
+    Returns
+    -------
+    QPResult
+        The decision function is ``K(x, X) @ alpha - rho`` (positive inside).
+
+    Raises
+    ------
+    ValueError
+        If ``nu`` is not in (0, 1].
+    """
+    if not 0.0 < nu <= 1.0:
+        raise ValueError(f"nu must lie in (0, 1], got {nu}")
+    n = K.shape[0]
+    if alpha0 is None:
+        total = nu * n
+        alpha0 = np.zeros(n)
+        whole = int(np.floor(total))
+        alpha0[:whole] = 1.0
+        if whole < n:
+            alpha0[whole] = total - whole
+    return solve_qp(K, np.ones(n), np.zeros(n), np.ones(n), alpha0=alpha0, tol=tol,
+                    max_iter=max_iter)
