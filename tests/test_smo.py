@@ -107,7 +107,7 @@ def test_svr_matches_libsvm(C, epsilon):
     np.testing.assert_allclose(K @ beta - qp.rho, ref.predict(K), atol=1e-3)
 
 
-@pytest.mark.parametrize("nu", [0.05, 0.3, 0.9])
+@pytest.mark.parametrize("nu", [0.05, 0.3, 0.85])  # nu n not an integer: rho is unique
 def test_one_class_matches_libsvm(nu):
     from sklearn.svm import OneClassSVM
 
