@@ -39,6 +39,9 @@ class SumOfKernels:
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
         self._flat = self._km.reshape(self.n_kernels, -1)
+        # BLAS on a float32 stack would also accumulate in float32: objective values noisy at
+        # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
+        self._blas_exact = self._flat.dtype == np.float64
         self._flat32 = None
         if self._flat.dtype == np.float64 and self._flat.size >= SHADOW_MIN_ENTRIES:
             self._flat32 = self._flat.astype(np.float32)
@@ -52,7 +55,7 @@ class SumOfKernels:
         """The combined kernel, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)
         active = np.flatnonzero(d)
-        if active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
+        if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples
             return (d.astype(self._flat.dtype) @ self._flat).astype(np.float64).reshape(n, n)
         return combine(self._km, d, active)
@@ -70,7 +73,8 @@ class SumOfKernels:
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
         n = self.n_samples
-        if kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n:
+        dense = kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n
+        if dense and (self._blas_exact or not exact):
             flat = self._flat if exact or self._flat32 is None else self._flat32
             outer = np.outer(v, v).astype(flat.dtype, copy=False).ravel()
             return (flat @ outer).astype(np.float64)[kernels]
