@@ -56,7 +56,7 @@ MAX_HALVINGS = 40
 FIRST_MOVE = 0.1  # bound on the first step's change of any weight
 FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
 NEWTON_COOLDOWN = 10  # iterations without a Newton trial after one was rejected
-NEWTON_MAX_KERNELS = 200  # larger live sets skip the Newton trial
+NEWTON_MAX_KERNELS = 200  # Newton model size: kernels in use plus the most attractive others
 NEWTON_MAX_FREE = 2000  # so do SVMs with more free support vectors
 NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
 NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
@@ -408,6 +408,9 @@ def _newton_trial(evaluator, point, grad, live):
 def _newton_step(evaluator, point, grad, live, eps, ref_value):
     """The Newton trial point, damped by halving towards ``d`` (``NEWTON_HALVINGS`` times) until
     it passes the line-search test; None if it never does."""
+    live = _newton_kernels(point["d"], grad, live)
+    if live is None:
+        return None
     x = _newton_trial(evaluator, point, grad, live)
     if x is None:
         return None
@@ -424,6 +427,21 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
             return trial
         step *= 0.5
     return None
+
+
+def _newton_kernels(d, grad, live):
+    """The kernels of the Newton model: the live ones, or if they are more than
+    ``NEWTON_MAX_KERNELS``, those in use plus the most attractive others (most negative
+    gradient) up to that number; None if the kernels in use alone are too many."""
+    if live.sum() <= NEWTON_MAX_KERNELS:
+        return live
+    chosen = d > 0
+    room = NEWTON_MAX_KERNELS - int(chosen.sum())
+    if room < 0:
+        return None
+    candidates = np.flatnonzero(live & ~chosen)
+    chosen[candidates[np.argsort(grad[candidates])[:room]]] = True
+    return chosen
 
 
 def _project_live(regularizer, v, live):
