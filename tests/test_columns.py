@@ -216,3 +216,15 @@ def test_estimator_passes_a_column_provider(monkeypatch, precomputed):
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+@pytest.mark.parametrize("name", ["rbf", "polynomial", "feature_subsets", "mixed_blocks"])
+def test_sparse_points_use_csr_and_match_full_stack(name):
+    """Mostly-zero data (as LIBSVM's a9a) takes the CSR inner products; same entries."""
+    rng = np.random.default_rng(5)
+    X_sparse = (rng.uniform(size=(40, 5)) < 0.15) * rng.uniform(1, 2, size=(40, 5))
+    bank = KernelBank(SPEC_SETS[name])
+    stack = bank.fit_transform(X_sparse)
+    columns = KernelColumns(bank)
+    _close(columns.rows([3, 17, 39]), stack.transpose(2, 0, 1)[:, [3, 17, 39], :])
+    assert all(sparse is not None for _, _, sparse in columns._blocks.values())

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 from scipy.spatial.distance import cdist
 
 from ._numba import fill_kernel_stack, kernel_diagonal
@@ -33,6 +34,7 @@ from .bank import (
 __all__ = ["KernelColumns", "StackColumns", "ColumnCache"]
 
 _MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
+SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros use CSR
 
 
 class KernelColumns:
@@ -100,7 +102,7 @@ class KernelColumns:
         self.kernel_names = list(bank.kernel_names)
         self._full_plan = _build_plan(self._specs, self._X.shape[1])
         self._subset_plan: tuple[bytes, _Plan] | None = None
-        self._blocks: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self._blocks: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
 
     def __repr__(self) -> str:
         return f"KernelColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
@@ -117,12 +119,17 @@ class KernelColumns:
         plan = self._subset_plan[1]
         return plan, self._scales[kernels][plan.out_index]
 
-    def _block_points(self, columns: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The points restricted to a multi-column block and their squared norms (cached)."""
+    def _block_points(self, columns: np.ndarray | None):
+        """The points restricted to a multi-column block, their squared norms and, for mostly
+        zero blocks, a CSR copy (cached). A row's inner products read all of ``Xb``
+        (``8 n d`` bytes, memory-bound); sparse data such as LIBSVM's a9a (11% non-zeros)
+        is read several times faster from CSR."""
         key = None if columns is None else columns.tobytes()
         if key not in self._blocks:
             Xb = _block(self._X, columns)
-            self._blocks[key] = (Xb, np.einsum("ij,ij->i", Xb, Xb))
+            density = np.count_nonzero(Xb) / max(Xb.size, 1)
+            sparse = scipy.sparse.csr_matrix(Xb) if density <= SPARSE_DENSITY else None
+            self._blocks[key] = (Xb, np.einsum("ij,ij->i", Xb, Xb), sparse)
         return self._blocks[key]
 
     def _multi_arrays(self, plan: _Plan, indices: np.ndarray):
@@ -137,9 +144,12 @@ class KernelColumns:
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
         for mb, columns in enumerate(plan.multi_columns):
-            Zb, z_sq = self._block_points(columns)
+            Zb, z_sq, sparse = self._block_points(columns)
             Xb = Zb[indices]
-            np.matmul(Xb, Zb.T, out=inner[mb])
+            if sparse is None:
+                np.matmul(Xb, Zb.T, out=inner[mb])
+            else:
+                inner[mb] = (sparse @ Xb.T).T
             if plan.multi_needs_sq[mb]:
                 block_sq = sq_dist[mb]
                 np.multiply(inner[mb], -2.0, out=block_sq)

@@ -274,16 +274,18 @@ def _primal_scale(phi, y, lam, C):
     return s, bias, 0.5 * s * s * lam + C * hinge
 
 
-def _midpoint_model(beta, phi, y, lam):
+def _midpoint_model(beta, phi, y, lam, C):
     """Hard margin: ``alpha = beta / lam`` and the bias that puts the two hull points at equal
     and opposite decision values (as the authors' code, github.com/fishcorn/mwumkl2, does:
-    ``b = (navg - pavg) / (pavg + navg)``)."""
+    ``b = (navg - pavg) / (pavg + navg)``); the C-SVC primal of that model."""
     s = 1.0 / lam
     f = s * phi
     pos, neg = y > 0, y < 0
     bias = -(float(beta[pos] @ f[pos]) + float(beta[neg] @ f[neg])) / float(beta.sum())
-    separated = float(np.min(y * (f + bias))) >= 1.0 - 1e-9
-    return s, bias, (0.5 * s * s * lam if separated else math.inf)
+    hinge = np.maximum(0.0, 1.0 - y * (f + bias))
+    if math.isinf(C):
+        return s, bias, (0.5 * s * s * lam if hinge.max() <= 1e-9 else math.inf)
+    return s, bias, 0.5 * s * s * lam + C * float(hinge.sum())
 
 
 def _lower_bound(beta, lam_max, C):
@@ -300,7 +302,7 @@ def _model(acc, t, quad, weights, margin, y, C, midpoint):
     lam = float(weights @ quad) / t**2  # beta' G(d) beta
     phi = y * margin / t  # decision values of alpha = beta: sum_j beta_j y_j K(d)(x_j, x_i)
     if midpoint or lam <= 0:
-        s, bias, upper = _midpoint_model(beta, phi, y, lam if lam > 0 else 1.0)
+        s, bias, upper = _midpoint_model(beta, phi, y, lam if lam > 0 else 1.0, C)
     else:
         s, bias, upper = _primal_scale(phi, y, lam, C)
     violators = y * (s * phi + bias) < 1.0
