@@ -10,7 +10,6 @@ from mklearn._stack_ops import combine, quadratic_terms
 # loops, which read only the kernels (and rows) needed; measured on 2 cores, these pick the cheaper.
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 BLAS_SPEEDUP = 2.0
-SHADOW_MIN_ENTRIES = 4_000_000  # stacks this large keep a float32 copy for inexact passes
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -42,14 +41,6 @@ class SumOfKernels:
         # BLAS on a float32 stack would also accumulate in float32: objective values noisy at
         # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
         self._blas_exact = self._flat.dtype == np.float64
-        self._flat32 = None
-        if self._flat.dtype == np.float64 and self._flat.size >= SHADOW_MIN_ENTRIES:
-            self._flat32 = self._flat.astype(np.float32)
-
-    @property
-    def has_shadow(self) -> bool:
-        """Whether inexact passes over every kernel read a float32 copy of the stack."""
-        return self._flat32 is not None
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
@@ -57,27 +48,21 @@ class SumOfKernels:
         active = np.flatnonzero(d)
         if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples
-            return (d.astype(self._flat.dtype) @ self._flat).astype(np.float64).reshape(n, n)
+            return (d @ self._flat).reshape(n, n)
         return combine(self._km, d, active)
 
-    def kernel_gradient(
-        self, d: np.ndarray, v: np.ndarray, kernels=None, exact: bool = True
-    ) -> np.ndarray:
+    def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``v' (dK/dd_k) v``, i.e. ``g_k = v' K_k v``, for every k or for ``kernels`` only.
 
-        With ``exact=False`` a pass over the whole stack may read its float32 copy (relative
-        error about 1e-7, half the memory traffic). Returns an array of shape (m,), or
-        (len(kernels),) when ``kernels`` is given.
+        Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given.
         """
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
         n = self.n_samples
-        dense = kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n
-        if dense and (self._blas_exact or not exact):
-            flat = self._flat if exact or self._flat32 is None else self._flat32
-            outer = np.outer(v, v).astype(flat.dtype, copy=False).ravel()
-            return (flat @ outer).astype(np.float64)[kernels]
+        if self._blas_exact and kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n:
+            outer = np.outer(v, v).ravel()
+            return (self._flat @ outer)[kernels]
         return quadratic_terms(self._km, v, support, kernels)
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):

@@ -94,19 +94,3 @@ def test_newton_phase_reaches_the_same_optimum(problem):
         ).fit(stack, y)
         assert model.objective_ == pytest.approx(optimum, rel=1e-4)
         assert model.duality_gap_ <= 1e-6 * abs(model.objective_) * 1.0001
-
-
-def test_float32_passes_keep_the_certificate_exact(problem, monkeypatch):
-    """Inexact passes over the float32 copy of the stack screen and steer; the gap still comes
-    from float64 passes, so it still bounds the true suboptimality."""
-    import mklearn.combinations as combinations
-
-    monkeypatch.setattr(combinations, "SHADOW_MIN_ENTRIES", 0)
-    stack, y = problem
-    assert combinations.SumOfKernels(stack).has_shadow
-    model = MKLClassifier(kernels="precomputed", C=100.0, tol=1e-6, max_iter=3000).fit(stack, y)
-    optimum = l1_mkl_optimum(stack, y, 100.0)
-    assert model.objective_ == pytest.approx(optimum, rel=1e-4)
-    exact = _exact_objective(stack, y, 100.0, model.kernel_weights_, 0.0)
-    assert exact - optimum <= model.duality_gap_ + 1e-6 * abs(optimum)
-    assert model.objective_ - model.duality_gap_ <= optimum * (1 + 1e-6)  # reference precision

@@ -103,19 +103,12 @@ class _Evaluator:
         T = self.regularizer.value(d) - qp.objective
         return {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
 
-    def gradient(self, point, live=None, exact=False):
-        """Gradient at ``point`` on ``live`` kernels (all if None), NaN elsewhere.
-
-        A pass over every kernel may read a float32 copy of the stack (``exact=False``):
-        good for screening and steps; ``point["exact"]`` says whether the lower bound it
-        gives is a proof.
-        """
+    def gradient(self, point, live=None):
+        """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
         v = point["qp"].alpha * self.y
         d = point["d"]
-        point["exact"] = True
         if live is None or live.all():
-            g = self.combination.kernel_gradient(d, v, exact=exact)
-            point["exact"] = exact or not getattr(self.combination, "has_shadow", False)
+            g = self.combination.kernel_gradient(d, v)
         else:
             g = np.full(d.shape, np.nan)
             g[live] = self.combination.kernel_gradient(d, v, np.flatnonzero(live))
@@ -154,7 +147,7 @@ class _Certificate:
     def update(self, point, upper, lower):
         if upper < self.upper:
             self.upper, self.point = upper, point
-        if point.get("complete", False) and point.get("exact", True):
+        if point.get("complete", False):
             self.lower = max(self.lower, lower)
 
     @property
@@ -246,15 +239,11 @@ def spg_gmkl(
         upper, lower = evaluator.bounds(point)
         rel_gap = (upper - lower) / max(abs(upper), 1e-12)  # restricted to live kernels
         if not point["complete"] and (rel_gap <= tol or since_full >= FULL_GRADIENT_EVERY):
-            grad = evaluator.gradient(point)  # every kernel (float32 copy if there is one)
-            upper, lower = evaluator.bounds(point)
-            rel_gap = (upper - lower) / max(abs(upper), 1e-12)
-        if point["complete"] and not point["exact"] and rel_gap <= tol:
-            grad = evaluator.gradient(point, exact=True)  # the certificate needs float64
+            grad = evaluator.gradient(point)  # every kernel: exact certificate
             upper, lower = evaluator.bounds(point)
         certificate.update(point, upper, lower)
         if point["complete"]:
-            rel_gap = certificate.relative_gap if point["exact"] else rel_gap
+            rel_gap = certificate.relative_gap
             live = ~regularizer.screen(point["d"], grad)
             since_full = 0
         d = point["d"]
@@ -275,11 +264,7 @@ def spg_gmkl(
         history.append(record)
         if callback is not None:
             callback(record)
-        if (
-            point["complete"]
-            and point["exact"]
-            and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol))
-        ):
+        if point["complete"] and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)):
             converged, stop_reason = True, "converged"
             n_iter -= 1
             break
