@@ -49,7 +49,7 @@ import time
 import numpy as np
 
 from mklearn.groups import KernelGroups, check_groups
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.solvers.spg import best_hinge_bias
 from mklearn.svm import svc_dual
 
@@ -157,26 +157,6 @@ def _closed_form_lambda(W, lam):
     return floored / floored.sum()
 
 
-class _Certificate:
-    """Best upper bound (with its point) and best lower bound seen so far."""
-
-    def __init__(self):
-        self.upper, self.lower, self.point = np.inf, -np.inf, None
-
-    def update(self, point, upper, lower):
-        if upper < self.upper:
-            self.upper, self.point = upper, point
-        self.lower = max(self.lower, lower)
-
-    @property
-    def gap(self):
-        return max(self.upper - self.lower, 0.0)
-
-    @property
-    def relative_gap(self):
-        return self.gap / max(abs(self.upper), 1e-12)
-
-
 def _resolve_groups(groups, regularizer, n_kernels) -> KernelGroups:
     if groups is None:
         groups = getattr(regularizer, "groups", None)
@@ -273,7 +253,7 @@ def mirror_descent(
     lam = np.full(groups.n_groups, 1.0 / groups.n_groups)
     point = problem.evaluate(theta, lam, None, eps)
     recent = [point["value"]]
-    certificate = _Certificate()
+    certificate = Certificate()
     s = None
     lipschitz = 0.0
     history, converged, stop_reason, n_iter = [], False, "max_iter", 0

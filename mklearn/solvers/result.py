@@ -47,3 +47,30 @@ class MKLResult:
     converged: bool
     history: list = field(default_factory=list)
     stop_reason: str = "converged"
+
+
+class Certificate:
+    """Best upper bound (and the point attaining it) and best lower bound seen so far.
+
+    Every evaluated point bounds the optimum from above and every feasible dual point from
+    below, so keeping the best of each gives a gap that only shrinks and stays a proof.
+    """
+
+    def __init__(self):
+        self.upper, self.lower, self.point = np.inf, -np.inf, None
+
+    def update(self, point, upper, lower, lower_is_valid=True):
+        """Keep ``upper`` (with ``point``) and ``lower`` if better; ``lower_is_valid=False``
+        for a bound of a restricted problem (not a bound on the optimum)."""
+        if upper < self.upper:
+            self.upper, self.point = upper, point
+        if lower_is_valid:
+            self.lower = max(self.lower, lower)
+
+    @property
+    def gap(self):
+        return max(self.upper - self.lower, 0.0)
+
+    @property
+    def relative_gap(self):
+        return self.gap / max(abs(self.upper), 1e-12)

@@ -45,7 +45,7 @@ import time
 import numpy as np
 
 from mklearn._simplex import fista_simplex
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.svm import svc_dual
 
 LAMBDA_MIN = 1e-10
@@ -134,31 +134,6 @@ class _Evaluator:
         return upper, lower
 
 
-class _Certificate:
-    """Best upper bound (and the point attaining it) and best lower bound seen so far.
-
-    Every evaluated point bounds the optimum from above and every feasible alpha from below,
-    so keeping the best of each gives a gap that only shrinks and stays a proof.
-    """
-
-    def __init__(self):
-        self.upper, self.lower, self.point = np.inf, -np.inf, None
-
-    def update(self, point, upper, lower):
-        if upper < self.upper:
-            self.upper, self.point = upper, point
-        if point.get("complete", False):
-            self.lower = max(self.lower, lower)
-
-    @property
-    def gap(self):
-        return max(self.upper - self.lower, 0.0)
-
-    @property
-    def relative_gap(self):
-        return self.gap / max(abs(self.upper), 1e-12)
-
-
 def spg_gmkl(
     combination,
     y,
@@ -225,8 +200,8 @@ def spg_gmkl(
 
     point = evaluator.solve(d, None, eps)
     grad = evaluator.gradient(point)
-    certificate = _Certificate()
-    certificate.update(point, *evaluator.bounds(point))
+    certificate = Certificate()
+    certificate.update(point, *evaluator.bounds(point), point["complete"])
     live = ~regularizer.screen(point["d"], grad)
     ref_value, ref_weight = point["T"], 1.0
     step_len = _initial_step(regularizer, d, grad)
@@ -241,7 +216,7 @@ def spg_gmkl(
         if not point["complete"] and (rel_gap <= tol or since_full >= FULL_GRADIENT_EVERY):
             grad = evaluator.gradient(point)  # every kernel: exact certificate
             upper, lower = evaluator.bounds(point)
-        certificate.update(point, upper, lower)
+        certificate.update(point, upper, lower, point["complete"])
         if point["complete"]:
             rel_gap = certificate.relative_gap
             live = ~regularizer.screen(point["d"], grad)
