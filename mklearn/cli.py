@@ -145,21 +145,8 @@ def _resolve_defaults(args, task):
 
 
 def _estimator(args, verbose, task="classification"):
-    if task == "regression":
-        return MKLRegressor(
-            kernels="simple_mkl",
-            regularizer=args.regularizer,
-            p=args.p,
-            lam=args.lam,
-            C=args.C,
-            epsilon=args.epsilon,
-            tol=args.tol,
-            max_iter=args.max_iter,
-            cache_size=args.cache_size,
-        )
-    return MKLClassifier(
+    common = dict(
         kernels="simple_mkl",
-        solver=args.solver,
         regularizer=args.regularizer,
         p=args.p,
         lam=args.lam,
@@ -167,8 +154,10 @@ def _estimator(args, verbose, task="classification"):
         tol=args.tol,
         max_iter=args.max_iter,
         cache_size=args.cache_size,
-        verbose=verbose,
     )
+    if task == "regression":
+        return MKLRegressor(**common, epsilon=args.epsilon)
+    return MKLClassifier(**common, solver=args.solver, verbose=verbose)
 
 
 def _fit(args) -> int:
