@@ -184,6 +184,25 @@ def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
     return sq_norms
 
 
+def kernel_diagonals(plan: _Plan, X: np.ndarray) -> np.ndarray:
+    """``K_k(x_i, x_i)`` of every kernel of ``plan`` (unscaled); shape (n_samples, n_kernels)."""
+    diagonal = np.empty((X.shape[0], plan.out_index.size))
+    kernel_diagonal(
+        X,
+        plan.block_cols,
+        plan.block_multi,
+        plan.block_ptr,
+        plan.kinds,
+        plan.gammas,
+        plan.coef0s,
+        plan.degrees,
+        plan.out_index,
+        _multi_block_sq_norms(plan, X),
+        diagonal,
+    )
+    return diagonal
+
+
 def _check_index_array(values: Any, upper: int, what: str) -> np.ndarray:
     """Return ``values`` as a 1-D int64 array of indices in ``[0, upper)``."""
     arr = np.asarray(values)
@@ -332,21 +351,7 @@ class KernelBank:
     def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
         if self.normalize is None:
             return np.ones(self.n_kernels)
-        plan = _build_plan(self.specs, X_fit.shape[1])
-        diagonal = np.empty((X_fit.shape[0], self.n_kernels))
-        kernel_diagonal(
-            X_fit,
-            plan.block_cols,
-            plan.block_multi,
-            plan.block_ptr,
-            plan.kinds,
-            plan.gammas,
-            plan.coef0s,
-            plan.degrees,
-            plan.out_index,
-            _multi_block_sq_norms(plan, X_fit),
-            diagonal,
-        )
+        diagonal = kernel_diagonals(_build_plan(self.specs, X_fit.shape[1]), X_fit)
         with np.errstate(over="ignore", invalid="ignore"):
             traces = diagonal.sum(axis=0)
         usable = np.isfinite(traces) & (traces != 0.0)

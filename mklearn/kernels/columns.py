@@ -20,15 +20,15 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
-from ._numba import fill_kernel_stack, kernel_diagonal
+from ._numba import fill_kernel_stack
 from .bank import (
     KernelBank,
     _block,
     _build_plan,
     _check_index_array,
-    _multi_block_sq_norms,
     _Plan,
     check_samples,
+    kernel_diagonals,
 )
 
 __all__ = ["KernelColumns", "StackColumns", "ColumnCache"]
@@ -211,21 +211,7 @@ class KernelColumns:
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel, trace-scaled; ndarray of shape (m, n), float64."""
-        plan = self._full_plan
-        diag = np.empty((self.n_samples, self.n_kernels))
-        kernel_diagonal(
-            self._X,
-            plan.block_cols,
-            plan.block_multi,
-            plan.block_ptr,
-            plan.kinds,
-            plan.gammas,
-            plan.coef0s,
-            plan.degrees,
-            plan.out_index,
-            _multi_block_sq_norms(plan, self._X),
-            diag,
-        )
+        diag = kernel_diagonals(self._full_plan, self._X)
         return np.ascontiguousarray(diag.T * self._scales[:, None])
 
 
