@@ -427,6 +427,25 @@ class KernelBank:
             ``kernel_indices`` are not valid index arrays.
         """
         self._check_is_fitted()
+        X = self.prepare(X)
+        Z = self.X_fit_
+        if rows is not None:
+            rows = _check_index_array(rows, Z.shape[0], "rows")
+            Z = np.ascontiguousarray(Z[rows])
+        return self._stack(X, Z, symmetric=False, kernel_indices=kernel_indices)
+
+    def prepare(self, X: Any) -> np.ndarray:
+        """New points checked and standardised as the training points were.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features), float64, C-contiguous
+
+        Raises
+        ------
+        ValueError
+            If X is invalid or has the wrong number of features.
+        """
         X = check_samples(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -434,12 +453,8 @@ class KernelBank:
                 f"{self.n_features_in_} features (expected {self.n_features_in_})."
             )
         if self.standardize:
-            X = np.ascontiguousarray((X - self.mean_) / self.scale_)
-        Z = self.X_fit_
-        if rows is not None:
-            rows = _check_index_array(rows, Z.shape[0], "rows")
-            Z = np.ascontiguousarray(Z[rows])
-        return self._stack(X, Z, symmetric=False, kernel_indices=kernel_indices)
+            X = (X - self.mean_) / self.scale_
+        return np.ascontiguousarray(X, dtype=np.float64)
 
     def _stack(
         self, X: np.ndarray, Z: np.ndarray, *, symmetric: bool, kernel_indices: Any

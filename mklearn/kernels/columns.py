@@ -27,7 +27,6 @@ from .bank import (
     _build_plan,
     _check_index_array,
     _Plan,
-    check_samples,
     kernel_diagonals,
 )
 
@@ -86,14 +85,7 @@ class KernelColumns:
         if X is None:
             points = bank.X_fit_
         else:
-            points = check_samples(X)
-            if points.shape[1] != bank.n_features_in_:
-                raise ValueError(
-                    f"X has {points.shape[1]} features, but the KernelBank was fitted with "
-                    f"{bank.n_features_in_}."
-                )
-            if bank.standardize:
-                points = (points - bank.mean_) / bank.scale_
+            points = bank.prepare(X)
         self._X = np.ascontiguousarray(points, dtype=np.float64)
         self._specs = bank.specs
         self._scales = np.asarray(bank.trace_scales_, dtype=np.float64)
