@@ -1,0 +1,46 @@
+"""The one-pass checks of precomputed stacks: symmetry probe, NaN/inf, negative diagonal."""
+
+import numpy as np
+import pytest
+
+from mklearn.validation import check_kernel_stack
+
+
+@pytest.fixture
+def stack_and_labels():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(30, 4, 6))
+    stack = np.einsum("ifk,jfk->ijk", features, features)
+    return stack, np.where(np.arange(30) < 15, 1, -1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_valid_stacks_pass(stack_and_labels, dtype):
+    stack, y = stack_and_labels
+    checked, _ = check_kernel_stack(stack.astype(dtype), y)
+    np.testing.assert_array_equal(checked, stack.astype(dtype))
+
+
+@pytest.mark.parametrize("where", [(0, 0, 1), (3, 7, 5), (29, 2, 0)])
+@pytest.mark.parametrize("value, message", [(np.nan, "NaN"), (np.inf, "infinity")])
+def test_non_finite_entries_are_named(stack_and_labels, where, value, message):
+    stack, y = stack_and_labels
+    stack[where] = value
+    with pytest.raises(ValueError, match=message):
+        check_kernel_stack(stack, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_small_asymmetry_is_found_and_measured(stack_and_labels, dtype):
+    stack, y = stack_and_labels
+    scale = np.abs(np.einsum("iik->k", stack)).max()
+    stack[4, 9, 3] += 1e-3 * scale
+    with pytest.raises(ValueError, match=r"kernel 3 is not symmetric \(max \|K - K'\| = "):
+        check_kernel_stack(stack.astype(dtype), y)
+
+
+def test_negative_diagonal_is_named(stack_and_labels):
+    stack, y = stack_and_labels
+    stack[5, 5, 2] = -1.0
+    with pytest.raises(ValueError, match="kernel 2 has a negative diagonal"):
+        check_kernel_stack(stack, y)
