@@ -94,17 +94,14 @@ def product_regularizer(estimator):
 
 def finish_product(estimator):
     """Keep the (standardised) support vectors that prediction needs."""
-    if estimator.product_ == "distances":
-        estimator.support_vectors_ = None
-    else:
-        estimator.support_vectors_ = estimator._product_X[estimator.support_]
-    del estimator._product_X
+    train = estimator.__dict__.pop("_product_X", None)
+    estimator.support_vectors_ = None if train is None else train[estimator.support_]
 
 
 def product_decision(estimator, X):
     """Decision values of a fitted product model; shape (n_test,) or (n_test, n_classes)."""
     weights = np.atleast_2d(estimator.kernel_weights_)
-    if estimator.product_ == "distances":
+    if isinstance(estimator.product_, str):  # "distances"
         stack = check_distance_stack(X, n_train=estimator.n_train_)
         if stack.shape[2] != weights.shape[1]:
             raise ValueError(
