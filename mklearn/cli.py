@@ -332,6 +332,8 @@ class _Report:
         for item in r["top_weights"]:
             print(f"  {item['weight']:8.4f}  {item['kernel']}")
         gap = ", ".join(f"{g:.3g}" for g in r["duality_gap"])
+        if all(np.isnan(g) for g in r["duality_gap"]):  # products: stopped on the gradient
+            gap = "none (non-convex; stopped on the projected-gradient norm)"
         obj = ", ".join(f"{o:.6g}" for o in r["objective"])
         if metric == "test_r2":
             print(f"\ntrain R^2 {r['train_r2']:.4f} ({r['n_train']} points)")
