@@ -1,4 +1,4 @@
-"""The tutorials' code blocks run, in order, in one namespace (docs/extending.md, docs/products.md)."""
+"""The tutorials' code blocks run in order in one namespace (docs/extending.md, products.md)."""
 
 from __future__ import annotations
 

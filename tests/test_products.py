@@ -204,6 +204,16 @@ def test_bad_product_parameters_are_named(params, message):
         MKLClassifier(**params).fit(X if params["kernels"] != "precomputed" else X @ X.T, y)
 
 
+def test_product_models_are_not_saved(tmp_path):
+    from mklearn import save_model
+
+    X, y = _three_classes()
+    model = MKLClassifier(combination="product", kernels="features").fit(X, y)
+    with pytest.raises(ValueError, match="product-kernel model .* cannot be saved"):
+        save_model(model, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_kernel_values_are_refused_as_distances():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(20, 3))
@@ -230,3 +240,31 @@ def test_cli_product_and_save_refused(tmp_path, capsys):
     assert status == 2
     assert "--save" in capsys.readouterr().err
     assert not (tmp_path / "m.npz").exists()
+
+
+_MEMORY_SCRIPT = """
+import resource, warnings
+import numpy as np
+from mklearn import MKLClassifier
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 3000))
+y = (X[:, :5].sum(axis=1) > 0).astype(int)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    model = MKLClassifier(combination="product", kernels="features", regularizer="lp",
+                          C=10.0, max_iter=5).fit(X, y)
+model.predict(X[:50])
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+def test_many_features_need_no_matrix_per_feature():
+    """3,000 features on 300 points: one matrix per feature would be 2.2 GB; the fit needs
+    a few MB beyond X (peak resident memory, measured in a fresh process)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], capture_output=True,
+                         text=True, check=True, timeout=300)
+    assert float(out.stdout.split()[-1]) < 200.0  # MB
