@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
@@ -36,7 +37,10 @@ class _KernelInput:
 
     @property
     def _precomputed(self):
-        return isinstance(self.kernels, str) and self.kernels == "precomputed"
+        return isinstance(self.kernels, str) and self.kernels in (
+            "precomputed",
+            "precomputed_distances",
+        )
 
     def _training_stack(self, X, y, columns=False):
         """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
@@ -147,6 +151,21 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "features": one group per feature block (kernels on the same columns; the default of
         "group" for single-matrix input); or one label per kernel, or a partition of the kernel
         indices (see :func:`mklearn.groups.check_groups`).
+    combination : {"sum", "product"}
+        "sum": ``K(d) = sum_k d_k K_k``. "product": ``K(d) = prod_k exp(-d_k D_k)``, an RBF
+        kernel with one learned width per feature (or feature block), ``D_k`` gamma times the
+        squared distance on block k of the standardised features (Jain, Vishwanathan and Varma,
+        KDD 2012, sections 5.3-5.4; :mod:`mklearn.products`). Non-convex: SPG and PGD stop when
+        the projected-gradient norm ``max_k |P(d - grad T) - d|_k`` is below ``tol`` (there is
+        no duality gap; ``duality_gap_`` is NaN). ``kernels`` is then "features" (one width
+        per column), a list of column-index lists (one width per block), a
+        :class:`mklearn.products.FeatureProduct` (``gamma`` base width, default
+        ``1 / n_features``, so all weights 1 is the RBF SVC with ``gamma="scale"`` on
+        standardised data; the fit starts there), or "precomputed_distances" with a stack of
+        squared distances ``(n, n, m)`` in ``fit`` and ``(n_test, n_train, m)`` in
+        ``predict``. ``regularizer`` "l1" is ``lam * sum_k d_k`` on ``d >= 0`` (the paper's
+        sigma; weights at zero drop features), "lp" is ``lam/2 ||d||_p^2``. Solvers "spg" and
+        "pgd" only; no groups or multi-view input.
 
     Multi-view input: ``fit`` and ``predict`` also take a list or dict of 2-D arrays (views of
     the same samples, e.g. feature descriptors); ``kernels`` is applied to each view (a dict
@@ -189,6 +208,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Class labels.
     kernel_time_, solve_time_ : float
         Seconds spent building the base kernels and solving.
+    product_ : FittedProduct or "distances"
+        Only with ``combination="product"``: the fitted standardisation and blocks (or
+        "distances" for precomputed distances).
+    support_vectors_ : ndarray of shape (n_SV, n_features) or None
+        Only with ``combination="product"`` on X: the standardised support vectors.
 
     Raises
     ------
@@ -212,6 +236,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "groups": [None, StrOptions({"view", "features"}), "array-like"],
+        "combination": [StrOptions({"sum", "product"})],
     }
 
     def __init__(
@@ -231,6 +256,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         verbose=0,
         cache_size=200.0,
         groups=None,
+        combination="sum",
     ):
         self.kernels = kernels
         self.solver = solver
@@ -246,6 +272,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.cache_size = cache_size
         self.groups = groups
+        self.combination = combination
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y):
@@ -268,10 +295,22 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
                 "use regularizer='l1'"
             )
-        info = get_solver(self.solver, self.regularizer)
+        product = self.combination == "product"
+        if product:
+            _product.check_product_params(self)
+        elif isinstance(self.kernels, str) and self.kernels == "precomputed_distances":
+            raise ValueError(
+                "kernels='precomputed_distances' needs combination='product'; for a sum of "
+                "kernels pass kernel values with kernels='precomputed'"
+            )
+        info = get_solver(self.solver, self.regularizer, self.combination)
         start = time.perf_counter()
         columns = info.input == "columns"
-        stack, y = self._training_stack(X, y, columns=columns)
+        if product:
+            stack, y = _product.product_input(self, X, y)
+        else:
+            self.__dict__.pop("product_", None)
+            stack, y = self._training_stack(X, y, columns=columns)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -280,14 +319,19 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
-        combination = stack if columns else SumOfKernels(stack)
+        combination = stack if (columns or product) else SumOfKernels(stack)
         options = {**info.defaults, **(self.solver_options or {})}
         if columns:
             options.setdefault("cache_size", float(self.cache_size))
-        self.groups_ = self._kernel_groups()
-        regularizer = make_regularizer(
-            self.regularizer, p=self.p, lam=self.lam, groups=self.groups_
-        )
+        if product:
+            options.setdefault("d0", combination.initial_weights())
+            self.groups_ = None
+            regularizer = _product.product_regularizer(self)
+        else:
+            self.groups_ = self._kernel_groups()
+            regularizer = make_regularizer(
+                self.regularizer, p=self.p, lam=self.lam, groups=self.groups_
+            )
 
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         start = time.perf_counter()
@@ -306,10 +350,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                     **options,
                 )
             if not result.converged:
-                warnings.warn(_convergence_message(self, result), ConvergenceWarning, stacklevel=2)
+                message = (_product.product_convergence_message if product
+                           else _convergence_message)(self, result)
+                warnings.warn(message, ConvergenceWarning, stacklevel=2)
             results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
         self._store(results, len(self.kernel_names_))
+        if product:
+            _product.finish_product(self)
         return self
 
     def _store(self, results, n_kernels):
@@ -374,6 +422,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             Positive values favour ``classes_[1]`` (binary) or the column's class.
         """
         check_is_fitted(self)
+        if getattr(self, "product_", None) is not None:
+            return _product.product_decision(self, X)
         weights = np.atleast_2d(self.kernel_weights_)
         active = np.flatnonzero(np.any(weights > 0, axis=0))
         cross = self._test_stack(X, active)  # (n_test, n_SV, n_active)

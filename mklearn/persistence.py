@@ -30,13 +30,18 @@ def save_model(estimator, path) -> None:
     Raises
     ------
     ValueError
-        If the estimator is not fitted, or was fitted on precomputed kernels (the file could
-        not rebuild test kernels from raw data).
+        If the estimator is not fitted, was fitted on precomputed kernels (the file could
+        not rebuild test kernels from raw data), or has a product combination.
     OSError
         If the directory is not writable; no partial file is left behind.
     """
     if not hasattr(estimator, "kernel_weights_"):
         raise ValueError("the model is not fitted; call fit before saving it")
+    if getattr(estimator, "product_", None) is not None:
+        raise ValueError(
+            "a product-kernel model (combination='product') cannot be saved yet; keep it in "
+            "memory (or pickle it), or fit with combination='sum' to save"
+        )
     if estimator.bank_ is None:
         raise ValueError(
             "a model fitted on precomputed kernels cannot be saved: the file must "

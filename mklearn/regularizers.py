@@ -100,6 +100,44 @@ class LpNorm:
         return np.zeros(d.shape, dtype=bool)
 
 
+class L1Penalty:
+    """``r(d) = sigma * sum_k d_k`` on ``d >= 0``: the l1 penalty of GMKL's product experiments.
+
+    Jain, Vishwanathan and Varma, KDD 2012, section 5.4 (ALGORITHMS.md section 1). Unlike
+    :class:`L1Simplex` the weights are not normalised: sigma trades sparsity (feature selection
+    for products of kernels) against fit. Conjugate on ``d >= 0``: the indicator of
+    ``max_k z_k <= sigma`` (0 inside, +inf outside).
+
+    Parameters
+    ----------
+    sigma : float > 0
+    """
+
+    name = "l1"
+
+    def __init__(self, sigma: float):
+        self.sigma = float(sigma)
+
+    def initial_weights(self, n_kernels: int) -> np.ndarray:
+        return np.ones(n_kernels)
+
+    def value(self, d: np.ndarray) -> float:
+        return self.sigma * float(np.sum(d))
+
+    def gradient(self, d: np.ndarray) -> np.ndarray:
+        return np.full(d.shape, self.sigma)
+
+    def project(self, d: np.ndarray) -> np.ndarray:
+        return np.maximum(d, 0.0)
+
+    def conjugate(self, z: np.ndarray) -> float:
+        return 0.0 if float(np.max(z)) <= self.sigma else np.inf
+
+    def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        """No kernel is frozen (products are non-convex: no safe screening rule)."""
+        return np.zeros(d.shape, dtype=bool)
+
+
 class MixedNorm:
     """(l_inf, l_1) mixed norm over groups of kernels: ``1/2 (max_j sum_k ||w_jk||)^2``.
 

@@ -30,13 +30,13 @@ SOLVERS = {
     "spg": SolverInfo(
         spg_gmkl,
         frozenset({"l1", "lp"}),
-        frozenset({"sum"}),
+        frozenset({"sum", "product"}),
         description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)",
     ),
     "pgd": SolverInfo(
         spg_gmkl,
         frozenset({"l1", "lp"}),
-        frozenset({"sum"}),
+        frozenset({"sum", "product"}),
         defaults={
             "spectral": False,
             "nonmonotone": False,

@@ -155,6 +155,7 @@ def spg_gmkl(
     d0=None,
     callback=None,
     second_order=True,
+    max_time=None,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
@@ -186,6 +187,9 @@ def spg_gmkl(
     second_order : bool
         Try a projected Newton step over the live kernels before each SPG step (l1
         regulariser on sums of kernels only; ignored otherwise).
+    max_time : float, optional
+        Stop (``stop_reason="max_time"``, not converged) after this many seconds: the time
+        cap of the paper's PGD runs.
 
     Returns
     -------
@@ -252,6 +256,9 @@ def spg_gmkl(
         if point["complete"] and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)):
             converged, stop_reason = True, "converged"
             n_iter -= 1
+            break
+        if max_time is not None and record["time"] > max_time:
+            stop_reason = "max_time"
             break
         newton_wait -= 1
         if second_order and newton_wait <= 0 and rel_gap < NEWTON_GAP:

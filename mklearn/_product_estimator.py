@@ -1,0 +1,136 @@
+"""``MKLClassifier(combination="product")``: input, regulariser and prediction of products."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_array, column_or_1d, validate_data
+
+from mklearn.products import (
+    FeatureProduct,
+    ProductOfDistances,
+    ProductOfRBF,
+    check_distance_stack,
+)
+from mklearn.regularizers import L1Penalty, LpNorm
+from mklearn.views import is_views
+
+_KERNELS_HELP = (
+    "combination='product' learns one RBF width per feature: pass kernels='features' (one "
+    "width per column of X), a list of column-index lists (one width per feature block), a "
+    "mklearn.products.FeatureProduct, or kernels='precomputed_distances' with a stack of "
+    "squared distances (n_samples, n_samples, n_kernels)"
+)
+
+
+def check_product_params(estimator):
+    """ValueError for parameters a product combination cannot take."""
+    if estimator.solver not in ("spg", "pgd"):
+        raise ValueError(
+            f"solver {estimator.solver!r} does not support combination='product' (its kernel "
+            "is not linear in the weights); use solver='spg' or 'pgd'"
+        )
+    if estimator.regularizer not in ("l1", "lp"):
+        raise ValueError(
+            f"combination='product' takes regularizer 'l1' (sigma * sum(d), sigma = lam) or "
+            f"'lp', got {estimator.regularizer!r}"
+        )
+    if estimator.groups is not None:
+        raise ValueError("groups are not supported with combination='product'; drop groups")
+
+
+def _feature_product(kernels):
+    if isinstance(kernels, FeatureProduct):
+        return kernels
+    if isinstance(kernels, str) and kernels == "features":
+        return FeatureProduct()
+    if isinstance(kernels, (list, tuple)) and kernels and all(
+        isinstance(b, (list, tuple, np.ndarray)) for b in kernels
+    ):
+        return FeatureProduct(blocks=[list(np.ravel(b)) for b in kernels])
+    if isinstance(kernels, str) and kernels == "precomputed":
+        raise ValueError(
+            "kernels='precomputed' holds kernel values, but combination='product' needs "
+            "distances or X: pass squared distances with kernels='precomputed_distances', or X "
+            "with kernels='features'"
+        )
+    raise ValueError(f"kernels={kernels!r} cannot be used with combination='product'. "
+                     f"{_KERNELS_HELP}")
+
+
+def product_input(estimator, X, y):
+    """The product combination on the training data, and y; sets the input attributes."""
+    estimator.bank_ = None
+    estimator.views_ = None
+    if isinstance(estimator.kernels, str) and estimator.kernels == "precomputed_distances":
+        stack = check_distance_stack(X)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != stack.shape[0]:
+            raise ValueError(
+                f"the distance stack has {stack.shape[0]} samples but y has {y.shape[0]}"
+            )
+        estimator.product_ = "distances"
+        estimator.n_train_ = stack.shape[0]
+        estimator.kernel_names_ = [f"distance[{k}]" for k in range(stack.shape[2])]
+        return ProductOfDistances(stack), y
+    spec = _feature_product(estimator.kernels)
+    if is_views(X):
+        raise ValueError("multi-view input is not supported with combination='product'; "
+                         "concatenate the views into one X")
+    X, y = validate_data(estimator, X, y, dtype=np.float64)
+    fitted = spec.fit(X)
+    estimator.product_ = fitted
+    estimator.n_train_ = X.shape[0]
+    estimator.kernel_names_ = list(fitted.names)
+    estimator._product_X = fitted.transform(X)
+    return ProductOfRBF(estimator._product_X, fitted), y
+
+
+def product_regularizer(estimator):
+    """"l1": ``lam * sum(d)`` on d >= 0 (the paper's sigma); "lp": ``lam/2 ||d||_p^2``."""
+    if estimator.regularizer == "l1":
+        return L1Penalty(estimator.lam)
+    return LpNorm(estimator.p, estimator.lam)
+
+
+def finish_product(estimator):
+    """Keep the (standardised) support vectors that prediction needs."""
+    train = estimator.__dict__.pop("_product_X", None)
+    estimator.support_vectors_ = None if train is None else train[estimator.support_]
+
+
+def product_decision(estimator, X):
+    """Decision values of a fitted product model; shape (n_test,) or (n_test, n_classes)."""
+    weights = np.atleast_2d(estimator.kernel_weights_)
+    if isinstance(estimator.product_, str):  # "distances"
+        stack = check_distance_stack(X, n_train=estimator.n_train_)
+        if stack.shape[2] != weights.shape[1]:
+            raise ValueError(
+                f"the test distance stack has {stack.shape[2]} distances; the model was "
+                f"fitted on {weights.shape[1]}"
+            )
+        cross = stack[:, estimator.support_]
+        kernels = [np.exp(-(cross @ w)) for w in weights]
+    else:
+        X = validate_data(estimator, X, dtype=np.float64, reset=False)
+        Z = estimator.product_.transform(check_array(X))
+        kernels = [estimator.product_.cross_kernel(w, Z, estimator.support_vectors_)
+                   for w in weights]
+    scores = np.column_stack(
+        [K @ estimator.dual_coef_[c] + estimator.intercept_[c] for c, K in enumerate(kernels)]
+    )
+    return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+def product_convergence_message(estimator, result):
+    """What happened and what to do, for a product fit that did not reach ``tol``."""
+    pg = result.history[-1]["pg_norm"] if result.history else np.nan
+    where = (
+        f"{estimator.solver} stopped after {result.n_iter} iterations with projected-gradient "
+        f"norm {pg:.2e} above tol={estimator.tol:g} (products have no duality gap)"
+    )
+    if result.stop_reason == "max_iter":
+        return f"{where}; increase max_iter, or increase tol to accept a less stationary point"
+    return (
+        f"{where}: no step decreased the objective; increase tol, or lower "
+        "solver_options['inner_tol'] for a more precise inner SVM"
+    )
