@@ -44,7 +44,8 @@ def test_weights_follow_the_paper_and_sum_to_one():
 def test_wd_and_spectrum_values_match_the_definitions():
     seqs = _random_seqs(9, 14, seed=1)
     seqs[3] = seqs[2][:7] + seqs[3][7:]  # long shared runs
-    specs = [WeightedDegree(5), WeightedDegree(5, kmers=(2, 4)), WeightedDegree(5, positions=(3, 9)),
+    specs = [WeightedDegree(5), WeightedDegree(5, kmers=(2, 4)),
+             WeightedDegree(5, positions=(3, 9)),
              WeightedDegree(3, kmers=(1, 3), positions=(10, 14)), Spectrum(3)]
     stack = StringKernelBank(specs, normalize=None).fit_transform(seqs)
     for i, x in enumerate(seqs):
@@ -76,7 +77,8 @@ def test_sub_kernels_add_up_to_the_full_wd_kernel(by):
 
 
 def test_readable_names():
-    assert WeightedDegree(20, kmers=(3,), positions=(10, 20)).name == "wd(d=20, k=3) at positions 10-19"
+    spec = WeightedDegree(20, kmers=(3,), positions=(10, 20))
+    assert spec.name == "wd(d=20, k=3) at positions 10-19"
     assert [s.name for s in wd_sub_kernels(4, by="position", block_size=5).specs(12)] == [
         "wd(d=4) at positions 0-4", "wd(d=4) at positions 5-9", "wd(d=4) at positions 10-11"]
     assert Spectrum(3).name == "spectrum(d=3)"
@@ -94,7 +96,8 @@ def test_trace_normalisation_transform_and_columns_agree_with_the_stack():
     assert np.allclose(columns.rows([4, 1]), stack[[4, 1]].transpose(2, 0, 1))
     assert np.allclose(columns.rows([3], kernels=[1]), stack[[3]][:, :, [1]].transpose(2, 0, 1))
     assert np.allclose(columns.diagonal(), np.diagonal(stack, axis1=0, axis2=1))
-    assert np.allclose(columns.block([2, 5, 8]), stack[np.ix_([2, 5, 8], [2, 5, 8])].transpose(2, 0, 1))
+    pick = [2, 5, 8]
+    assert np.allclose(columns.block(pick), stack[np.ix_(pick, pick)].transpose(2, 0, 1))
     for k in range(3):
         assert np.linalg.eigvalsh(stack[:, :, k]).min() > -1e-10
 
@@ -133,7 +136,8 @@ def test_classifier_fits_sequences_like_the_precomputed_stack(solver, options):
     model = MKLClassifier(kernels=recipe, solver=solver, C=100.0, **options).fit(seqs, y)
     assert model.kernel_names_[1] == "wd(d=5) at positions 5-9"
     stack = StringKernelBank(recipe.expand(seqs)).fit_transform(seqs)
-    reference = MKLClassifier(kernels="precomputed", solver=solver, C=100.0, **options).fit(stack, y)
+    reference = MKLClassifier(kernels="precomputed", solver=solver, C=100.0, **options)
+    reference.fit(stack, y)
     assert np.allclose(model.kernel_weights_, reference.kernel_weights_, atol=1e-6)
     cross = model.bank_.transform(seqs[:10])
     assert np.allclose(model.decision_function(seqs[:10]), reference.decision_function(cross))
