@@ -214,3 +214,13 @@ def test_bad_use_of_banks_and_estimators():
     model = MKLClassifier(kernels=Spectrum(2)).fit(seqs, y)
     with pytest.raises(ValueError, match="cannot be saved yet"):
         save_model(model, "unused.npz")
+
+
+def test_regressor_fits_sequences():
+    from mklearn import MKLRegressor
+
+    seqs = _random_seqs(80, 20, seed=8)
+    y = np.array([s[5:10].count("A") for s in seqs], dtype=float)
+    model = MKLRegressor(kernels=wd_sub_kernels(4, block_size=5), C=100.0).fit(seqs, y)
+    assert np.argmax(model.kernel_weights_) == 1  # positions 5-9 carry the signal
+    assert model.score(seqs, y) > 0.9

@@ -11,7 +11,7 @@ table per sub-kernel). One pass over the pair gives every sub-kernel: ``O(L)`` p
 
 Linadd (SILP-MKL paper, section 4.2): an explicit sparse feature map stores, per example, one
 column index per *slot* (a (k, position) pair for WD, a position for the spectrum kernel) into a
-normal vector ``w``; ``phi(x)' w = sum_s c_s w[idx[x, s]]``. Adding examples to ``w`` and
+normal vector ``w``; ``phi(x_t)' w = sum_s c_s w[idx[s, t]]``. Adding examples to ``w`` and
 looking ``w`` up for all examples costs ``O(n S)`` for S slots, independent of how many examples
 were added.
 """
@@ -88,15 +88,19 @@ def kmer_codes(codes, lengths, k, alphabet_size):
 
 @njit(cache=True)
 def linadd_add(idx, rows, amounts, w):
-    """``w[idx[rows[a], s]] += amounts[a]`` for every slot s with ``idx >= 0``."""
-    n_slots = idx.shape[1]
+    """``w[idx[s, rows[a]]] += amounts[a]`` for every slot s with ``idx >= 0``.
+
+    ``idx`` is slot-major, shape (S, n): each slot's columns form one region of w, so the
+    lookups below walk w region by region (cache-friendly) instead of jumping for every slot.
+    """
+    n_slots = idx.shape[0]
     for a in range(rows.shape[0]):
         amount = amounts[a]
         if amount == 0.0:
             continue
-        row = idx[rows[a]]
+        t = rows[a]
         for s in range(n_slots):
-            column = row[s]
+            column = idx[s, t]
             if column >= 0:
                 w[column] += amount
     return w
@@ -104,27 +108,29 @@ def linadd_add(idx, rows, amounts, w):
 
 @njit(cache=True)
 def linadd_combined(idx, slot_weight, w, out):
-    """``out[t] = sum_s slot_weight[s] w[idx[t, s]]`` (one output per example)."""
-    n, n_slots = idx.shape
-    for t in range(n):
-        row = idx[t]
-        value = 0.0
-        for s in range(n_slots):
-            column = row[s]
+    """``out[t] = sum_s slot_weight[s] w[idx[s, t]]`` (one output per example)."""
+    n_slots, n = idx.shape
+    out[:] = 0.0
+    for s in range(n_slots):
+        weight = slot_weight[s]
+        if weight == 0.0:
+            continue
+        row = idx[s]
+        for t in range(n):
+            column = row[t]
             if column >= 0:
-                value += slot_weight[s] * w[column]
-        out[t] = value
+                out[t] += weight * w[column]
     return out
 
 
 @njit(cache=True)
 def linadd_per_kernel(idx, slot_ptr, slot_kernel, slot_coef, w, out):
-    """``out[t, m] = sum_s coef_{s,m} w[idx[t, s]]``; slot s's kernels are a CSR row."""
-    n, n_slots = idx.shape
-    for t in range(n):
-        row = idx[t]
-        for s in range(n_slots):
-            column = row[s]
+    """``out[t, m] = sum_s coef_{s,m} w[idx[s, t]]``; slot s's kernels are a CSR row."""
+    n_slots, n = idx.shape
+    for s in range(n_slots):
+        row = idx[s]
+        for t in range(n):
+            column = row[t]
             if column < 0:
                 continue
             value = w[column]

@@ -345,12 +345,12 @@ class StringColumns:
 class LinaddMap:
     """Explicit sparse feature map of a bank's training sequences, for linadd.
 
-    Each sequence has one column index per *slot* (``idx``, -1 for none): a (k, position) pair
+    Each sequence has one column index per *slot* (``idx[s, t]``, -1 for none): a (k, position) pair
     of a WD kernel, or a position of a spectrum kernel. Slot s carries coefficients ``c_{s,m}``
     (the kernel's WD weight ``beta_k`` times its trace scale) for the kernels m it belongs to,
-    so ``K_m(x, z) = sum_{s, s'} c_{s,m} I(idx[x, s] == idx[z, s'])`` and, for
+    so ``K_m(x, z) = sum_{s, s'} c_{s,m} I(idx[s, x] == idx[s', z])`` and, for
     ``w = sum_i a_i phi(x_i)`` stored per column, ``sum_i a_i K_m(x_i, x_t) =
-    sum_s c_{s,m} w[idx[t, s]]`` (SILP-MKL paper, JMLR 2006, section 4.2).
+    sum_s c_{s,m} w[idx[s, t]]`` (SILP-MKL paper, JMLR 2006, section 4.2).
 
     Parameters
     ----------
@@ -359,7 +359,8 @@ class LinaddMap:
 
     Attributes
     ----------
-    idx : int ndarray of shape (n, S)
+    idx : int ndarray of shape (S, n)
+        Slot-major (one contiguous row per slot).
     n_columns : int
         Length of the normal vector w.
     slot_ptr, slot_kernel, slot_coef : ndarrays
@@ -424,7 +425,7 @@ class LinaddMap:
                 coefs.append(coef)
                 base += vocabulary.size
         index_dtype = np.int32 if base < 2**31 else np.int64
-        self.idx = np.ascontiguousarray(np.hstack(blocks), dtype=index_dtype)
+        self.idx = np.ascontiguousarray(np.hstack(blocks).T, dtype=index_dtype)  # (S, n)
         coef = np.vstack(coefs)
         sparse = scipy.sparse.csr_matrix(coef)
         self.slot_ptr = sparse.indptr.astype(np.int64)
@@ -436,7 +437,7 @@ class LinaddMap:
 
     @property
     def n_slots(self) -> int:
-        return self.idx.shape[1]
+        return self.idx.shape[0]
 
     def new_vector(self) -> np.ndarray:
         """A zero normal vector w."""
@@ -448,12 +449,12 @@ class LinaddMap:
                           np.asarray(amounts, dtype=np.float64), w)
 
     def outputs(self, w: np.ndarray, kernel_weights: np.ndarray) -> np.ndarray:
-        """``f_t = sum_m d_m sum_s c_{s,m} w[idx[t, s]]`` for all training t, shape (n,)."""
+        """``f_t = sum_m d_m sum_s c_{s,m} w[idx[s, t]]`` for all training t, shape (n,)."""
         slot_weight = np.ascontiguousarray(self._coef @ np.asarray(kernel_weights, np.float64))
-        return linadd_combined(self.idx, slot_weight, w, np.empty(self.idx.shape[0]))
+        return linadd_combined(self.idx, slot_weight, w, np.empty(self.idx.shape[1]))
 
     def per_kernel_outputs(self, w: np.ndarray) -> np.ndarray:
-        """``g[t, m] = sum_s c_{s,m} w[idx[t, s]]``: ``K_m a`` for all kernels, shape (n, m)."""
-        out = np.zeros((self.idx.shape[0], self.n_kernels))
+        """``g[t, m] = sum_s c_{s,m} w[idx[s, t]]``: ``K_m a`` for all kernels, shape (n, m)."""
+        out = np.zeros((self.idx.shape[1], self.n_kernels))
         return linadd_per_kernel(self.idx, self.slot_ptr, self.slot_kernel, self.slot_coef, w,
                                  out)
