@@ -17,6 +17,9 @@ from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.string_bank import StringKernelBank
+from mklearn.kernels.string_input import string_test_stack, string_training_stack
+from mklearn.kernels.strings import is_string_kernels
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, get_solver
 from mklearn.validation import check_kernel_stack, check_test_stack
@@ -52,6 +55,8 @@ class _KernelInput:
             self.views_ = None
             return (StackColumns(stack) if columns else stack), y
         self.views_ = None
+        if is_string_kernels(self.kernels):
+            return string_training_stack(self, X, y, columns)
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -76,6 +81,8 @@ class _KernelInput:
         if self._precomputed:
             stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
             return stack[:, self.support_][:, :, active]
+        if isinstance(getattr(self, "bank_", None), StringKernelBank):
+            return string_test_stack(self, X, active)
         views = getattr(self, "views_", None)  # models read by load_model have no views
         if views is not None:
             X = views.concatenate(X)

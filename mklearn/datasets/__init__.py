@@ -24,6 +24,12 @@ from ._bundled import (
 )
 from ._readers import load_csv, load_data_file, load_svmlight
 from ._registry import dataset_info, list_datasets, load_dataset
+from ._sequences import (
+    load_c_elegans_acceptor,
+    load_c_elegans_acceptor_large,
+    load_promoters,
+    load_splice,
+)
 
 __all__ = [
     "dataset_info",
@@ -31,6 +37,8 @@ __all__ = [
     "load_abalone",
     "load_australian",
     "load_breast_cancer",
+    "load_c_elegans_acceptor",
+    "load_c_elegans_acceptor_large",
     "load_csv",
     "load_data_file",
     "load_dataset",
@@ -41,7 +49,9 @@ __all__ = [
     "load_liver_disorders",
     "load_mfeat",
     "load_pima",
+    "load_promoters",
     "load_sonar",
+    "load_splice",
     "load_svmlight",
     "load_wdbc",
     "load_wpbc",

@@ -6,11 +6,15 @@
   and :func:`resolve_kernels` for estimators' ``kernels=`` argument.
 - :mod:`~mklearn.kernels.bank`: :class:`KernelBank`, which evaluates the kernels into
   ``(n_x, n_z, n_kernels)`` stacks with standardisation and unit-trace normalisation.
+- :mod:`~mklearn.kernels.strings` and :mod:`~mklearn.kernels.string_bank`: string kernels
+  (spectrum, weighted degree and its sub-kernels) on sequences, with the linadd feature map.
 """
 
 from .bank import KernelBank
 from .recipes import KernelRecipe, MWUMKLRecipe, mwumkl_kernels, resolve_kernels, simple_mkl_kernels
 from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
+from .string_bank import StringColumns, StringKernelBank
+from .strings import Spectrum, WeightedDegree, wd_sub_kernels
 
 __all__ = [
     "Linear",
@@ -25,4 +29,9 @@ __all__ = [
     "mwumkl_kernels",
     "resolve_kernels",
     "KernelBank",
+    "Spectrum",
+    "WeightedDegree",
+    "wd_sub_kernels",
+    "StringKernelBank",
+    "StringColumns",
 ]

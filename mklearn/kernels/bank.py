@@ -274,7 +274,8 @@ class KernelBank:
             if not isinstance(spec, KernelSpec):
                 raise ValueError(
                     f"specs[{position}] is {spec!r}, not a KernelSpec (Linear, Polynomial, "
-                    "RBF, Laplacian)."
+                    "RBF, Laplacian); string kernels (Spectrum, WeightedDegree) go to "
+                    "mklearn.kernels.string_bank.StringKernelBank."
                 )
         if normalize not in _NORMALIZE_OPTIONS:
             raise ValueError(f"normalize must be 'trace' or None; got {normalize!r}.")

@@ -1,0 +1,44 @@
+"""Sequence input of the MKL estimators: string kernels wherever kernels on X are accepted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import check_consistent_length, column_or_1d
+
+from .string_bank import StringColumns, StringKernelBank
+from .strings import resolve_string_kernels
+
+__all__ = ["string_training_stack", "string_test_stack"]
+
+
+def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
+    """Fit a :class:`StringKernelBank` on the sequences X for ``estimator``.
+
+    Sets ``bank_``, ``n_train_`` and ``kernel_names_`` on the estimator and returns the training
+    stack ``(n, n, m)`` (or, with ``columns``, a :class:`StringColumns` provider) and y.
+
+    Raises
+    ------
+    ValueError
+        If X is not a 1-D array of sequences over the kernels' alphabet, lengths differ for a
+        WD kernel, or X and y differ in length.
+    """
+    specs = resolve_string_kernels(estimator.kernels, X)
+    bank = StringKernelBank(specs, normalize="trace", dtype=np.dtype(estimator.kernel_dtype))
+    bank.fit(X)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(np.empty(bank.X_fit_.n_samples), y)
+    estimator.__dict__.pop("n_features_in_", None)  # sequences have no feature count
+    estimator.bank_ = bank
+    estimator.n_train_ = bank.X_fit_.n_samples
+    estimator.kernel_names_ = list(bank.kernel_names)
+    if columns:
+        return StringColumns(bank), y
+    return bank._stack(bank.X_fit_, bank.X_fit_, symmetric=True, kernels=None), y
+
+
+def string_test_stack(estimator: Any, X: Any, active: np.ndarray) -> np.ndarray:
+    """Kernels between test sequences and the support vectors, kernels ``active`` only."""
+    return estimator.bank_.transform(X, rows=estimator.support_, kernel_indices=active)
