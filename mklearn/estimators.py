@@ -18,6 +18,7 @@ from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, get_solver
+from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import check_kernel_stack, check_test_stack
 from mklearn.views import Views, is_views, resolve_groups
 
@@ -403,10 +404,14 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         As in :class:`MKLClassifier`; with "precomputed", ``fit`` takes ``(n, n, m)`` and
         ``predict`` takes ``(n_test, n_train, m)``.
-    solver : {"smo"}
-        SMO-MKL; kernel rows are computed on demand (``cache_size``).
-    regularizer : {"lp", "kl"}
-        As in :class:`MKLClassifier`.
+    solver : {"smo", "silp", "spg"}
+        "smo": SMO-MKL; kernel rows are computed on demand (``cache_size``). "silp": SILP
+        column generation (Sonnenburg et al., JMLR 2006; ``solver_options={"interleaved":
+        True}`` for the chunking algorithm, see :func:`mklearn.solvers.silp_mkl`); "spg":
+        SPG-GMKL with the epsilon-SVR as inner problem. "silp" and "spg" take
+        ``regularizer="l1"`` and build the base-kernel stack.
+    regularizer : {"lp", "kl", "l1"}
+        As in :class:`MKLClassifier`; "l1" (the simplex) needs ``solver="silp"`` or "spg".
     p : float > 1
         Norm of the "lp" regulariser.
     lam : float > 0
@@ -425,6 +430,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         Precision of a stack built from X (unused by the on-demand solver).
     verbose : int
         Unused; kept for a common signature.
+    solver_options : dict, optional
+        Options of the "silp" or "spg" solver (e.g. ``interleaved``, ``inner_tol``).
 
     Attributes
     ----------
@@ -452,8 +459,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"smo"})],
-        "regularizer": [StrOptions({"lp", "kl"})],
+        "solver": [StrOptions({"smo", "silp", "spg"})],
+        "regularizer": [StrOptions({"lp", "kl", "l1"})],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -463,6 +470,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "verbose": ["verbose"],
+        "solver_options": [dict, None],
     }
 
     def __init__(
@@ -480,6 +488,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         cache_size=200.0,
         kernel_dtype="float64",
         verbose=0,
+        solver_options=None,
     ):
         self.kernels = kernels
         self.solver = solver
@@ -493,6 +502,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.cache_size = cache_size
         self.kernel_dtype = kernel_dtype
         self.verbose = verbose
+        self.solver_options = solver_options
 
     def fit(self, X, y):
         """Learn the kernel weights and the regression function.
@@ -515,26 +525,37 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"
             )
+        stacked = self.solver in ("silp", "spg")
+        if stacked != (self.regularizer == "l1"):
+            raise ValueError(
+                f"solver={self.solver!r} does not take regularizer={self.regularizer!r}: use "
+                "solver='silp' or 'spg' with regularizer='l1', solver='smo' with 'lp' or 'kl'"
+            )
         start = time.perf_counter()
         if self._precomputed:
             y = np.asarray(y)
             if y.dtype.kind not in "biuf":
                 raise ValueError("MKLRegressor needs real-valued targets y")
-        provider, y = self._training_stack(X, y, columns=True)
+        provider, y = self._training_stack(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; regression targets must be finite")
         self.kernel_time_ = time.perf_counter() - start
         regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
         start = time.perf_counter()
-        result = smo_mkl_regression(
-            provider, y, float(self.C), regularizer, epsilon=float(self.epsilon), tol=self.tol,
-            max_iter=self.max_iter, cache_size=float(self.cache_size),
-        )
+        if stacked:
+            result = _fit_task(self, provider, RegressionTask(y, float(self.C), self.epsilon),
+                               regularizer)
+        else:
+            result = smo_mkl_regression(
+                provider, y, float(self.C), regularizer, epsilon=float(self.epsilon),
+                tol=self.tol, max_iter=self.max_iter, cache_size=float(self.cache_size),
+            )
         self.solve_time_ = time.perf_counter() - start
         if not result.converged:
             warnings.warn(
-                f"smo stopped after {result.n_iter} steps with relative duality gap "
+                f"{self.solver} stopped after {result.n_iter} "
+                f"{'steps' if self.solver == 'smo' else 'iterations'} with relative duality gap "
                 f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
                 ConvergenceWarning,
                 stacklevel=2,
@@ -567,6 +588,17 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         cross = self._test_stack(X, active)
         combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
         return combined.astype(np.float64) @ self.dual_coef_[0] + self.intercept_[0]
+
+
+def _fit_task(estimator, stack, task, regularizer):
+    """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
+    becomes the signed coefficients ``v`` (one per training sample)."""
+    info = get_solver(estimator.solver, regularizer.name)
+    options = {**info.defaults, **(estimator.solver_options or {})}
+    result = info.function(SumOfKernels(stack), None, None, regularizer, tol=estimator.tol,
+                           max_iter=estimator.max_iter, task=task, **options)
+    result.alpha = task.coefficients(result.alpha)
+    return result
 
 
 def _relative(result):

@@ -176,7 +176,9 @@ class _Progress:
         """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop)."""
         S = self.values(alpha, g)
         value = float(beta @ S)
-        eps = abs(1.0 - value / self.theta) if np.isfinite(self.theta) else np.inf
+        # |1 - value / theta|, safe for theta = 0
+        eps = abs(self.theta - value) / max(abs(self.theta), 1e-300) if np.isfinite(
+            self.theta) else np.inf
         lower = self.task.linear_value(alpha) - 0.5 * float(g.max())
         if np.isfinite(self.theta):
             lower = max(lower, -self.theta)

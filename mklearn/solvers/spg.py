@@ -345,6 +345,11 @@ def spg_gmkl(
         point, grad = accepted, new_grad
         since_full += 1
 
+    if stop_reason == "stalled" and np.isfinite(certificate.upper):
+        evaluator.gradient(point)  # the last point was re-solved more precisely: certify it
+        certificate.update(point, *evaluator.bounds(point))
+        converged = certificate.relative_gap <= tol
+        stop_reason = "converged" if converged else stop_reason
     if linear := np.isfinite(certificate.upper):
         point = certificate.point
     bias = point["bias"] if linear else -point["qp"].rho
@@ -411,7 +416,7 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
     if live is None:
         return None
     x = _newton_trial(evaluator, point, grad, live)
-    if x is None:
+    if x is None or not abs(float(x.sum()) - 1.0) <= 1e-6:  # FISTA overflowed (flat model)
         return None
     d = point["d"]
     step = x - d[live]  # NaN gradients off the live kernels: never touched
