@@ -4,8 +4,10 @@ Sonnenburg, Raetsch, Schaefer and Schoelkopf, JMLR 2006, section 2.3.2 and Algor
 decomposition stores ``F[k] = K_k v`` (their ``g_{k,i}``, shape (m, n)), ``v`` the signed
 coefficients of LIBSVM's generic dual, so that a new weighting d needs no recomputation: the
 SVM gradient is ``G_t = signs_t (d' F)[index_t] + p_t``. Each step is a plain WSS2-SMO step on
-the QP with kernel ``K(d)`` (Fan, Chen and Lin, JMLR 2005), reading row ``i`` and ``j`` of every
-base kernel from the kernel-major ``(m, n, n)`` stack; the outputs cost ``O(m n)`` per step.
+the QP with kernel ``K(d)`` (Fan, Chen and Lin, JMLR 2005) that keeps ``d' F`` current from two
+rows of ``K(d)`` (kernels in use only); the per-kernel outputs are brought up to date once per
+chunk from the samples it touched, as in the paper's Algorithm 2, reading rows of the
+kernel-major ``(m, n, n)`` stack.
 """
 
 from __future__ import annotations
@@ -41,23 +43,26 @@ def _combined_row(d, km, row, out):
 
 
 @njit(cache=True, fastmath=True)
-def _update_outputs(F, km, si, sj, step, d, fd):
-    """``F[k] += step (K_k[si] - K_k[sj])`` for every k, and ``fd`` (= d'F) alike."""
-    n = fd.size
+def _add_rows(F, km, samples, dv):
+    """``F[k] += sum_s dv[s] K_k[s]`` for every k, over the changed samples only."""
     for k in range(F.shape[0]):
-        w = d[k]
-        for t in range(n):
-            delta = step * (km[k, si, t] - km[k, sj, t])
-            F[k, t] += delta
-            fd[t] += w * delta
+        for s in samples:
+            w = dv[s]
+            if w != 0.0:
+                for t in range(F.shape[1]):
+                    F[k, t] += w * km[k, s, t]
 
 
 @njit(cache=True)
 def interleaved_chunk(alpha, signs, index, linear, upper, F, d, km, tol, max_steps):
     """Run at most ``max_steps`` SMO steps on ``K(d)`` in place (``alpha`` and ``F``).
 
-    Returns ``(status, steps, violation)``: ``STATUS_KKT`` when the maximal KKT violation
-    ``m(alpha) - M(alpha)`` fell to ``tol``, else ``STATUS_STEPS``.
+    Within the chunk only the combined output ``d' F`` is kept current (from rows of K(d)
+    over the kernels in use); at its end every per-kernel output is updated once from the
+    change of ``v`` on the samples the chunk touched, the paper's
+    ``g_{k,i} += sum_q (alpha_q - alpha_q^old) y_q k_k(x_q, x_i)``: ``O(m n)`` per touched
+    sample instead of per step. Returns ``(status, steps, violation)``: ``STATUS_KKT`` when
+    the maximal KKT violation ``m(alpha) - M(alpha)`` fell to ``tol``, else ``STATUS_STEPS``.
     """
     m, n = F.shape
     n_var = alpha.size
@@ -69,8 +74,12 @@ def interleaved_chunk(alpha, signs, index, linear, upper, F, d, km, tol, max_ste
             for t in range(n):
                 diag[t] += d[k] * km[k, t, t]
     row_i = np.empty(n)
+    row_j = np.empty(n)
+    dv = np.zeros(n)
+    touched = np.zeros(n, dtype=np.bool_)
     steps = 0
     violation = np.inf
+    status = STATUS_STEPS
     while steps < max_steps:
         m_up = -np.inf
         i = -1
@@ -82,7 +91,8 @@ def interleaved_chunk(alpha, signs, index, linear, upper, F, d, km, tol, max_ste
                     m_up = v
                     i = t
         if i < 0:
-            return STATUS_KKT, steps, 0.0
+            status, violation = STATUS_KKT, 0.0
+            break
         si = index[i]
         _combined_row(d, km, si, row_i)
         m_low = np.inf
@@ -108,7 +118,8 @@ def interleaved_chunk(alpha, signs, index, linear, upper, F, d, km, tol, max_ste
                     v_j = v
         violation = m_up - m_low
         if violation <= tol or j < 0:
-            return STATUS_KKT, steps, violation
+            status = STATUS_KKT
+            break
         sj = index[j]
         curv = diag[si] + diag[sj] - 2.0 * row_i[sj]
         if curv <= 0.0:
@@ -119,12 +130,22 @@ def interleaved_chunk(alpha, signs, index, linear, upper, F, d, km, tol, max_ste
         hit = room_i <= step or room_j <= step
         if hit:
             step = min(room_i, room_j)
+        old_i, old_j = alpha[i], alpha[j]
         alpha[i] += signs[i] * step
         alpha[j] -= signs[j] * step
         if hit:
             _snap(alpha, i, upper)
             _snap(alpha, j, upper)
-        # v gains step at sample si and loses it at sample sj
-        _update_outputs(F, km, si, sj, step, d, fd)
+        # v changes by signs * (actual change of alpha) at samples si and sj
+        change_i = signs[i] * (alpha[i] - old_i)
+        change_j = signs[j] * (alpha[j] - old_j)
+        _combined_row(d, km, sj, row_j)
+        for t in range(n):
+            fd[t] += change_i * row_i[t] + change_j * row_j[t]
+        dv[si] += change_i
+        dv[sj] += change_j
+        touched[si] = True
+        touched[sj] = True
         steps += 1
-    return STATUS_STEPS, steps, violation
+    _add_rows(F, km, np.flatnonzero(touched), dv)
+    return status, steps, violation
