@@ -17,23 +17,19 @@ TIGHT = {"tol": 1e-6, "inner_tol": 1e-7, "max_iter": 3000}
 
 
 @pytest.fixture(scope="module")
-def liver():
-    return _problem("liver-disorders")  # 100 samples, 91 SimpleMKL kernels
-
-
-@pytest.fixture(scope="module")
 def small():
-    """60 samples, 31 kernels, a regression target whose optimum mixes several kernels."""
-    stack, _ = _problem("liver-disorders", n=60)
+    """60 liver samples, 31 of the SimpleMKL kernels, the labels, and a regression target
+    whose optimum mixes several kernels."""
+    stack, labels = _problem("liver-disorders", n=60)
     stack = np.ascontiguousarray(stack[:, :, ::3])
     rng = np.random.default_rng(1)
     y = stack[:, :5, 0] @ rng.normal(size=5) * 5 + 0.1 * rng.normal(size=60)
-    return stack, y
+    return stack, y, labels
 
 
-@pytest.mark.parametrize("C", [1.0, 100.0])
-def test_classification_reaches_the_exact_optimum(liver, C):
-    stack, y = liver
+@pytest.mark.parametrize("C", [10.0, 100.0])
+def test_classification_reaches_the_exact_optimum(small, C):
+    stack, _, y = small
     optimum = l1_mkl_optimum(stack, y, C)
     combination = SumOfKernels(stack)
     spg = spg_gmkl(combination, y, C, L1Simplex(), tol=1e-6, max_iter=3000)
@@ -46,6 +42,7 @@ def test_classification_reaches_the_exact_optimum(liver, C):
         assert result.history[-1]["gap"] <= 1e-6  # eps_MKL, the paper's rule
         d = result.kernel_weights
         assert np.all(d >= 0) and d.sum() == pytest.approx(1.0)
+    assert np.count_nonzero(result.kernel_weights > 1e-6) >= 2  # a mixture, not a vertex
 
 
 def _tasks(stack, y):
@@ -58,7 +55,7 @@ def _tasks(stack, y):
 
 @pytest.mark.parametrize("which", [0, 1], ids=["regression", "one-class"])
 def test_regression_and_one_class_reach_their_cvxpy_duals(small, which):
-    stack, y = small
+    stack, y, _ = small
     task, reference = _tasks(stack, y)[which]
     optimum = reference()
     combination = SumOfKernels(stack)
@@ -95,7 +92,7 @@ def test_master_lp_matches_linprog_and_pruning_keeps_the_optimum():
 
 
 def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
-    stack, y = small
+    stack, y, _ = small
     task = make_task("regression", y, 10.0, epsilon=0.1)
     km = SumOfKernels(stack).kernel_major
     m, n = km.shape[0], km.shape[1]
@@ -119,9 +116,9 @@ def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
     assert value == pytest.approx(exact.objective, rel=1e-7)
 
 
-def test_silp_rejects_other_regularizers(liver):
+def test_silp_rejects_other_regularizers(small):
     from mklearn.regularizers import LpNorm
 
-    stack, y = liver
+    stack, _, y = small
     with pytest.raises(ValueError, match="regularizer='l1'"):
         silp_mkl(SumOfKernels(stack), y, 1.0, LpNorm(2.0, 1.0))
