@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from numbers import Integral, Real
@@ -97,7 +98,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
         ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``predict`` takes
         ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation).
-    solver : {"spg", "pgd", "smo", "mirror", "mwu"}
+    solver : {"spg", "pgd", "smo", "mirror", "mwu", "silp"}
         "spg": SPG-GMKL (spectral step, non-monotone line search, inner precision tuning);
         "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
         "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
@@ -110,7 +111,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "mwu": MWUMKL (Moeller et al., AISTATS 2014), l1 only, no SVM calls: kernel columns are
         computed on demand from X (no stack; ``cache_size``), a fixed number of iterations set by
         ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
-        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``).
+        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
+        "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
+        master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
+        ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
+        :func:`mklearn.solvers.silp_mkl`).
     regularizer : {"l1", "lp", "kl", "group"}
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
@@ -595,6 +600,12 @@ def _fit_task(estimator, stack, task, regularizer):
     becomes the signed coefficients ``v`` (one per training sample)."""
     info = get_solver(estimator.solver, regularizer.name)
     options = {**info.defaults, **(estimator.solver_options or {})}
+    fixed = {"combination", "y", "C", "regularizer", "task", "callback", "tol", "max_iter"}
+    accepted = set(inspect.signature(info.function).parameters) - fixed
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ValueError(f"solver_options {unknown} are not options of solver "
+                         f"{estimator.solver!r}; it takes {sorted(accepted)}")
     result = info.function(SumOfKernels(stack), None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)

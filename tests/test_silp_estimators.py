@@ -106,3 +106,13 @@ def test_regressor_solver_and_regularizer_must_match(blob):
     with pytest.raises(ValueError, match="l1"):
         MKLClassifier(kernels=SMALL_FAMILY, solver="silp", regularizer="lp").fit(
             X, (y > 0).astype(int))
+
+
+def test_unknown_or_bad_solver_options_are_value_errors(blob):
+    X, y = blob
+    with pytest.raises(ValueError, match="not options of solver 'spg'"):
+        OneClassMKL(kernels=SMALL_FAMILY, solver="spg", solver_options={"interleaved": True}
+                    ).fit(X)
+    with pytest.raises(ValueError, match="chunk_steps"):
+        MKLRegressor(kernels=SMALL_FAMILY, solver="silp", regularizer="l1",
+                     solver_options={"interleaved": True, "chunk_steps": 0}).fit(X, y)

@@ -145,7 +145,7 @@ def silp_mkl(
     Raises
     ------
     ValueError
-        If the regulariser is not the l1 simplex.
+        If the regulariser is not the l1 simplex, ``inner_tol <= 0`` or ``chunk_steps < 1``.
     """
     if regularizer.name != "l1":
         raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only, got regularizer "
@@ -154,6 +154,11 @@ def silp_mkl(
         y = np.asarray(y, dtype=np.float64)
         task = ClassificationTask(y, np.broadcast_to(np.asarray(C, float), y.shape).copy())
     inner_tol = min(1e-3, tol) if inner_tol is None else float(inner_tol)
+    if not inner_tol > 0:
+        raise ValueError(f"inner_tol must be > 0, got {inner_tol}; e.g. 1e-4")
+    if chunk_steps is not None and not int(chunk_steps) >= 1:
+        raise ValueError(f"chunk_steps must be an int >= 1, got {chunk_steps}; default: the "
+                         "number of dual variables")
     run = _interleaved if interleaved else _wrapper
     return run(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
 
