@@ -116,3 +116,17 @@ def test_unknown_or_bad_solver_options_are_value_errors(blob):
     with pytest.raises(ValueError, match="chunk_steps"):
         MKLRegressor(kernels=SMALL_FAMILY, solver="silp", regularizer="l1",
                      solver_options={"interleaved": True, "chunk_steps": 0}).fit(X, y)
+
+
+def test_interleaved_cut_short_warns_and_still_gives_a_model(blob):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = blob
+    labels = np.where(y > 0, 1, -1)
+    model = MKLClassifier(kernels=SMALL_FAMILY, solver="silp", C=10.0, max_iter=2,
+                          solver_options={"interleaved": True, "chunk_steps": 3})
+    with pytest.warns(ConvergenceWarning, match="increase max_iter"):
+        model.fit(X, labels)
+    assert model.kernel_weights_.sum() == pytest.approx(1.0)
+    assert model.duality_gap_ > 0 and np.isfinite(model.duality_gap_)
+    assert model.predict(X).shape == labels.shape

@@ -209,8 +209,15 @@ class _Progress:
             self.callback(record)
         return S, stop
 
-    def result(self, n_iter, n_solves, converged, last):
-        point = self.certificate.point if self.certificate.point is not None else last
+    def certify(self, combination, beta, alpha, S):
+        """Put (beta, alpha) into the certificate whatever the SMO's state: the task's primal
+        bounds W(beta) from above at any alpha (used when no chunk reached ``inner_tol``)."""
+        primal, bias = self.task.primal(combination.kernel(beta), alpha)
+        point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
+        self.certificate.update(point, primal, -np.inf)
+
+    def result(self, n_iter, n_solves, converged):
+        point = self.certificate.point
         return MKLResult(
             kernel_weights=point["d"],
             alpha=point["alpha"],
@@ -230,20 +237,19 @@ def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
     progress = _Progress(task, tol, callback)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
-    alpha, converged, n_iter, last = None, False, 0, None
+    alpha, converged, n_iter = None, False, 0
     for n_iter in range(1, max_iter + 1):
         K = combination.kernel(beta)
         qp = task.solve(K, alpha, inner_tol)
         alpha = qp.alpha
         g = combination.kernel_gradient(beta, task.coefficients(alpha))
         S, stop = progress.record(combination, beta, alpha, g, n_iter, True, K)
-        last = progress.certificate.point
         if stop:
             converged = True
             break
         master.add(S)
         beta, progress.theta = master.solve()
-    return progress.result(n_iter, n_iter, converged, last)
+    return progress.result(n_iter, n_iter, converged)
 
 
 def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
@@ -262,7 +268,7 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
     progress = _Progress(task, tol, callback)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
-    converged, n_iter, n_chunks, last = False, 0, 0, None
+    converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
         status, _, _ = core.interleaved_chunk(alpha, signs, index, linear, upper, F, beta, km,
                                               inner_tol, chunk_steps)
@@ -271,17 +277,12 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
         g = np.maximum(F @ v, 0.0)
         inner_done = status == core.STATUS_KKT
         S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done)
-        if progress.certificate.point is not None:
-            last = progress.certificate.point
         if stop:
             converged = True
             break
+        if n_iter + 1 == max_iter and progress.certificate.point is None:
+            progress.certify(combination, beta, alpha, S)  # no chunk reached inner_tol
         master.add(S)
         beta, progress.theta = master.solve()
         n_iter += 1
-    if last is None:  # never reached the inner tolerance: report the current point
-        K = combination.kernel(beta)
-        primal, bias = task.primal(K, alpha)
-        last = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
-        progress.certificate.update(last, primal, -np.inf)
-    return progress.result(n_iter, n_chunks, converged, last)
+    return progress.result(n_iter, n_chunks, converged)
