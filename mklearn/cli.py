@@ -47,10 +47,16 @@ def _parser() -> argparse.ArgumentParser:
         "--task",
         choices=["classification", "regression"],
         help="default: the bundled data set's task, classification for --data files; "
-        "regression fits MKLRegressor (SMO-MKL, epsilon-insensitive loss)",
+        "regression fits MKLRegressor (epsilon-insensitive loss; SMO-MKL for lp/kl, SILP or "
+        "SPG for l1)",
     )
     fit.add_argument(
         "--solver", default=None, choices=sorted(SOLVERS), help="default spg (smo for regression)"
+    )
+    fit.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="solver silp: the interleaved (chunking) algorithm instead of the wrapper",
     )
     fit.add_argument(
         "--regularizer",
@@ -139,16 +145,20 @@ def _load(args):
 def _resolve_defaults(args, task):
     if task == "regression":
         args.solver = args.solver or "smo"
-        args.regularizer = args.regularizer or "lp"
-        if args.solver != "smo" or args.regularizer not in ("lp", "kl"):
+        args.regularizer = args.regularizer or ("l1" if args.solver in ("silp", "spg") else "lp")
+        smo = args.solver == "smo" and args.regularizer in ("lp", "kl")
+        if not smo and not (args.solver in ("silp", "spg") and args.regularizer == "l1"):
             raise ValueError(
-                "regression is solved by SMO-MKL: use --solver smo with --regularizer lp or kl"
+                "regression is solved by SMO-MKL (--solver smo with --regularizer lp or kl) or "
+                "for l1 by --solver silp or spg"
             )
         if args.save:
             raise ValueError("--save stores classifiers only; drop --save for regression")
     else:
         args.solver = args.solver or "spg"
         args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
+    if args.interleaved and args.solver != "silp":
+        raise ValueError("--interleaved is an option of --solver silp")
     if args.combination == "product":
         if task == "regression":
             raise ValueError("--combination product is for classification; drop it for regression")
@@ -170,10 +180,17 @@ def _estimator(args, verbose, task="classification"):
         max_iter=args.max_iter,
         cache_size=args.cache_size,
     )
+    options = {"interleaved": True} if args.interleaved else None
     if task == "regression":
-        return MKLRegressor(**common, epsilon=args.epsilon)
+        return MKLRegressor(
+            **common, solver=args.solver, epsilon=args.epsilon, solver_options=options
+        )
     return MKLClassifier(
-        **common, solver=args.solver, verbose=verbose, combination=args.combination
+        **common,
+        solver=args.solver,
+        verbose=verbose,
+        combination=args.combination,
+        solver_options=options,
     )
 
 

@@ -42,6 +42,11 @@ class SumOfKernels:
         # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
         self._blas_exact = self._flat.dtype == np.float64
 
+    @property
+    def kernel_major(self) -> np.ndarray:
+        """The base kernels as one C-contiguous ``(m, n, n)`` array (no copy)."""
+        return self._km
+
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 import warnings
 from numbers import Integral, Real
@@ -22,6 +23,7 @@ from mklearn.kernels.string_input import string_test_stack, string_training_stac
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, get_solver
+from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import check_kernel_stack, check_test_stack
 from mklearn.views import Views, is_views, resolve_groups
 
@@ -107,7 +109,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
         ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``predict`` takes
         ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation).
-    solver : {"spg", "pgd", "smo", "mirror", "mwu"}
+    solver : {"spg", "pgd", "smo", "mirror", "mwu", "silp"}
         "spg": SPG-GMKL (spectral step, non-monotone line search, inner precision tuning);
         "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
         "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
@@ -120,7 +122,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "mwu": MWUMKL (Moeller et al., AISTATS 2014), l1 only, no SVM calls: kernel columns are
         computed on demand from X (no stack; ``cache_size``), a fixed number of iterations set by
         ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
-        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``).
+        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
+        "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
+        master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
+        ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
+        :func:`mklearn.solvers.silp_mkl`).
     regularizer : {"l1", "lp", "kl", "group"}
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
@@ -460,10 +466,14 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         As in :class:`MKLClassifier`; with "precomputed", ``fit`` takes ``(n, n, m)`` and
         ``predict`` takes ``(n_test, n_train, m)``.
-    solver : {"smo"}
-        SMO-MKL; kernel rows are computed on demand (``cache_size``).
-    regularizer : {"lp", "kl"}
-        As in :class:`MKLClassifier`.
+    solver : {"smo", "silp", "spg"}
+        "smo": SMO-MKL; kernel rows are computed on demand (``cache_size``). "silp": SILP
+        column generation (Sonnenburg et al., JMLR 2006; ``solver_options={"interleaved":
+        True}`` for the chunking algorithm, see :func:`mklearn.solvers.silp_mkl`); "spg":
+        SPG-GMKL with the epsilon-SVR as inner problem. "silp" and "spg" take
+        ``regularizer="l1"`` and build the base-kernel stack.
+    regularizer : {"lp", "kl", "l1"}
+        As in :class:`MKLClassifier`; "l1" (the simplex) needs ``solver="silp"`` or "spg".
     p : float > 1
         Norm of the "lp" regulariser.
     lam : float > 0
@@ -482,6 +492,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         Precision of a stack built from X (unused by the on-demand solver).
     verbose : int
         Unused; kept for a common signature.
+    solver_options : dict, optional
+        Options of the "silp" or "spg" solver (e.g. ``interleaved``, ``inner_tol``).
 
     Attributes
     ----------
@@ -509,8 +521,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"smo"})],
-        "regularizer": [StrOptions({"lp", "kl"})],
+        "solver": [StrOptions({"smo", "silp", "spg"})],
+        "regularizer": [StrOptions({"lp", "kl", "l1"})],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -520,6 +532,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "verbose": ["verbose"],
+        "solver_options": [dict, None],
     }
 
     def __init__(
@@ -537,6 +550,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         cache_size=200.0,
         kernel_dtype="float64",
         verbose=0,
+        solver_options=None,
     ):
         self.kernels = kernels
         self.solver = solver
@@ -550,6 +564,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.cache_size = cache_size
         self.kernel_dtype = kernel_dtype
         self.verbose = verbose
+        self.solver_options = solver_options
 
     def fit(self, X, y):
         """Learn the kernel weights and the regression function.
@@ -572,26 +587,37 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"
             )
+        stacked = self.solver in ("silp", "spg")
+        if stacked != (self.regularizer == "l1"):
+            raise ValueError(
+                f"solver={self.solver!r} does not take regularizer={self.regularizer!r}: use "
+                "solver='silp' or 'spg' with regularizer='l1', solver='smo' with 'lp' or 'kl'"
+            )
         start = time.perf_counter()
         if self._precomputed:
             y = np.asarray(y)
             if y.dtype.kind not in "biuf":
                 raise ValueError("MKLRegressor needs real-valued targets y")
-        provider, y = self._training_stack(X, y, columns=True)
+        provider, y = self._training_stack(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; regression targets must be finite")
         self.kernel_time_ = time.perf_counter() - start
         regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
         start = time.perf_counter()
-        result = smo_mkl_regression(
-            provider, y, float(self.C), regularizer, epsilon=float(self.epsilon), tol=self.tol,
-            max_iter=self.max_iter, cache_size=float(self.cache_size),
-        )
+        if stacked:
+            result = _fit_task(self, provider, RegressionTask(y, float(self.C), self.epsilon),
+                               regularizer)
+        else:
+            result = smo_mkl_regression(
+                provider, y, float(self.C), regularizer, epsilon=float(self.epsilon),
+                tol=self.tol, max_iter=self.max_iter, cache_size=float(self.cache_size),
+            )
         self.solve_time_ = time.perf_counter() - start
         if not result.converged:
             warnings.warn(
-                f"smo stopped after {result.n_iter} steps with relative duality gap "
+                f"{self.solver} stopped after {result.n_iter} "
+                f"{'steps' if self.solver == 'smo' else 'iterations'} with relative duality gap "
                 f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
                 ConvergenceWarning,
                 stacklevel=2,
@@ -624,6 +650,23 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         cross = self._test_stack(X, active)
         combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
         return combined.astype(np.float64) @ self.dual_coef_[0] + self.intercept_[0]
+
+
+def _fit_task(estimator, stack, task, regularizer):
+    """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
+    becomes the signed coefficients ``v`` (one per training sample)."""
+    info = get_solver(estimator.solver, regularizer.name)
+    options = {**info.defaults, **(estimator.solver_options or {})}
+    fixed = {"combination", "y", "C", "regularizer", "task", "callback", "tol", "max_iter"}
+    accepted = set(inspect.signature(info.function).parameters) - fixed
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise ValueError(f"solver_options {unknown} are not options of solver "
+                         f"{estimator.solver!r}; it takes {sorted(accepted)}")
+    result = info.function(SumOfKernels(stack), None, None, regularizer, tol=estimator.tol,
+                           max_iter=estimator.max_iter, task=task, **options)
+    result.alpha = task.coefficients(result.alpha)
+    return result
 
 
 def _relative(result):

@@ -43,3 +43,33 @@ def lp_mkl_optimum(stack, y, C, p, lam) -> float:
     prob = cp.Problem(cp.Maximize(cp.sum(alpha) - cp.square(s) / (8 * lam)), cons)
     prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     return float(prob.value)
+
+
+def _solve_max(objective, cons) -> float:
+    prob = cp.Problem(cp.Maximize(objective), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return float(prob.value)
+
+
+def l1_svr_optimum(stack, y, C, epsilon) -> float:
+    """l1-MKL epsilon-SVR dual: ``max y'b - epsilon 1'(a+ + a-) - 1/2 max_k b' K_k b`` over
+    ``b = a+ - a-``, ``0 <= a+, a- <= C``, ``1'b = 0`` (the max over alpha of the min over the
+    simplex, with the epigraph variable t >= 1/2 b' K_k b for every k)."""
+    n, _, m = stack.shape
+    a_plus, a_minus, t = cp.Variable(n), cp.Variable(n), cp.Variable()
+    beta = a_plus - a_minus
+    cons = [a_plus >= 0, a_plus <= C, a_minus >= 0, a_minus <= C, cp.sum(beta) == 0]
+    for k in range(m):
+        cons.append(0.5 * cp.sum_squares(_factor(stack[:, :, k]).T @ beta) <= t)
+    return _solve_max(y @ beta - epsilon * cp.sum(a_plus + a_minus) - t, cons)
+
+
+def l1_one_class_optimum(stack, nu) -> float:
+    """l1-MKL one-class dual in LIBSVM's scaling: ``max -1/2 max_k a' K_k a`` over
+    ``0 <= a <= 1``, ``1'a = nu n``."""
+    n, _, m = stack.shape
+    alpha, t = cp.Variable(n), cp.Variable()
+    cons = [alpha >= 0, alpha <= 1, cp.sum(alpha) == nu * n]
+    for k in range(m):
+        cons.append(0.5 * cp.sum_squares(_factor(stack[:, :, k]).T @ alpha) <= t)
+    return _solve_max(-t, cons)

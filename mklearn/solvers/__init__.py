@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
+from mklearn.solvers.silp import silp_mkl
 from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
 from mklearn.solvers.spg import spg_gmkl
 
@@ -65,6 +66,12 @@ SOLVERS = {
         description="MWUMKL, matrix multiplicative weights (Moeller et al., AISTATS 2014)",
         input="columns",
     ),
+    "silp": SolverInfo(
+        silp_mkl,
+        frozenset({"l1"}),
+        frozenset({"sum"}),
+        description="SILP wrapper or interleaved (Sonnenburg et al., JMLR 2006)",
+    ),
 }
 
 
@@ -90,6 +97,7 @@ __all__ = [
     "get_solver",
     "mirror_descent",
     "mwu_mkl",
+    "silp_mkl",
     "smo_mkl",
     "smo_mkl_regression",
     "spg_gmkl",

@@ -91,26 +91,59 @@ def svm_primal(K: np.ndarray, alpha: np.ndarray, y: np.ndarray, cost: np.ndarray
     return 0.5 * float(v @ f) + float(cost @ hinge), b
 
 
+class ClassificationTask:
+    """C-SVC as the inner problem of MKL: LIBSVM's generic dual with signs ``y``, rows
+    ``arange(n)``, linear term ``-1`` and bounds ``C`` (see :mod:`mklearn.solvers.tasks` for
+    epsilon-SVR and one-class)."""
+
+    name = "classification"
+
+    def __init__(self, y, cost):
+        self.y = y
+        self.cost = cost
+        self.signs, self.upper = y, cost
+        self.index = np.arange(y.size)
+        self.linear = -np.ones(y.size)
+
+    def solve(self, K, alpha0, tol):
+        return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol)
+
+    def coefficients(self, alpha):
+        """``v = sum_t signs_t alpha_t e_index[t]`` (shape (n,)): ``1/2 alpha' Q alpha =
+        1/2 v' K v``."""
+        return alpha * self.y
+
+    def linear_value(self, alpha):
+        """``-p' alpha``, the linear part of the (maximised) dual."""
+        return float(alpha.sum())
+
+    def primal(self, K, alpha):
+        """(primal value at ``w = sum_i v_i phi(x_i)`` and the best bias, that bias)."""
+        return svm_primal(K, alpha, self.y, self.cost)
+
+
 class _Evaluator:
     """Inner SVM solves at given kernel weights, with warm starts and a running count."""
 
-    def __init__(self, combination, regularizer, y, cost):
+    def __init__(self, combination, regularizer, y, cost, task=None):
         self.combination = combination
         self.regularizer = regularizer
-        self.y = y
-        self.cost = cost
+        self.task = ClassificationTask(y, cost) if task is None else task
+        self.y = self.task.signs
+        self.cost = self.task.upper
+        self.rows = self.task.index
         self.n_solves = 0
 
     def solve(self, d, alpha0, tol):
         K = self.combination.kernel(d)
-        qp = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol)
+        qp = self.task.solve(K, alpha0, tol)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
         return {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
 
     def gradient(self, point, live=None):
         """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
-        v = point["qp"].alpha * self.y
+        v = self.task.coefficients(point["qp"].alpha)
         d = point["d"]
         if live is None or live.all():
             g = self.combination.kernel_gradient(d, v)
@@ -132,10 +165,10 @@ class _Evaluator:
         if not getattr(self.combination, "linear", False):
             return np.nan, np.nan
         alpha = point["qp"].alpha
-        primal, point["bias"] = svm_primal(point["K"], alpha, self.y, self.cost)
+        primal, point["bias"] = self.task.primal(point["K"], alpha)
         upper = self.regularizer.value(point["d"]) + primal
         g = point["g"]
-        lower = float(alpha.sum()) - self.regularizer.conjugate(0.5 * g[~np.isnan(g)])
+        lower = self.task.linear_value(alpha) - self.regularizer.conjugate(0.5 * g[~np.isnan(g)])
         return upper, lower
 
 
@@ -156,6 +189,7 @@ def spg_gmkl(
     callback=None,
     second_order=True,
     max_time=None,
+    task=None,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
@@ -190,6 +224,10 @@ def spg_gmkl(
     max_time : float, optional
         Stop (``stop_reason="max_time"``, not converged) after this many seconds: the time
         cap of the paper's PGD runs.
+    task : ClassificationTask, RegressionTask or OneClassTask, optional
+        The inner problem (:mod:`mklearn.solvers.tasks`); default C-SVC on ``(y, C)``. With
+        another task ``y`` and ``C`` are unused, ``alpha`` of the result is the task's dual
+        vector and ``intercept`` the bias of the task's primal.
 
     Returns
     -------
@@ -198,7 +236,7 @@ def spg_gmkl(
     start = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
     cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-    evaluator = _Evaluator(combination, regularizer, y, cost)
+    evaluator = _Evaluator(combination, regularizer, y, cost, task)
     n_kernels = combination.n_kernels
     d = regularizer.project(
         regularizer.initial_weights(n_kernels) if d0 is None else np.asarray(d0, float)
@@ -324,6 +362,11 @@ def spg_gmkl(
         point, grad = accepted, new_grad
         since_full += 1
 
+    if stop_reason == "stalled" and np.isfinite(certificate.upper):
+        evaluator.gradient(point)  # the last point was re-solved more precisely: certify it
+        certificate.update(point, *evaluator.bounds(point))
+        converged = certificate.relative_gap <= tol
+        stop_reason = "converged" if converged else stop_reason
     if linear := np.isfinite(certificate.upper):
         point = certificate.point
     bias = point["bias"] if linear else -point["qp"].rho
@@ -359,12 +402,13 @@ def _newton_trial(evaluator, point, grad, live):
         return None
     if free.size > NEWTON_MAX_FREE:
         return None
-    v = alpha * y
-    h = y[free] * evaluator.combination.kernel_rows_times(kernels, free, v)  # (|L|, f)
+    v = evaluator.task.coefficients(alpha)
+    rows = evaluator.rows[free]  # the kernel row of each free variable (SVR: two per sample)
+    h = y[free] * evaluator.combination.kernel_rows_times(kernels, rows, v)  # (|L|, f)
     y_f = y[free]
     f = free.size
     M = np.zeros((f + 1, f + 1))
-    M[:f, :f] = y_f[:, None] * point["K"][np.ix_(free, free)] * y_f[None, :]
+    M[:f, :f] = y_f[:, None] * point["K"][np.ix_(rows, rows)] * y_f[None, :]
     M[:f, f] = y_f
     M[f, :f] = y_f
     M[:f, :f] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300) * np.eye(f)
@@ -389,7 +433,7 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
     if live is None:
         return None
     x = _newton_trial(evaluator, point, grad, live)
-    if x is None:
+    if x is None or not abs(float(x.sum()) - 1.0) <= 1e-6:  # FISTA overflowed (flat model)
         return None
     d = point["d"]
     step = x - d[live]  # NaN gradients off the live kernels: never touched

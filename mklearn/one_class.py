@@ -1,0 +1,180 @@
+"""One-class MKL: novelty detection with a learned combination of kernels."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from mklearn.estimators import _WEIGHT_EPS, _fit_task, _KernelInput, _relative
+from mklearn.regularizers import make_regularizer
+from mklearn.solvers.tasks import OneClassTask
+from mklearn.views import is_views
+
+
+class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
+    """One-class SVM with l1 (simplex) MKL: the support of the data under a learned kernel.
+
+    The kernel is ``K(d) = sum_k d_k K_k`` with ``d`` on the simplex; ``d`` and the one-class
+    SVM (Schoelkopf et al., Neural Computation 13, 2001) are learned together: SILP's
+    one-class MKL (Sonnenburg et al., JMLR 7, 2006, section 2.2; ALGORITHMS.md section 5)
+    ``min_d max_a -1/2 a' K(d) a`` over ``0 <= a <= 1``, ``1'a = nu n`` (LIBSVM's scaling).
+
+    Parameters
+    ----------
+    kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
+        As in :class:`mklearn.MKLClassifier`; with "precomputed", ``fit`` takes
+        ``(n, n, m)`` and the other methods ``(n_test, n_train, m)``.
+    solver : {"silp", "spg"}
+        SILP column generation (``solver_options={"interleaved": True}`` for the chunking
+        algorithm) or SPG-GMKL with the one-class SVM as inner problem.
+    nu : float in (0, 1]
+        Upper bound on the fraction of training points outside the support (outliers), lower
+        bound on the fraction of support vectors.
+    tol : float > 0
+        SILP: ``eps_MKL``; SPG: relative duality gap.
+    max_iter : int >= 1
+        Maximal number of outer iterations (LP solves for SILP).
+    solver_options : dict, optional
+        Options of the solver (:func:`mklearn.solvers.silp_mkl`,
+        :func:`mklearn.solvers.spg_gmkl`).
+    kernel_dtype : {"float64", "float32"}
+        Precision of the base-kernel stack built from X.
+
+    Attributes
+    ----------
+    kernel_weights_ : ndarray of shape (n_kernels,)
+        Learned kernel weights (on the simplex).
+    dual_coef_ : ndarray of shape (1, n_SV)
+        ``alpha_i`` of the support vectors (in ``(0, 1]``).
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors.
+    offset_ : float
+        ``rho``: ``decision_function = score_samples - offset_``.
+    intercept_ : ndarray of shape (1,)
+        ``-rho``.
+    objective_, duality_gap_ : float
+        ``min_d W(d)`` reached and the absolute gap certifying it.
+    n_iter_ : int
+        Outer iterations.
+    kernel_names_ : list of str
+        Readable names of the base kernels.
+
+    Raises
+    ------
+    ValueError
+        On invalid parameters (``nu`` outside (0, 1]), non-finite input, or kernel stacks of
+        the wrong shape.
+    """
+
+    _parameter_constraints: dict = {
+        "kernels": [str, list, tuple, object],
+        "solver": [StrOptions({"silp", "spg"})],
+        "nu": [Interval(Real, 0, 1, closed="right")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver_options": [dict, None],
+        "kernel_dtype": [StrOptions({"float64", "float32"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        kernels="simple_mkl",
+        solver="silp",
+        nu=0.5,
+        tol=1e-3,
+        max_iter=500,
+        solver_options=None,
+        kernel_dtype="float64",
+    ):
+        self.kernels = kernels
+        self.solver = solver
+        self.nu = nu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_options = solver_options
+        self.kernel_dtype = kernel_dtype
+
+    def fit(self, X, y=None):
+        """Learn the kernel weights and the support of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples, n_kernels)
+            Training data, or the base-kernel stack when ``kernels="precomputed"``.
+        y : ignored
+
+        Returns
+        -------
+        self : OneClassMKL
+        """
+        self._validate_params()
+        start = time.perf_counter()
+        stack, _ = self._training_stack(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
+        self.kernel_time_ = time.perf_counter() - start
+        start = time.perf_counter()
+        task = OneClassTask(stack.shape[0], float(self.nu))
+        result = _fit_task(self, stack, task, make_regularizer("l1", p=2.0, lam=1.0))
+        self.solve_time_ = time.perf_counter() - start
+        if not result.converged:
+            warnings.warn(
+                f"{self.solver} stopped after {result.n_iter} iterations with relative "
+                f"duality gap {_relative(result):.2e} above tol={self.tol:g}; increase "
+                "max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        weights = result.kernel_weights.copy()
+        weights[weights <= _WEIGHT_EPS] = 0.0
+        self.kernel_weights_ = weights
+        self.support_ = np.flatnonzero(result.alpha > 0.0)
+        self.dual_coef_ = result.alpha[self.support_][None, :]
+        self.intercept_ = np.array([result.intercept])
+        self.offset_ = -float(result.intercept)
+        self.objective_ = float(result.objective)
+        self.duality_gap_ = float(result.duality_gap)
+        self.n_iter_ = int(result.n_iter)
+        self.history_ = result.history
+        return self
+
+    def score_samples(self, X):
+        """``sum_i alpha_i K(d)(x_i, x)``, shape (n_test,): large inside the support.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+            Test data, or the test-versus-training stack when precomputed.
+        """
+        check_is_fitted(self)
+        active = np.flatnonzero(self.kernel_weights_ > 0)
+        cross = self._test_stack(X, active)
+        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
+        return combined.astype(np.float64) @ self.dual_coef_[0]
+
+    def decision_function(self, X):
+        """``score_samples(X) - offset_``, shape (n_test,): positive inside, negative outside."""
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X):
+        """+1 inside the learned support, -1 outside; shape (n_test,)."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)
+
+
+def _n_rows(X):
+    """Number of samples of X as given (validated later), for the placeholder targets."""
+    if is_views(X):
+        X = next(iter(X.values() if isinstance(X, dict) else X))
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        try:
+            shape = np.asarray(X).shape
+        except ValueError:  # ragged nested lists
+            shape = (len(X),)
+    return shape[0] if shape else 1

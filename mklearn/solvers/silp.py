@@ -1,0 +1,288 @@
+"""SILP MKL: l1 (simplex) MKL as a semi-infinite linear program, solved by column generation.
+
+Sonnenburg, Raetsch, Schaefer and Schoelkopf, "Large Scale Multiple Kernel Learning", JMLR 7,
+2006, eq. 12 and Algorithms 1-2; ALGORITHMS.md section 5. With the per-kernel values
+``S_k(alpha) = 1/2 v' K_k v + p' alpha`` of the task's dual (:mod:`mklearn.solvers.tasks`),
+
+    max theta  over beta in the simplex, theta in R,
+    s.t.  sum_k beta_k S_k(alpha) >= theta  for every feasible alpha.
+
+- Wrapper (Algorithm 1): at the LP's beta solve the single-kernel problem with
+  ``K(beta) = sum_k beta_k K_k`` by our SMO (warm-started); its alpha gives the most violated
+  constraint, which is added to the restricted master LP (HiGHS, hot-started from the last
+  basis; constraints inactive for ``PRUNE_AGE`` solves are dropped), and the LP gives the next
+  (beta, theta).
+- Interleaved (Algorithm 2, ``interleaved=True``): the SMO keeps the per-kernel outputs
+  ``F[k] = K_k v`` and runs in chunks of ``chunk_steps`` steps; after each chunk the constraint
+  of the current alpha is added and the LP re-solved, so that alpha is never optimised to full
+  precision for a beta far from optimal.
+
+Stopping (the paper's): ``eps_MKL = |1 - sum_k beta_k S_k(alpha_t) / theta_t| <= tol``, with
+alpha_t optimal (KKT violation below ``inner_tol``) for the LP's beta_t. In the library's
+convention the objective is ``T(beta) = W(beta) = -min_alpha sum_k beta_k S_k(alpha)``; the
+reported duality gap is a proof: the task's primal at (beta, alpha) bounds T from above and
+``-theta_t`` (a relaxation's value) bounds its minimum from below.
+"""
+
+from __future__ import annotations
+
+import time
+
+import highspy
+import numpy as np
+
+from mklearn.solvers import _silp_core as core
+from mklearn.solvers.result import Certificate, MKLResult
+from mklearn.solvers.spg import ClassificationTask
+
+PRUNE_AGE = 5  # LP solves a constraint may stay inactive before it is dropped
+_ACTIVE_DUAL = 1e-12
+
+
+class MasterLP:
+    """The restricted master problem ``max theta`` s.t. ``beta in simplex``,
+    ``S^r' beta >= theta`` for the constraints r added so far; HiGHS, hot-started.
+
+    Column ``m`` is theta; row 0 is ``sum beta = 1``; every other row is
+    ``theta - S^r' beta <= 0``.
+    """
+
+    def __init__(self, n_kernels: int):
+        self.m = n_kernels
+        self.lp = highspy.Highs()
+        self.lp.setOptionValue("output_flag", False)
+        inf = highspy.kHighsInf
+        self.lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
+        self.lp.addVar(-inf, inf)
+        self.lp.changeColsCost(1, np.array([n_kernels], dtype=np.int32), np.array([-1.0]))
+        self.lp.addRow(1.0, 1.0, n_kernels, np.arange(n_kernels, dtype=np.int32),
+                       np.ones(n_kernels))
+        self._columns = np.arange(n_kernels + 1, dtype=np.int32)
+        self.ages = np.zeros(0, dtype=np.int64)  # per cut (row r + 1): solves inactive
+        self.n_pruned = 0
+
+    @property
+    def n_constraints(self) -> int:
+        return self.ages.size
+
+    def add(self, S: np.ndarray) -> None:
+        """Add the constraint ``theta <= S' beta``."""
+        values = np.concatenate([-np.asarray(S, dtype=np.float64), [1.0]])
+        self.lp.addRow(-highspy.kHighsInf, 0.0, self.m + 1, self._columns, values)
+        self.ages = np.append(self.ages, 0)
+
+    def solve(self):
+        """(beta, theta) of the current restriction; inactive constraints age and are pruned."""
+        self.lp.run()
+        status = self.lp.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"HiGHS failed on the SILP master LP: "
+                               f"{self.lp.modelStatusToString(status)}")
+        solution = self.lp.getSolution()
+        x = np.asarray(solution.col_value)
+        beta = np.clip(x[: self.m], 0.0, None)
+        beta /= beta.sum()
+        theta = float(x[self.m])
+        duals = np.abs(np.asarray(solution.row_dual)[1:])
+        self.ages = np.where(duals > _ACTIVE_DUAL, 0, self.ages + 1)
+        stale = np.flatnonzero(self.ages >= PRUNE_AGE)
+        if 0 < stale.size < self.ages.size:
+            self.lp.deleteRows(stale.size, (stale + 1).astype(np.int32))
+            self.ages = self.ages[self.ages < PRUNE_AGE]
+            self.n_pruned += stale.size
+        return beta, theta
+
+
+def silp_mkl(
+    combination,
+    y,
+    C,
+    regularizer,
+    *,
+    tol=1e-3,
+    max_iter=500,
+    interleaved=False,
+    inner_tol=None,
+    chunk_steps=None,
+    task=None,
+    callback=None,
+) -> MKLResult:
+    """l1-MKL by SILP column generation: the wrapper or the interleaved (chunking) algorithm.
+
+    Parameters
+    ----------
+    combination : SumOfKernels
+        Base kernels: ``kernel(d)`` (n, n), ``kernel_gradient(d, v)`` (m,) and, for the
+        interleaved variant, ``kernel_major`` (the (m, n, n) stack).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1} (classification; unused with another ``task``).
+    C : float or ndarray of shape (n,)
+        SVM cost (classification; unused with another ``task``).
+    regularizer : L1Simplex
+        Must be the simplex (``name == "l1"``).
+    tol : float
+        ``eps_MKL``: stop when ``|1 - sum_k beta_k S_k(alpha_t) / theta_t| <= tol``.
+    max_iter : int
+        Maximal number of LP solves.
+    interleaved : bool
+        Chunking algorithm (paper's Algorithm 2) instead of the wrapper (Algorithm 1).
+    inner_tol : float, optional
+        SMO tolerance on the maximal KKT violation; default ``min(1e-3, tol)``.
+    chunk_steps : int, optional
+        SMO steps per chunk of the interleaved variant; default the number of dual variables.
+    task : ClassificationTask, RegressionTask or OneClassTask, optional
+        The inner problem; default C-SVC on ``(y, C)``.
+    callback : callable, optional
+        Called with the history record after each LP solve.
+
+    Returns
+    -------
+    MKLResult
+        ``alpha`` is the task's dual vector, ``intercept`` the bias minimising the task's
+        primal at the returned weights; ``n_iter`` counts LP solves and ``n_svm_solves`` the
+        full SVM solves (wrapper) or SMO chunks (interleaved).
+
+    Raises
+    ------
+    ValueError
+        If the regulariser is not the l1 simplex, ``inner_tol <= 0`` or ``chunk_steps < 1``.
+    """
+    if regularizer.name != "l1":
+        raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only, got regularizer "
+                         f"{regularizer.name!r}; use regularizer='l1', or solver='spg' for lp")
+    if task is None:
+        y = np.asarray(y, dtype=np.float64)
+        task = ClassificationTask(y, np.broadcast_to(np.asarray(C, float), y.shape).copy())
+    inner_tol = min(1e-3, tol) if inner_tol is None else float(inner_tol)
+    if not inner_tol > 0:
+        raise ValueError(f"inner_tol must be > 0, got {inner_tol}; e.g. 1e-4")
+    if chunk_steps is not None and not int(chunk_steps) >= 1:
+        raise ValueError(f"chunk_steps must be an int >= 1, got {chunk_steps}; default: the "
+                         "number of dual variables")
+    run = _interleaved if interleaved else _wrapper
+    return run(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
+
+
+class _Progress:
+    """History, certificate and the stopping rule shared by both variants."""
+
+    def __init__(self, task, tol, callback):
+        self.task, self.tol, self.callback = task, tol, callback
+        self.start = time.perf_counter()
+        self.certificate = Certificate()
+        self.history = []
+        self.theta = np.inf
+
+    def values(self, alpha, g):
+        """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
+        return 0.5 * g - self.task.linear_value(alpha)
+
+    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None):
+        """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop)."""
+        S = self.values(alpha, g)
+        value = float(beta @ S)
+        # |1 - value / theta|, safe for theta = 0
+        eps = abs(self.theta - value) / max(abs(self.theta), 1e-300) if np.isfinite(
+            self.theta) else np.inf
+        lower = self.task.linear_value(alpha) - 0.5 * float(g.max())
+        if np.isfinite(self.theta):
+            lower = max(lower, -self.theta)
+        stop = inner_done and eps <= self.tol
+        if inner_done or stop:
+            K = combination.kernel(beta) if K is None else K
+            primal, bias = self.task.primal(K, alpha)
+            point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -value}
+            self.certificate.update(point, primal, lower)
+        else:
+            self.certificate.update(None, np.inf, lower)
+        record = {
+            "iteration": len(self.history),
+            "objective": -value,
+            "gap": eps,
+            "duality_gap": self.certificate.relative_gap,
+            "theta": self.theta,
+            "n_svm_solves": n_solves,
+            "time": time.perf_counter() - self.start,
+        }
+        self.history.append(record)
+        if self.callback is not None:
+            self.callback(record)
+        return S, stop
+
+    def certify(self, combination, beta, alpha, S):
+        """Put (beta, alpha) into the certificate whatever the SMO's state: the task's primal
+        bounds W(beta) from above at any alpha (used when no chunk reached ``inner_tol``)."""
+        primal, bias = self.task.primal(combination.kernel(beta), alpha)
+        point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
+        self.certificate.update(point, primal, -np.inf)
+
+    def result(self, n_iter, n_solves, converged):
+        point = self.certificate.point
+        return MKLResult(
+            kernel_weights=point["d"],
+            alpha=point["alpha"],
+            intercept=point["bias"],
+            objective=point["T"],
+            duality_gap=self.certificate.gap,
+            n_iter=n_iter,
+            n_svm_solves=n_solves,
+            converged=converged,
+            history=self.history,
+            stop_reason="converged" if converged else "max_iter",
+        )
+
+
+def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
+    m = combination.n_kernels
+    progress = _Progress(task, tol, callback)
+    master = MasterLP(m)
+    beta = np.full(m, 1.0 / m)
+    alpha, converged, n_iter = None, False, 0
+    for n_iter in range(1, max_iter + 1):
+        K = combination.kernel(beta)
+        qp = task.solve(K, alpha, inner_tol)
+        alpha = qp.alpha
+        g = combination.kernel_gradient(beta, task.coefficients(alpha))
+        S, stop = progress.record(combination, beta, alpha, g, n_iter, True, K)
+        if stop:
+            converged = True
+            break
+        master.add(S)
+        beta, progress.theta = master.solve()
+    return progress.result(n_iter, n_iter, converged)
+
+
+def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
+    km = combination.kernel_major
+    m, n = combination.n_kernels, combination.n_samples
+    signs = np.ascontiguousarray(task.signs, dtype=np.float64)
+    index = np.ascontiguousarray(task.index, dtype=np.int64)
+    linear = np.ascontiguousarray(task.linear, dtype=np.float64)
+    upper = np.ascontiguousarray(task.upper, dtype=np.float64)
+    start = getattr(task, "initial_alpha", None)  # one-class: 1'alpha = nu n from the start
+    alpha = start() if start is not None else np.zeros(signs.size)
+    v = np.bincount(index, weights=signs * alpha, minlength=n)
+    F = np.ascontiguousarray(np.stack([km[k] @ v for k in range(m)])) if v.any() \
+        else np.zeros((m, n))
+    chunk_steps = signs.size if chunk_steps is None else int(chunk_steps)
+    progress = _Progress(task, tol, callback)
+    master = MasterLP(m)
+    beta = np.full(m, 1.0 / m)
+    converged, n_iter, n_chunks = False, 0, 0
+    while n_iter < max_iter:
+        status, _, _ = core.interleaved_chunk(alpha, signs, index, linear, upper, F, beta, km,
+                                              inner_tol, chunk_steps)
+        n_chunks += 1
+        v = np.bincount(index, weights=signs * alpha, minlength=n)
+        g = np.maximum(F @ v, 0.0)
+        inner_done = status == core.STATUS_KKT
+        S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done)
+        if stop:
+            converged = True
+            break
+        if n_iter + 1 == max_iter and progress.certificate.point is None:
+            progress.certify(combination, beta, alpha, S)  # no chunk reached inner_tol
+        master.add(S)
+        beta, progress.theta = master.solve()
+        n_iter += 1
+    return progress.result(n_iter, n_chunks, converged)

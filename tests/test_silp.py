@@ -1,0 +1,124 @@
+"""SILP MKL (wrapper and interleaved) and SPG-GMKL on the three tasks against exact convex
+references (cvxpy + Clarabel), and the pieces of SILP checked alone."""
+
+import numpy as np
+import pytest
+from reference import l1_mkl_optimum, l1_one_class_optimum, l1_svr_optimum
+from scipy.optimize import linprog
+from test_spg_reference import _problem
+
+from mklearn.combinations import SumOfKernels
+from mklearn.regularizers import L1Simplex
+from mklearn.solvers import _silp_core, silp_mkl, spg_gmkl
+from mklearn.solvers.silp import MasterLP
+from mklearn.solvers.tasks import OneClassTask, RegressionTask, make_task
+
+TIGHT = {"tol": 1e-6, "inner_tol": 1e-7, "max_iter": 3000}
+
+
+@pytest.fixture(scope="module")
+def small():
+    """60 liver samples, 31 of the SimpleMKL kernels, the labels, and a regression target
+    whose optimum mixes several kernels."""
+    stack, labels = _problem("liver-disorders", n=60)
+    stack = np.ascontiguousarray(stack[:, :, ::3])
+    rng = np.random.default_rng(1)
+    y = stack[:, :5, 0] @ rng.normal(size=5) * 5 + 0.1 * rng.normal(size=60)
+    return stack, y, labels
+
+
+@pytest.mark.parametrize("C", [10.0, 100.0])
+def test_classification_reaches_the_exact_optimum(small, C):
+    stack, _, y = small
+    optimum = l1_mkl_optimum(stack, y, C)
+    combination = SumOfKernels(stack)
+    spg = spg_gmkl(combination, y, C, L1Simplex(), tol=1e-6, max_iter=3000)
+    for interleaved in (False, True):
+        result = silp_mkl(combination, y, C, L1Simplex(), interleaved=interleaved, **TIGHT)
+        assert result.converged
+        assert result.objective == pytest.approx(optimum, rel=1e-4)
+        assert result.objective == pytest.approx(spg.objective, rel=1e-4)
+        assert 0.0 <= result.duality_gap <= 1e-4 * abs(optimum)
+        assert result.history[-1]["gap"] <= 1e-6  # eps_MKL, the paper's rule
+        d = result.kernel_weights
+        assert np.all(d >= 0) and d.sum() == pytest.approx(1.0)
+    assert np.count_nonzero(result.kernel_weights > 1e-6) >= 2  # a mixture, not a vertex
+
+
+def _tasks(stack, y):
+    n = len(y)
+    return [
+        (RegressionTask(y, 10.0, 0.1), lambda: l1_svr_optimum(stack, y, 10.0, 0.1)),
+        (OneClassTask(n, 0.3), lambda: l1_one_class_optimum(stack, 0.3)),
+    ]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["regression", "one-class"])
+def test_regression_and_one_class_reach_their_cvxpy_duals(small, which):
+    stack, y, _ = small
+    task, reference = _tasks(stack, y)[which]
+    optimum = reference()
+    combination = SumOfKernels(stack)
+    results = [silp_mkl(combination, None, None, L1Simplex(), interleaved=interleaved,
+                        task=task, **TIGHT) for interleaved in (False, True)]
+    results.append(spg_gmkl(combination, None, None, L1Simplex(), tol=1e-6, max_iter=3000,
+                            task=task))
+    for result in results:
+        assert result.objective == pytest.approx(optimum, rel=1e-4)
+        assert result.duality_gap <= 1e-4 * abs(optimum)
+    # a genuine mixture, not a single kernel
+    assert np.count_nonzero(results[0].kernel_weights > 1e-6) >= 2
+
+
+def test_master_lp_matches_linprog_and_pruning_keeps_the_optimum():
+    rng = np.random.default_rng(0)
+    m = 6
+    master = MasterLP(m)
+    cuts = []
+    for r in range(40):
+        S = rng.normal(size=m) + 0.05 * r
+        cuts.append(S)
+        master.add(S)
+        beta, theta = master.solve()
+        # max theta s.t. theta <= S_r' beta, beta in the simplex (variables beta, theta)
+        res = linprog(np.r_[np.zeros(m), -1.0],
+                      A_ub=np.c_[-np.array(cuts), np.ones(len(cuts))], b_ub=np.zeros(len(cuts)),
+                      A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0],
+                      bounds=[(0, None)] * m + [(None, None)], method="highs")
+        assert theta == pytest.approx(-res.fun, abs=1e-9)
+        assert np.min(np.array(cuts) @ beta) == pytest.approx(theta, abs=1e-9)
+    assert master.n_pruned > 0
+    assert master.n_constraints < len(cuts)
+
+
+def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
+    stack, y, _ = small
+    task = make_task("regression", y, 10.0, epsilon=0.1)
+    km = SumOfKernels(stack).kernel_major
+    m, n = km.shape[0], km.shape[1]
+    alpha = np.zeros(2 * n)
+    F = np.zeros((m, n))
+    d = np.random.default_rng(0).dirichlet(np.ones(m))
+    for _ in range(5):
+        _silp_core.interleaved_chunk(alpha, task.signs, task.index, task.linear, task.upper, F,
+                                     d, km, 1e-6, 37)
+        v = task.coefficients(alpha)
+        np.testing.assert_allclose(F, km @ v, atol=1e-10)
+        assert np.all(alpha >= 0) and np.all(alpha <= task.upper)
+        assert abs(task.signs @ alpha) < 1e-10
+    # the chunks ran the SMO to the tolerance: the single-kernel optimum at K(d)
+    status, _, _ = _silp_core.interleaved_chunk(alpha, task.signs, task.index, task.linear,
+                                                task.upper, F, d, km, 1e-8, 10**6)
+    assert status == _silp_core.STATUS_KKT
+    exact = task.solve(np.tensordot(stack, d, axes=([2], [0])), None, 1e-10)
+    v = task.coefficients(alpha)
+    value = 0.5 * v @ (np.tensordot(stack, d, axes=([2], [0])) @ v) - task.linear_value(alpha)
+    assert value == pytest.approx(exact.objective, rel=1e-7)
+
+
+def test_silp_rejects_other_regularizers(small):
+    from mklearn.regularizers import LpNorm
+
+    stack, _, y = small
+    with pytest.raises(ValueError, match="regularizer='l1'"):
+        silp_mkl(SumOfKernels(stack), y, 1.0, LpNorm(2.0, 1.0))
