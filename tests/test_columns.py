@@ -64,6 +64,21 @@ def test_rows_match_full_stack(name, standardize):
     _close(columns.diagonal(), np.einsum("iik->ki", stack))
 
 
+@pytest.mark.parametrize("name", list(SPEC_SETS))
+def test_float32_bank_rows_are_single_precision_values(name):
+    """A float32 bank's rows: RBF values from the vectorised single-precision exp, others as
+    in float64; every entry within single-precision rounding of the float64 stack."""
+    stack = KernelBank(SPEC_SETS[name]).fit_transform(X)
+    columns = KernelColumns(KernelBank(SPEC_SETS[name], dtype=np.float32).fit(X))
+    indices = np.array([5, 0, 22])
+    out = columns.rows(indices)
+    assert out.dtype == np.float64
+    expected = stack.transpose(2, 0, 1)[:, indices, :]
+    np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-7 * np.abs(expected).max())
+    picked = columns.rows([7], kernels=[len(SPEC_SETS[name]) - 1, 0])
+    np.testing.assert_array_equal(picked, columns.rows([7])[[len(SPEC_SETS[name]) - 1, 0]])
+
+
 def test_rows_of_selected_kernels_in_requested_order():
     specs = SPEC_SETS["mixed_blocks"]
     bank = KernelBank(specs, standardize=True)
@@ -179,6 +194,23 @@ def test_cache_with_kernel_columns_and_bad_budget():
         ColumnCache(KernelColumns(bank), cache_size=0.001)
     with pytest.raises(ValueError, match="at least"):
         ColumnCache(KernelColumns(bank), cache_size=float("nan"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cache_refills_evicted_rows_in_place(dtype):
+    bank = KernelBank(SPEC_SETS["mixed_blocks"], dtype=dtype).fit(X)
+    provider = KernelColumns(bank)
+    row_mb = 8 * provider.n_kernels * provider.n_samples / 2**20
+    cache = ColumnCache(provider, cache_size=2.5 * row_mb)
+    assert cache.capacity == 2
+    first = cache.get(0)
+    cache.get(1)
+    third = cache.get(2)  # evicts row 0 and refills its memory
+    assert np.shares_memory(first, third) and not third.flags.writeable
+    np.testing.assert_array_equal(third, provider.rows([2])[:, 0, :])
+    np.testing.assert_array_equal(cache.get(0), provider.rows([0])[:, 0, :])
+    with pytest.raises(ValueError, match="out must be"):
+        provider.rows([1], out=np.empty((provider.n_kernels, 2, provider.n_samples)))
 
 
 def _uniform_columns_solver(

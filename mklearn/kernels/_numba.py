@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .specs import KIND_LINEAR as _LINEAR
@@ -58,8 +59,11 @@ def fill_kernel_stack(
     multi_sq_dist,
     multi_l1_dist,
     out,
+    skip_rbf=False,
 ):
     """Fill the kernel-major ``out[k, i, j]`` with every kernel between ``X[i]`` and ``Z[j]``.
+
+    With ``skip_rbf`` the RBF kernels are left untouched (a caller evaluates them vectorised).
 
     Blocks are the outer loop, so each kernel's output is written as a contiguous stream in
     ``j``. With ``symmetric=True`` (``X is Z``) only pairs ``j >= i`` are evaluated, the
@@ -72,6 +76,14 @@ def fill_kernel_stack(
     for b in range(n_blocks):
         col = block_cols[b]
         mb = block_multi[b]
+        kernels = np.empty(block_ptr[b + 1] - block_ptr[b], dtype=np.int64)
+        n_eval = 0
+        for k in range(block_ptr[b], block_ptr[b + 1]):
+            if not (skip_rbf and kinds[k] == _RBF):
+                kernels[n_eval] = k
+                n_eval += 1
+        if n_eval == 0:
+            continue
         for i in range(n_x):
             j_start = i if symmetric else 0
             for j in range(j_start, n_z):
@@ -90,14 +102,15 @@ def fill_kernel_stack(
                     else:
                         sq_dist = multi_sq_dist[mb, i, j]
                         l1_dist = multi_l1_dist[mb, i, j]
-                for k in range(block_ptr[b], block_ptr[b + 1]):
+                for t in range(n_eval):
+                    k = kernels[t]
                     value = _kernel_value(
                         kinds[k], gammas[k], coef0s[k], degrees[k], inner, sq_dist, l1_dist
                     )
                     out[out_index[k], i, j] = scales[k] * value
         if symmetric:
-            for k in range(block_ptr[b], block_ptr[b + 1]):
-                K = out[out_index[k]]
+            for t in range(n_eval):
+                K = out[out_index[kernels[t]]]
                 for i in range(n_x):
                     for j in range(i):
                         K[i, j] = K[j, i]
@@ -135,3 +148,19 @@ def kernel_diagonal(
                 out[i, out_index[k]] = _kernel_value(
                     kinds[k], gammas[k], coef0s[k], degrees[k], inner, 0.0, 0.0
                 )
+
+
+@njit(cache=True)
+def rbf_exponents(sq, block_of, neg_gammas, log_scales, out):
+    """``out[t] = neg_gammas[t] * sq[block_of[t]] + log_scales[t]`` (float32, shape
+    ``(len(block_of),) + sq.shape[1:]``): the exponents of scaled RBF values, for a vectorised
+    single-precision exp."""
+    n_rows, n = sq.shape[1], sq.shape[2]
+    for t in range(block_of.shape[0]):
+        g = np.float32(neg_gammas[t])
+        c = np.float32(log_scales[t])
+        block = sq[block_of[t]]
+        for a in range(n_rows):
+            for j in range(n):
+                out[t, a, j] = g * block[a, j] + c
+
