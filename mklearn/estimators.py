@@ -79,6 +79,28 @@ class _KernelInput:
         self.kernel_names_ = names or list(self.bank_.kernel_names)
         return stack, y
 
+    def _store_single(self, result, support, step_name="iterations"):
+        """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
+        (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero)."""
+        if not result.converged:
+            steps = step_name if self.solver == "smo" else "iterations"
+            warnings.warn(
+                f"{self.solver} stopped after {result.n_iter} {steps} with relative duality gap "
+                f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        weights = result.kernel_weights.copy()
+        weights[weights <= _WEIGHT_EPS * max(weights.max(), 1e-300)] = 0.0
+        self.kernel_weights_ = weights
+        self.support_ = support
+        self.dual_coef_ = result.alpha[support][None, :]
+        self.intercept_ = np.array([result.intercept])
+        self.objective_ = float(result.objective)
+        self.duality_gap_ = float(result.duality_gap)
+        self.n_iter_ = int(result.n_iter)
+        self.history_ = result.history
+
     def _test_stack(self, X, active):
         if self._precomputed:
             stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
@@ -617,24 +639,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 tol=self.tol, max_iter=self.max_iter, cache_size=float(self.cache_size),
             )
         self.solve_time_ = time.perf_counter() - start
-        if not result.converged:
-            warnings.warn(
-                f"{self.solver} stopped after {result.n_iter} "
-                f"{'steps' if self.solver == 'smo' else 'iterations'} with relative duality gap "
-                f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        weights = result.kernel_weights.copy()
-        weights[weights <= _WEIGHT_EPS * max(weights.max(), 1e-300)] = 0.0
-        self.kernel_weights_ = weights
-        self.support_ = np.flatnonzero(result.alpha != 0.0)
-        self.dual_coef_ = result.alpha[self.support_][None, :]
-        self.intercept_ = np.array([result.intercept])
-        self.objective_ = float(result.objective)
-        self.duality_gap_ = float(result.duality_gap)
-        self.n_iter_ = int(result.n_iter)
-        self.history_ = result.history
+        self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps")
         return self
 
     def predict(self, X):

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from mklearn.estimators import _WEIGHT_EPS, _fit_task, _KernelInput, _relative
+from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers.tasks import OneClassTask
 from mklearn.views import is_views
@@ -123,25 +121,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         task = OneClassTask(stack.shape[0], float(self.nu))
         result = _fit_task(self, stack, task, make_regularizer("l1", p=2.0, lam=1.0))
         self.solve_time_ = time.perf_counter() - start
-        if not result.converged:
-            warnings.warn(
-                f"{self.solver} stopped after {result.n_iter} iterations with relative "
-                f"duality gap {_relative(result):.2e} above tol={self.tol:g}; increase "
-                "max_iter or tol",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        weights = result.kernel_weights.copy()
-        weights[weights <= _WEIGHT_EPS] = 0.0
-        self.kernel_weights_ = weights
-        self.support_ = np.flatnonzero(result.alpha > 0.0)
-        self.dual_coef_ = result.alpha[self.support_][None, :]
-        self.intercept_ = np.array([result.intercept])
+        self._store_single(result, np.flatnonzero(result.alpha > 0.0))
         self.offset_ = -float(result.intercept)
-        self.objective_ = float(result.objective)
-        self.duality_gap_ = float(result.duality_gap)
-        self.n_iter_ = int(result.n_iter)
-        self.history_ = result.history
         return self
 
     def score_samples(self, X):

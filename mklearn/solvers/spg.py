@@ -472,7 +472,7 @@ def _restricted_start(regularizer, d, grad):
     ``SCREEN_RATIO`` of it (and freezing the rest) spares the dense passes over every kernel
     that the first steps from uniform weights would take.
     """
-    if START_KERNELS == 0 or d.size <= START_KERNELS:
+    if START_KERNELS == 0 or d.size < 2 * START_KERNELS:  # keep at most half
         return d
     keep = np.zeros(d.size, bool)
     keep[np.argsort(grad)[:START_KERNELS]] = True
