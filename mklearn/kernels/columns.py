@@ -93,6 +93,7 @@ class KernelColumns:
             points = bank.prepare(X)
         self._X = np.ascontiguousarray(points, dtype=np.float64)
         self._single = bank.dtype == np.float32
+        self._scratch_buffer = None
         self._specs = bank.specs
         self._scales = np.asarray(bank.trace_scales_, dtype=np.float64)
         self.n_samples = self._X.shape[0]
@@ -196,9 +197,10 @@ class KernelColumns:
         if indices.size == 0 or plan.kinds.size == 0:
             return out
         inner, sq_dist, l1_dist = self._multi_arrays(plan, indices)
-        if self._single and (plan.kinds == KIND_RBF).all():
+        if self._single:  # RBF kernels by the vectorised single-precision exp, others below
             self._rbf_single_precision(plan, scales, indices, sq_dist, out)
-            return out
+            if (plan.kinds == KIND_RBF).all():
+                return out
         fill_kernel_stack(
             np.ascontiguousarray(self._X[indices]),
             self._X,
@@ -218,8 +220,6 @@ class KernelColumns:
             out,
             self._single,
         )
-        if self._single:
-            self._rbf_single_precision(plan, scales, indices, sq_dist, out)
         return out
 
     def _rbf_single_precision(self, plan, scales, indices, sq_dist, out):
@@ -251,7 +251,7 @@ class KernelColumns:
     def _scratch(self, shape):
         """A float32 work array of ``shape``, reused between calls (no fresh pages per row)."""
         size = int(np.prod(shape))
-        if getattr(self, "_scratch_buffer", None) is None or self._scratch_buffer.size < size:
+        if self._scratch_buffer is None or self._scratch_buffer.size < size:
             self._scratch_buffer = np.empty(size, dtype=np.float32)
         return self._scratch_buffer[:size].reshape(shape)
 

@@ -466,11 +466,12 @@ def _newton_kernels(d, grad, live):
 
 
 def _restricted_start(regularizer, d, grad):
-    """Uniform weights on the kernels that screening would keep if every weight were zero.
+    """Uniform weights on the ``START_KERNELS`` kernels of largest ``g_k`` (most negative
+    gradient), when that keeps at most half of them; else ``d`` unchanged.
 
-    At the l1 optimum the kernels in use share the largest ``g_k``; starting on those within
-    ``SCREEN_RATIO`` of it (and freezing the rest) spares the dense passes over every kernel
-    that the first steps from uniform weights would take.
+    At the l1 optimum the kernels in use share the largest ``g_k``; starting on the most
+    attractive ones (the others frozen until a full gradient re-screens them) spares the dense
+    passes over every kernel that the first steps from uniform weights would take.
     """
     if START_KERNELS == 0 or d.size < 2 * START_KERNELS:  # keep at most half
         return d
