@@ -98,6 +98,12 @@ class _Plan:
     multi_needs_sq: list  # per multi-column block: an RBF needs squared distances
     multi_needs_l1: list  # per multi-column block: a Laplacian needs L1 distances
 
+    @property
+    def loop_arrays(self):
+        """The per-block and per-kernel arrays, in the order the numba loops take them."""
+        return (self.block_cols, self.block_multi, self.block_ptr, self.kinds, self.gammas,
+                self.coef0s, self.degrees)
+
 
 def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
     """Group ``specs`` by their feature columns (order of first appearance)."""
@@ -189,13 +195,7 @@ def kernel_diagonals(plan: _Plan, X: np.ndarray) -> np.ndarray:
     diagonal = np.empty((X.shape[0], plan.out_index.size))
     kernel_diagonal(
         X,
-        plan.block_cols,
-        plan.block_multi,
-        plan.block_ptr,
-        plan.kinds,
-        plan.gammas,
-        plan.coef0s,
-        plan.degrees,
+        *plan.loop_arrays,
         plan.out_index,
         _multi_block_sq_norms(plan, X),
         diagonal,
@@ -475,13 +475,7 @@ class KernelBank:
             X,
             Z,
             symmetric,
-            plan.block_cols,
-            plan.block_multi,
-            plan.block_ptr,
-            plan.kinds,
-            plan.gammas,
-            plan.coef0s,
-            plan.degrees,
+            *plan.loop_arrays,
             np.ascontiguousarray(scales[plan.out_index], dtype=np.float64),
             plan.out_index,
             inner,
