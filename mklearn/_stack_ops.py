@@ -27,7 +27,11 @@ def combine(stack_km, weights, active):
 
 @njit(cache=True, fastmath=True)
 def quadratic_terms(stack_km, v, support, kernels):
-    """``g_k = v' K_k v`` for each k in ``kernels``, reading only the rows of the support."""
+    """``g_k = v' K_k v`` for each k in ``kernels``, reading only the rows in ``support``.
+
+    Skipping rows breaks the hardware's streaming of the stack: pass every row unless the
+    support is a small part of them (measured, n = 166: all rows 7.0 ms, 65% of them 11.9 ms).
+    """
     n = stack_km.shape[1]
     g = np.empty(kernels.shape[0])
     for t in range(kernels.shape[0]):
@@ -41,3 +45,19 @@ def quadratic_terms(stack_km, v, support, kernels):
             total += v[i] * acc
         g[t] = total
     return g
+
+
+@njit(cache=True, fastmath=True)
+def rows_times(stack_km, kernels, rows, v):
+    """``K_k[rows] @ v`` for each k in ``kernels``: float64 of shape (len(kernels), len(rows))."""
+    n = stack_km.shape[1]
+    out = np.empty((kernels.shape[0], rows.shape[0]))
+    for t in range(kernels.shape[0]):
+        k = kernels[t]
+        for a in range(rows.shape[0]):
+            i = rows[a]
+            acc = 0.0
+            for j in range(n):
+                acc += stack_km[k, i, j] * v[j]
+            out[t, a] = acc
+    return out

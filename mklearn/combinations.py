@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._stack_ops import combine, quadratic_terms
+from mklearn._stack_ops import combine, quadratic_terms, rows_times
 
-# One BLAS pass over the whole flattened stack reads each entry about twice as fast as the numba
-# loops, which read only the kernels (and rows) needed; measured on 2 cores, these pick the cheaper.
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
-BLAS_SPEEDUP = 2.0
+SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -64,17 +62,12 @@ class SumOfKernels:
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
-        n = self.n_samples
-        if self._blas_exact and kernels.size * support.size * BLAS_SPEEDUP > self.n_kernels * n:
-            outer = np.outer(v, v).ravel()
-            return (self._flat @ outer)[kernels]
+        if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
+            support = np.arange(self.n_samples)
         return quadratic_terms(self._km, v, support, kernels)
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
-        rows = np.asarray(rows)
-        v = np.asarray(v, dtype=self._km.dtype)
-        out = np.empty((len(kernels), rows.size))
-        for t, k in enumerate(kernels):
-            out[t] = self._km[k][rows] @ v
-        return out
+        kernels = np.asarray(kernels, dtype=np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        return rows_times(self._km, kernels, rows, np.asarray(v, dtype=np.float64))
