@@ -24,12 +24,12 @@ def project_simplex_nb(v):
 
 
 @njit(cache=True)
-def fista_simplex(x0, g, H, step):
+def fista_simplex(x0, g, H, step, max_iter=QP_MAX_ITER):
     """Approximately ``argmin_x g'(x - x0) + (x - x0)' H (x - x0) / 2`` over the simplex.
 
     FISTA (Beck and Teboulle, SIAM J. Imaging Sci. 2, 2009) from ``x0`` with step
     ``1 / lambda_max(H)``, stopped when no coordinate moves by more than ``QP_TOL`` or after
-    ``QP_MAX_ITER`` iterations. The truncation is deliberate: along directions of tiny
+    ``max_iter`` iterations. The truncation is deliberate: along directions of tiny
     curvature relative to ``lambda_max`` the iterate moves little, which damps the step where
     the quadratic model of the MKL objective is least trustworthy (measured: exact minimisers
     of the model are rejected by the line search far more often).
@@ -37,7 +37,7 @@ def fista_simplex(x0, g, H, step):
     x = x0.copy()
     z = x0.copy()
     t = 1.0
-    for _ in range(QP_MAX_ITER):
+    for _ in range(max_iter):
         x_new = project_simplex_nb(z - step * (g + H @ (z - x0)))
         moved = np.max(np.abs(x_new - x))
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))

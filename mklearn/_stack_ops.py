@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def combine(stack_km, weights, active):
     """``sum_{k in active} weights[k] * stack_km[k]`` as float64 (n, n), reading active kernels."""
     n = stack_km.shape[1]
@@ -20,8 +20,9 @@ def combine(stack_km, weights, active):
         K = stack_km[k]
         for i in range(n):
             row = K[i]
+            target = out[i]
             for j in range(n):
-                out[i, j] += w * row[j]
+                target[j] += w * row[j]
     return out
 
 

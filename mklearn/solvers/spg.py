@@ -67,6 +67,7 @@ NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
 NEWTON_GAP = 1.0  # relative gap below which Newton trials start
 NEWTON_INNER_TOL = 1e-4  # and the inner tolerance they need
 START_KERNELS = 50  # kernels of the restricted start (l1, second order)
+NEWTON_QP_ITER = 100  # FISTA iterations on the Newton model (measured: 500 cost 15% more time)
 
 
 def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
@@ -423,7 +424,9 @@ def _newton_trial(evaluator, point, grad, live):
     curvature = float(np.linalg.eigvalsh(hessian)[-1])
     if not curvature > 0.0:
         return None
-    return fista_simplex(d[kernels], grad[kernels], np.ascontiguousarray(hessian), 1 / curvature)
+    return fista_simplex(
+        d[kernels], grad[kernels], np.ascontiguousarray(hessian), 1 / curvature, NEWTON_QP_ITER
+    )
 
 
 def _newton_step(evaluator, point, grad, live, eps, ref_value):
