@@ -15,9 +15,11 @@ interval for the median (order statistics of Binomial(splits, 1/2)), per method:
   kernels (built in row blocks, never as a stack);
 - **LIBLINEAR+**: one ``sklearn.kernel_approximation.Nystroem`` (``--nystroem`` components,
   paper: 150) per base kernel on its feature (kernels unscaled, as in the paper), concatenated,
-  then ``sklearn.svm.LinearSVC`` (default ``max_iter=1000``; whether the final fit converged is
-  recorded). The maps are fitted once per split on its training part and shared by the C
-  cross-validation.
+  then ``sklearn.svm.LinearSVC`` (``dual=True``, as ``"auto"`` picks for these wide features;
+  default ``max_iter=1000``; whether the final fit converged is recorded), run on the
+  coordinates of the features in their row space (:func:`_row_space`: the same problem and the
+  same steps, about 100x cheaper). The maps are fitted once per split on its training part and
+  shared by the C cross-validation.
 
 The per-set numbers of Figure 2 are not in the text of the paper we have (the figure is an
 image), so only the protocol and the paper's claim are printed beside ours. Under CPU
@@ -192,6 +194,20 @@ class _NystroemFeatures:
         return np.hstack([nys.transform(X[:, [column]]) for column, nys in self.maps])
 
 
+def _row_space(F):
+    """Orthonormal basis (columns) of the row space of ``F``: shape (n_features, rank).
+
+    LIBLINEAR's dual coordinate descent sees the data only through inner products ``x_i'x_j``
+    and ``w'x`` with ``w`` in the span of the training rows, so ``LinearSVC`` on ``F @ basis``
+    (n_train columns instead of 150 per kernel) takes the same steps to the same decision
+    values, on and off the training set, at a fraction of the cost (measured on Sonar with one
+    seed: decision values equal to 1e-13, the same iteration counts, 15 s -> 0.16 s a fit).
+    """
+    _, s, vt = np.linalg.svd(F, full_matrices=False)
+    rank = int(np.sum(s > s[0] * max(F.shape) * np.finfo(F.dtype).eps))
+    return vt[:rank].T
+
+
 def _liblinear(X_train, y_train, X_test, y_test, args):
     """LIBLINEAR+; the Nystroem maps are fitted once on the (scaled) training split and shared
     by the C cross-validation (unsupervised landmarks; refitting them per fold would triple
@@ -203,20 +219,22 @@ def _liblinear(X_train, y_train, X_test, y_test, args):
     start = time.perf_counter()
     features = _NystroemFeatures(args.nystroem).fit(X_train)
     F_train = features.transform(X_train)
+    basis = _row_space(F_train)
+    F_train = F_train @ basis
     map_time = time.perf_counter() - start
     scores = {C: [] for C in args.linear_C_grid}
     folds = StratifiedKFold(args.cv_folds, shuffle=True, random_state=0)
     for fit_rows, val_rows in folds.split(F_train, y_train):
         for C in args.linear_C_grid:
-            model = LinearSVC(C=C).fit(F_train[fit_rows], y_train[fit_rows])
+            model = LinearSVC(C=C, dual=True).fit(F_train[fit_rows], y_train[fit_rows])
             scores[C].append(np.mean(model.predict(F_train[val_rows]) == y_train[val_rows]))
     C = max(args.linear_C_grid, key=lambda c: np.mean(scores[c]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start = time.perf_counter()
-        model = LinearSVC(C=C).fit(F_train, y_train)
+        model = LinearSVC(C=C, dual=True).fit(F_train, y_train)
         fit_time = time.perf_counter() - start + map_time
-    error = float(np.mean(model.predict(features.transform(X_test)) != y_test))
+    error = float(np.mean(model.predict(features.transform(X_test) @ basis) != y_test))
     converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
     return {
         "error": error,

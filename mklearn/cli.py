@@ -159,14 +159,8 @@ def _resolve_defaults(args, task):
         args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
     if args.interleaved and args.solver != "silp":
         raise ValueError("--interleaved is an option of --solver silp")
-    if args.combination == "product":
-        if task == "regression":
-            raise ValueError("--combination product is for classification; drop it for regression")
-        if args.save:
-            raise ValueError(
-                "--save cannot store product-kernel models yet; drop --save, or fit with "
-                "--combination sum"
-            )
+    if args.combination == "product" and task == "regression":
+        raise ValueError("--combination product is for classification; drop it for regression")
 
 
 def _estimator(args, verbose, task="classification"):

@@ -4,6 +4,9 @@ A model file is an ``.npz`` archive (``allow_pickle=False`` on load) with a JSON
 array ``header`` (format name and version, estimator parameters, kernel specs, classes) and
 plain numeric arrays: kernel weights, dual coefficients, intercepts, the support vectors'
 (standardised) rows, standardisation and trace scales. Only what prediction needs is kept.
+Format version 1 holds sums of kernels; version 2 adds product-kernel models
+(``combination="product"`` on X: block layout, base width and standardisation instead of
+kernel specs). Sum models are still written as version 1, so older readers keep reading them.
 Files are written to a temporary file in the target directory and renamed, so an interrupted
 save never leaves a partial model.
 """
@@ -20,7 +23,8 @@ import numpy as np
 from mklearn.kernels import KernelBank, kernel_from_dict
 
 FORMAT = "mklearn-model"
-VERSION = 1
+VERSION = 2  # the newest format this module reads and writes
+_SUM_VERSION = 1
 _PARAMS = ("kernels", "solver", "regularizer", "p", "lam", "C", "tol", "max_iter", "kernel_dtype")
 
 
@@ -30,18 +34,22 @@ def save_model(estimator, path) -> None:
     Raises
     ------
     ValueError
-        If the estimator is not fitted, was fitted on precomputed kernels (the file could
-        not rebuild test kernels from raw data), or has a product combination.
+        If the estimator is not fitted, or was fitted on precomputed kernels or distances
+        (the file could not rebuild test kernels from raw data).
     OSError
         If the directory is not writable; no partial file is left behind.
     """
     if not hasattr(estimator, "kernel_weights_"):
         raise ValueError("the model is not fitted; call fit before saving it")
-    if getattr(estimator, "product_", None) is not None:
+    product = getattr(estimator, "product_", None)
+    if isinstance(product, str):  # fitted on a stack of distances
         raise ValueError(
-            "a product-kernel model (combination='product') cannot be saved yet; keep it in "
-            "memory (or pickle it), or fit with combination='sum' to save"
+            "a model fitted on precomputed distances cannot be saved: the file must rebuild "
+            "test kernels from data; fit with kernels='features' instead"
         )
+    if product is not None:
+        _save_product(estimator, path)
+        return
     if estimator.bank_ is None:
         raise ValueError(
             "a model fitted on precomputed kernels cannot be saved: the file must "
@@ -51,16 +59,56 @@ def save_model(estimator, path) -> None:
     state = bank.fitted_state()
     params = {k: _plain(getattr(estimator, k)) for k in _PARAMS}
     params["kernels"] = "listed"
+    header = _common_header(estimator, _SUM_VERSION, params)
+    header.update(
+        {
+            "kernels": [spec.to_dict() for spec in bank.specs],
+            "standardize": bool(bank.standardize),
+            "normalize": bank.normalize,
+            "dtype": np.dtype(bank.dtype).name,
+        }
+    )
+    arrays = _common_arrays(estimator, header)
+    arrays.update(
+        {
+            "support_vectors": state["X_fit"][estimator.support_],
+            "mean": state["mean"],
+            "scale": state["scale"],
+            "trace_scales": state["trace_scales"],
+        }
+    )
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _save_product(estimator, path):
+    fitted = estimator.product_
+    params = {k: _plain(getattr(estimator, k)) for k in _PARAMS if k != "kernels"}
+    params["combination"] = "product"
+    header = _common_header(estimator, VERSION, params)
+    header.update({"combination": "product", "gamma": float(fitted.gamma),
+                   "block_names": list(fitted.names)})
+    arrays = _common_arrays(estimator, header)
+    arrays.update(
+        {
+            "support_vectors": estimator.support_vectors_,
+            "mean": fitted.mean,
+            "scale": fitted.scale,
+            "block_features": fitted.features,
+            "block_codes": fitted.codes,
+        }
+    )
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _common_header(estimator, version, params):
     classes = estimator.classes_
-    header = {
+    return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": version,
         "estimator": type(estimator).__name__,
         "params": params,
-        "kernels": [spec.to_dict() for spec in bank.specs],
-        "standardize": bool(bank.standardize),
-        "normalize": bank.normalize,
-        "dtype": np.dtype(bank.dtype).name,
         "classes": classes.tolist(),
         "classes_dtype": classes.dtype.kind,
         "n_features_in": int(estimator.n_features_in_),
@@ -71,18 +119,15 @@ def save_model(estimator, path) -> None:
             "n_iter": np.atleast_1d(estimator.n_iter_).tolist(),
         },
     }
-    arrays = {
+
+
+def _common_arrays(estimator, header):
+    return {
         "header": np.array(json.dumps(header)),
         "kernel_weights": np.atleast_2d(estimator.kernel_weights_),
         "dual_coef": estimator.dual_coef_,
         "intercept": estimator.intercept_,
-        "support_vectors": state["X_fit"][estimator.support_],
-        "mean": state["mean"],
-        "scale": state["scale"],
-        "trace_scales": state["trace_scales"],
     }
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, **arrays)
 
 
 @contextmanager
@@ -159,6 +204,8 @@ def load_model(path):
 def _rebuild(header, arrays):
     from mklearn.estimators import MKLClassifier
 
+    if header.get("combination") == "product":
+        return _rebuild_product(header, arrays)
     specs = [kernel_from_dict(d) for d in header["kernels"]]
     params = dict(header["params"])
     params["kernels"] = specs
@@ -173,6 +220,31 @@ def _rebuild(header, arrays):
         trace_scales=arrays["trace_scales"],
         X_fit=arrays["support_vectors"],
     )
+    return _fill_fitted(model, header, arrays)
+
+
+def _rebuild_product(header, arrays):
+    from mklearn.estimators import MKLClassifier
+    from mklearn.products import FeatureProduct, FittedProduct
+
+    params = dict(header["params"])
+    model = MKLClassifier(**params, kernels=FeatureProduct(gamma=header["gamma"]))
+    model.bank_ = None
+    model.views_ = None
+    model.product_ = FittedProduct(
+        arrays["mean"],
+        arrays["scale"],
+        arrays["block_features"].astype(np.int64),
+        arrays["block_codes"].astype(np.int64),
+        float(header["gamma"]),
+        list(header["block_names"]),
+    )
+    model.support_vectors_ = np.ascontiguousarray(arrays["support_vectors"], dtype=np.float64)
+    return _fill_fitted(model, header, arrays)
+
+
+def _fill_fitted(model, header, arrays):
+    """The fitted attributes both formats share."""
     weights = arrays["kernel_weights"]
     model.kernel_weights_ = weights[0] if weights.shape[0] == 1 else weights
     model.dual_coef_ = arrays["dual_coef"]

@@ -204,12 +204,32 @@ def test_bad_product_parameters_are_named(params, message):
         MKLClassifier(**params).fit(X if params["kernels"] != "precomputed" else X @ X.T, y)
 
 
-def test_product_models_are_not_saved(tmp_path):
+def test_product_models_round_trip_through_a_model_file(tmp_path):
+    from mklearn import load_model, save_model
+
+    X, y = _three_classes()
+    blocks = [[0], [1, 2], [3]]
+    model = MKLClassifier(combination="product", kernels=blocks, C=5.0).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    X_new = np.random.default_rng(9).normal(size=(15, X.shape[1]))
+    np.testing.assert_allclose(
+        loaded.decision_function(X_new), model.decision_function(X_new), rtol=1e-12, atol=1e-12
+    )
+    np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
+    np.testing.assert_array_equal(loaded.kernel_weights_, model.kernel_weights_)
+    assert loaded.kernel_names_ == model.kernel_names_
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as archive:  # no pickled object
+        assert all(archive[key].dtype != object for key in archive.files)
+
+
+def test_distance_models_are_not_saved(tmp_path):
     from mklearn import save_model
 
     X, y = _three_classes()
-    model = MKLClassifier(combination="product", kernels="features").fit(X, y)
-    with pytest.raises(ValueError, match="product-kernel model .* cannot be saved"):
+    D = np.stack([(X[:, None, f] - X[None, :, f]) ** 2 for f in range(X.shape[1])], axis=2)
+    model = MKLClassifier(combination="product", kernels="precomputed_distances").fit(D, y)
+    with pytest.raises(ValueError, match="precomputed distances cannot be saved"):
         save_model(model, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
 
@@ -229,17 +249,26 @@ def test_kernel_values_are_refused_as_distances():
         model.predict(D[:5, :10])
 
 
-def test_cli_product_and_save_refused(tmp_path, capsys):
+def test_cli_product_fit_save_and_predict(tmp_path, capsys):
     status = main(["fit", "--dataset", "liver", "--combination", "product", "-C", "1",
                    "--regularizer", "l1", "--lam", "0.5", "--tol", "0.01"])
     out = capsys.readouterr().out
     assert status == 0
     assert "product" in out and "x[" in out
-    status = main(["fit", "--dataset", "liver", "--combination", "product",
-                   "--save", str(tmp_path / "m.npz")])
-    assert status == 2
-    assert "--save" in capsys.readouterr().err
-    assert not (tmp_path / "m.npz").exists()
+    model_path = tmp_path / "m.npz"
+    status = main(["fit", "--dataset", "liver", "--combination", "product", "-C", "1",
+                   "--tol", "0.01", "--save", str(model_path)])
+    assert status == 0 and model_path.exists()
+    capsys.readouterr()
+    X, y = load_dataset("liver")
+    data = tmp_path / "liver.csv"
+    np.savetxt(data, np.column_stack([X, y]), delimiter=",")
+    out_path = tmp_path / "pred.txt"
+    status = main(["predict", str(model_path), "--data", str(data), "--output", str(out_path)])
+    assert status == 0, capsys.readouterr().err
+    predictions = np.loadtxt(out_path)
+    assert predictions.shape == (X.shape[0],) and set(np.unique(predictions)) <= {-1.0, 1.0}
+    assert np.mean(predictions == y) > 0.6
 
 
 _MEMORY_SCRIPT = """
