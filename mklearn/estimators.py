@@ -101,6 +101,15 @@ class _KernelInput:
         self.n_iter_ = int(result.n_iter)
         self.history_ = result.history
 
+    def _kernel_expansion(self, X):
+        """``sum_i dual_coef_i K(d)(x_i, x)`` for each test point, shape (n_test,) (one model)."""
+        active = np.flatnonzero(self.kernel_weights_ > 0)
+        if self.support_.size == 0 or active.size == 0:
+            return np.zeros(_num_samples(X))
+        cross = self._test_stack(X, active)
+        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
+        return combined.astype(np.float64) @ self.dual_coef_[0]
+
     def _test_stack(self, X, active):
         if self._precomputed:
             stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
@@ -651,13 +660,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             Test data, or the test-versus-training stack when precomputed.
         """
         check_is_fitted(self)
-        active = np.flatnonzero(self.kernel_weights_ > 0)
-        if self.support_.size == 0 or active.size == 0:
-            n_test = _num_samples(X)
-            return np.full(n_test, self.intercept_[0])
-        cross = self._test_stack(X, active)
-        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
-        return combined.astype(np.float64) @ self.dual_coef_[0] + self.intercept_[0]
+        return self._kernel_expansion(X) + self.intercept_[0]
 
 
 def _fit_task(estimator, stack, task, regularizer):

@@ -134,10 +134,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
             Test data, or the test-versus-training stack when precomputed.
         """
         check_is_fitted(self)
-        active = np.flatnonzero(self.kernel_weights_ > 0)
-        cross = self._test_stack(X, active)
-        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
-        return combined.astype(np.float64) @ self.dual_coef_[0]
+        return self._kernel_expansion(X)
 
     def decision_function(self, X):
         """``score_samples(X) - offset_``, shape (n_test,): positive inside, negative outside."""
