@@ -2,53 +2,12 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from mklearn._stack_ops import (
-    combine,
-    combine_packed,
-    pack_upper,
-    quadratic_terms,
-    quadratic_terms_packed,
-    rows_times,
-)
+from mklearn._stack_ops import combine, quadratic_terms, rows_times
 
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
-PACKED_MAX_BYTES = 4 * 2**30  # packed working copy at most this large ...
-PACKED_MAX_MEMORY_SHARE = 0.25  # ... and at most this share of the memory still available
-
-
-def packed_shape(stack: np.ndarray) -> tuple[int, int]:
-    """Shape ``(m, n (n + 1) / 2)`` of the packed upper triangles of an (n, n, m) stack."""
-    n, m = stack.shape[0], stack.shape[2]
-    return m, n * (n + 1) // 2
-
-
-def packing_fits(stack: np.ndarray) -> bool:
-    """Whether a packed copy of ``stack`` (about half its size) fits the memory budget."""
-    m, size = packed_shape(stack)
-    nbytes = m * size * stack.dtype.itemsize
-    try:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # not reported (e.g. macOS)
-        available = 4 * PACKED_MAX_BYTES
-    return nbytes <= min(PACKED_MAX_BYTES, PACKED_MAX_MEMORY_SHARE * available)
-
-
-def pack_stack(stack: np.ndarray, probe_vectors=None):
-    """Packed upper triangles of every kernel, shape ``(m, n (n + 1) / 2)``, and the symmetry
-    probe ``x'(K_k - K_k')u`` of each kernel for ``probe_vectors = (x, u)`` (zeros if None).
-
-    The copy is allocated by numpy, which asks the OS for huge pages: numba's allocator does
-    not, and first-touch page faults then cost more than the copy (measured: 3x).
-    """
-    km = kernel_major(stack)
-    packed = np.empty(packed_shape(stack), dtype=km.dtype)
-    x, u = (np.empty(0), np.empty(0)) if probe_vectors is None else probe_vectors
-    return packed, pack_upper(km, packed, np.asarray(x, km.dtype), np.asarray(u, km.dtype))
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -65,24 +24,17 @@ class SumOfKernels:
         Base kernels, float64 or float32. Kept kernel-major, ``(m, n, n)`` in memory (no copy
         when ``stack`` is already the transposed view of such an array, as
         :class:`~mklearn.kernels.KernelBank` returns), so that ``K(d)`` reads only the kernels
-        with non-zero weight.
-    packed : ndarray of shape (m, n (n + 1) / 2), or "auto" or None
-        The kernels' upper triangles, as :func:`pack_stack` returns them. ``K(d)`` and the
-        quadratic terms then read half the bytes (measured on Sonar, n = 166, m = 793: a pass
-        over every kernel 3.5 ms instead of 6.5 ms). "auto" (default) packs here when the copy
-        fits the memory budget (:func:`packing_fits`); None never packs.
+        with non-zero weight and a pass over every kernel is one BLAS matrix-vector product
+        over the flattened ``(m, n * n)`` stack.
     """
 
     name = "sum"
     linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
 
-    def __init__(self, stack: np.ndarray, packed="auto"):
+    def __init__(self, stack: np.ndarray):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
-        if isinstance(packed, str):
-            packed = pack_stack(stack)[0] if packing_fits(stack) else None
-        self._packed = packed
         self._flat = self._km.reshape(self.n_kernels, -1)
         # BLAS on a float32 stack would also accumulate in float32: objective values noisy at
         # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
@@ -97,8 +49,6 @@ class SumOfKernels:
         """The combined kernel, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)
         active = np.flatnonzero(d)
-        if self._packed is not None:
-            return combine_packed(self._packed, self.n_samples, d, active)
         if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples
             return (d @ self._flat).reshape(n, n)
@@ -114,8 +64,6 @@ class SumOfKernels:
         support = np.flatnonzero(v)
         if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
             support = np.arange(self.n_samples)
-        if self._packed is not None:
-            return quadratic_terms_packed(self._packed, self.n_samples, v, support, kernels)
         return quadratic_terms(self._km, v, support, kernels)
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):

@@ -47,23 +47,18 @@ class _KernelInput:
             "precomputed_distances",
         )
 
-    def _training_kernels(self, X, y, columns=False):
-        """The sum of the base kernels (:class:`SumOfKernels` over their stack), or with
-        ``columns`` a provider of the stack's rows (no stack)."""
+    def _training_stack(self, X, y, columns=False):
+        """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
         if self._precomputed:
-            if columns:
-                stack, y = check_kernel_stack(X, y)
-            else:  # the packed copy for the solvers comes from the symmetry check's pass
-                stack, y, packed = check_kernel_stack(X, y, pack=True)
+            stack, y = check_kernel_stack(X, y)
             self.n_train_ = stack.shape[0]
             self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
             self.bank_ = None
             self.views_ = None
-            return (StackColumns(stack) if columns else SumOfKernels(stack, packed)), y
+            return (StackColumns(stack) if columns else stack), y
         self.views_ = None
         if is_string_kernels(self.kernels):
-            provider, y = string_training_stack(self, X, y, columns)
-            return (provider if columns else SumOfKernels(provider)), y
+            return string_training_stack(self, X, y, columns)
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -82,7 +77,7 @@ class _KernelInput:
         stack = self.bank_.fit_transform(X)
         self.n_train_ = X.shape[0]
         self.kernel_names_ = names or list(self.bank_.kernel_names)
-        return SumOfKernels(stack), y
+        return stack, y
 
     def _store_single(self, result, support, step_name="iterations"):
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
@@ -163,9 +158,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
         :func:`mklearn.solvers.silp_mkl`).
-        The stack solvers ("spg", "pgd", "mirror", "silp") also keep the kernels' upper
-        triangles packed (half the stack's memory, when that fits in at most a quarter of the
-        memory still available) and read those: half the bytes per pass over the kernels.
     regularizer : {"l1", "lp", "kl", "group"}
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
@@ -362,10 +354,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:
-            combination, y = _product.product_input(self, X, y)
+            stack, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            combination, y = self._training_kernels(X, y, columns=columns)
+            stack, y = self._training_stack(X, y, columns=columns)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -374,6 +366,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
+        combination = stack if (columns or product) else SumOfKernels(stack)
         options = {**info.defaults, **(self.solver_options or {})}
         if columns:
             options.setdefault("cache_size", float(self.cache_size))
@@ -639,7 +632,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             y = np.asarray(y)
             if y.dtype.kind not in "biuf":
                 raise ValueError("MKLRegressor needs real-valued targets y")
-        provider, y = self._training_kernels(X, y, columns=not stacked)
+        provider, y = self._training_stack(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; regression targets must be finite")
@@ -670,7 +663,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         return self._kernel_expansion(X) + self.intercept_[0]
 
 
-def _fit_task(estimator, combination, task, regularizer):
+def _fit_task(estimator, stack, task, regularizer):
     """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
     becomes the signed coefficients ``v`` (one per training sample)."""
     info = get_solver(estimator.solver, regularizer.name)
@@ -681,7 +674,7 @@ def _fit_task(estimator, combination, task, regularizer):
     if unknown:
         raise ValueError(f"solver_options {unknown} are not options of solver "
                          f"{estimator.solver!r}; it takes {sorted(accepted)}")
-    result = info.function(combination, None, None, regularizer, tol=estimator.tol,
+    result = info.function(SumOfKernels(stack), None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result

@@ -7,8 +7,6 @@ from numba import njit
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
-from mklearn.combinations import pack_stack, packing_fits
-
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks
 
 
@@ -32,24 +30,18 @@ def _as_stack(X, what, ensure_all_finite=True):
     return np.ascontiguousarray(stack.transpose(2, 0, 1)).transpose(1, 2, 0)
 
 
-def check_kernel_stack(X, y, pack=False):
+def check_kernel_stack(X, y):
     """Validate a training stack of base kernels and the labels.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_samples, n_kernels) or (n_samples, n_samples)
     y : array-like of shape (n_samples,)
-    pack : bool
-        Also return the packed upper triangles of the kernels
-        (:func:`mklearn.combinations.pack_stack`), copied in the pass that checks symmetry.
 
     Returns
     -------
     stack : ndarray of shape (n_samples, n_samples, n_kernels), C-contiguous
     y : ndarray of shape (n_samples,)
-    packed : ndarray of shape (n_kernels, n_samples (n_samples + 1) / 2) or None
-        Only with ``pack``; None when the copy does not fit the memory budget
-        (:func:`mklearn.combinations.packing_fits`).
 
     Raises
     ------
@@ -67,8 +59,8 @@ def check_kernel_stack(X, y, pack=False):
         )
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
-    packed = _check_psd(stack, what, pack and packing_fits(stack))
-    return (stack, y, packed) if pack else (stack, y)
+    _check_psd(stack, what)
+    return stack, y
 
 
 @njit(cache=True)
@@ -105,31 +97,25 @@ def _probe_asymmetry(stack_km, x, u):
     return out
 
 
-def _asymmetry_suspects(stack, scale, what, pack):
+def _asymmetry_suspects(stack_km, scale, what):
     """Kernels that may be asymmetric, in one pass: ``x'(K - K')u`` for random x and u is zero
     up to rounding for a symmetric K and almost surely not otherwise. The suspects (a superset,
     given the rounding allowance) are then checked entry by entry. NaN or inf anywhere in a
-    kernel makes its probe non-finite: then the error names them. With ``pack`` the same pass
-    copies the packed upper triangles; returns (suspects, packed or None)."""
-    stack_km = stack.transpose(2, 0, 1)
+    kernel makes its probe non-finite: then the error names them."""
     x, u = np.random.default_rng(0).standard_normal((2, stack_km.shape[1]))
-    if pack:
-        packed, values = pack_stack(stack, (x, u))
-    else:
-        packed, values = None, _probe_asymmetry(stack_km, x, u)
+    values = _probe_asymmetry(stack_km, x, u)
     if not np.isfinite(values).all():
         assert_all_finite(stack_km, input_name=what)
     rounding = 10 * np.finfo(stack_km.dtype).eps * scale * float(np.abs(x).sum() * np.abs(u).sum())
-    return np.flatnonzero(np.abs(values) > rounding), packed
+    return np.flatnonzero(np.abs(values) > rounding)
 
 
-def _check_psd(stack, what, pack=False):
-    """Raise unless every kernel is symmetric PSD; return the packed copy with ``pack``."""
+def _check_psd(stack, what):
     n, _, m = stack.shape
     stack_km = stack.transpose(2, 0, 1)
     diagonals = stack_km.reshape(m, -1)[:, :: n + 1]
     scale = max(float(np.max(np.abs(diagonals))), 1e-300)
-    suspects, packed = _asymmetry_suspects(stack, scale, what, pack)
+    suspects = _asymmetry_suspects(stack_km, scale, what)
     asym = _max_asymmetry(stack_km[suspects])
     bad = suspects[asym > 1e-8 * scale]
     if bad.size:
@@ -153,7 +139,6 @@ def _check_psd(stack, what, pack=False):
                     f"{w[0]:.3g}, largest {w[-1]:.3g}); use a valid kernel or add a small ridge "
                     "to its diagonal"
                 )
-    return packed
 
 
 def check_test_stack(X, n_train, n_kernels):

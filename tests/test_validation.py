@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from mklearn import combinations
 from mklearn.validation import check_kernel_stack
 
 
@@ -22,41 +21,22 @@ def test_valid_stacks_pass(stack_and_labels, dtype):
     np.testing.assert_array_equal(checked, stack.astype(dtype))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_the_checking_pass_can_pack_the_upper_triangles(stack_and_labels, dtype):
-    stack, y = stack_and_labels
-    checked, _, packed = check_kernel_stack(stack.astype(dtype), y, pack=True)
-    np.testing.assert_array_equal(checked, stack.astype(dtype))
-    upper = np.triu_indices(30)
-    expected = np.stack([stack[:, :, k][upper] for k in range(6)]).astype(dtype)
-    assert packed.dtype == dtype
-    np.testing.assert_array_equal(packed, expected)
-
-
-def test_no_packed_copy_beyond_the_memory_budget(stack_and_labels, monkeypatch):
-    monkeypatch.setattr(combinations, "PACKED_MAX_BYTES", 1000)
-    stack, y = stack_and_labels
-    assert check_kernel_stack(stack, y, pack=True)[2] is None
-
-
-@pytest.mark.parametrize("pack", [False, True])
 @pytest.mark.parametrize("where", [(0, 0, 1), (3, 7, 5), (29, 2, 0)])
 @pytest.mark.parametrize("value, message", [(np.nan, "NaN"), (np.inf, "infinity")])
-def test_non_finite_entries_are_named(stack_and_labels, where, value, message, pack):
+def test_non_finite_entries_are_named(stack_and_labels, where, value, message):
     stack, y = stack_and_labels
     stack[where] = value
     with pytest.raises(ValueError, match=message):
-        check_kernel_stack(stack, y, pack=pack)
+        check_kernel_stack(stack, y)
 
 
-@pytest.mark.parametrize("pack", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_small_asymmetry_is_found_and_measured(stack_and_labels, dtype, pack):
+def test_small_asymmetry_is_found_and_measured(stack_and_labels, dtype):
     stack, y = stack_and_labels
     scale = np.abs(np.einsum("iik->k", stack)).max()
     stack[4, 9, 3] += 1e-3 * scale
     with pytest.raises(ValueError, match=r"kernel 3 is not symmetric \(max \|K - K'\| = "):
-        check_kernel_stack(stack.astype(dtype), y, pack=pack)
+        check_kernel_stack(stack.astype(dtype), y)
 
 
 def test_negative_diagonal_is_named(stack_and_labels):
