@@ -26,12 +26,16 @@ class SumOfKernels:
         :class:`~mklearn.kernels.KernelBank` returns), so that ``K(d)`` reads only the kernels
         with non-zero weight and a pass over every kernel is one BLAS matrix-vector product
         over the flattened ``(m, n * n)`` stack.
+    kernel_sum : ndarray of shape (n, n), optional
+        ``sum_k K_k`` in float64, when known (:func:`~mklearn.validation.check_kernel_stack`
+        computes it): ``K(d)`` at uniform weights, where the solvers start, is then not
+        recomputed.
     """
 
     name = "sum"
     linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
 
-    def __init__(self, stack: np.ndarray):
+    def __init__(self, stack: np.ndarray, kernel_sum: np.ndarray | None = None):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
@@ -39,6 +43,7 @@ class SumOfKernels:
         # BLAS on a float32 stack would also accumulate in float32: objective values noisy at
         # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
         self._blas_exact = self._flat.dtype == np.float64
+        self._kernel_sum = kernel_sum
 
     @property
     def kernel_major(self) -> np.ndarray:
@@ -48,6 +53,8 @@ class SumOfKernels:
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)
+        if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
+            return d[0] * self._kernel_sum
         active = np.flatnonzero(d)
         if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples

@@ -24,7 +24,7 @@ from mklearn.kernels.strings import is_string_kernels
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, get_solver
 from mklearn.solvers.tasks import RegressionTask
-from mklearn.validation import check_kernel_stack, check_test_stack
+from mklearn.validation import check_kernel_stack, check_learned_kernel, check_test_stack
 from mklearn.views import Views, is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
@@ -47,18 +47,22 @@ class _KernelInput:
             "precomputed_distances",
         )
 
-    def _training_stack(self, X, y, columns=False):
-        """The base-kernel stack, or with ``columns`` a provider of its rows (no stack)."""
+    def _training_kernels(self, X, y, columns=False):
+        """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
+        rows (no stack)."""
         if self._precomputed:
-            stack, y = check_kernel_stack(X, y)
+            stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
             self.n_train_ = stack.shape[0]
             self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
             self.bank_ = None
             self.views_ = None
-            return (StackColumns(stack) if columns else stack), y
+            if columns:
+                return StackColumns(stack), y
+            return SumOfKernels(stack, kernel_sum=kernel_sum), y
         self.views_ = None
         if is_string_kernels(self.kernels):
-            return string_training_stack(self, X, y, columns)
+            stack, y = string_training_stack(self, X, y, columns)
+            return (stack if columns else SumOfKernels(stack)), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -77,7 +81,14 @@ class _KernelInput:
         stack = self.bank_.fit_transform(X)
         self.n_train_ = X.shape[0]
         self.kernel_names_ = names or list(self.bank_.kernel_names)
-        return stack, y
+        return SumOfKernels(stack), y
+
+    def _check_learned_kernels(self, kernels, weights):
+        """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
+        symmetric (see :func:`mklearn.validation.check_learned_kernel`)."""
+        if self._precomputed:
+            for row in np.atleast_2d(weights):
+                check_learned_kernel(kernels.kernel_major, row)
 
     def _store_single(self, result, support, step_name="iterations"):
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
@@ -357,7 +368,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             stack, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            stack, y = self._training_stack(X, y, columns=columns)
+            stack, y = self._training_kernels(X, y, columns=columns)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -366,7 +377,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
-        combination = stack if (columns or product) else SumOfKernels(stack)
+        combination = stack
         options = {**info.defaults, **(self.solver_options or {})}
         if columns:
             options.setdefault("cache_size", float(self.cache_size))
@@ -402,6 +413,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
             results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
+        if not product:
+            self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
         self._store(results, len(self.kernel_names_))
         if product:
             _product.finish_product(self)
@@ -632,7 +645,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             y = np.asarray(y)
             if y.dtype.kind not in "biuf":
                 raise ValueError("MKLRegressor needs real-valued targets y")
-        provider, y = self._training_stack(X, y, columns=not stacked)
+        provider, y = self._training_kernels(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; regression targets must be finite")
@@ -648,6 +661,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 tol=self.tol, max_iter=self.max_iter, cache_size=float(self.cache_size),
             )
         self.solve_time_ = time.perf_counter() - start
+        self._check_learned_kernels(provider, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps")
         return self
 
@@ -663,7 +677,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         return self._kernel_expansion(X) + self.intercept_[0]
 
 
-def _fit_task(estimator, stack, task, regularizer):
+def _fit_task(estimator, kernels, task, regularizer):
     """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
     becomes the signed coefficients ``v`` (one per training sample)."""
     info = get_solver(estimator.solver, regularizer.name)
@@ -674,7 +688,7 @@ def _fit_task(estimator, stack, task, regularizer):
     if unknown:
         raise ValueError(f"solver_options {unknown} are not options of solver "
                          f"{estimator.solver!r}; it takes {sorted(accepted)}")
-    result = info.function(SumOfKernels(stack), None, None, regularizer, tol=estimator.tol,
+    result = info.function(kernels, None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result

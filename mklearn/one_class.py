@@ -115,12 +115,13 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         """
         self._validate_params()
         start = time.perf_counter()
-        stack, _ = self._training_stack(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
+        kernels, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
         self.kernel_time_ = time.perf_counter() - start
         start = time.perf_counter()
-        task = OneClassTask(stack.shape[0], float(self.nu))
-        result = _fit_task(self, stack, task, make_regularizer("l1", p=2.0, lam=1.0))
+        task = OneClassTask(kernels.n_samples, float(self.nu))
+        result = _fit_task(self, kernels, task, make_regularizer("l1", p=2.0, lam=1.0))
         self.solve_time_ = time.perf_counter() - start
+        self._check_learned_kernels(kernels, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha > 0.0))
         self.offset_ = -float(result.intercept)
         return self

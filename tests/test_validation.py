@@ -44,3 +44,28 @@ def test_negative_diagonal_is_named(stack_and_labels):
     stack[5, 5, 2] = -1.0
     with pytest.raises(ValueError, match="kernel 2 has a negative diagonal"):
         check_kernel_stack(stack, y)
+
+
+def test_cancelling_asymmetries_are_caught_in_the_learned_kernel(stack_and_labels):
+    from mklearn.validation import check_learned_kernel
+
+    stack, y = stack_and_labels
+    scale = np.abs(np.einsum("iik->k", stack)).max()
+    skew = np.zeros((30, 30))
+    skew[2, 7], skew[7, 2] = 1e-3 * scale, -1e-3 * scale
+    stack[:, :, 1] += skew + np.eye(30)  # the ridge keeps them positive definite
+    stack[:, :, 4] += np.eye(30) - skew  # the plain sum stays symmetric
+    check_kernel_stack(stack, y)
+    stack_km = np.ascontiguousarray(stack.transpose(2, 0, 1))
+    check_learned_kernel(stack_km, np.array([0, 0.5, 0, 0, 0.5, 0]))  # cancels again
+    with pytest.raises(ValueError, match="kernel 1 is not symmetric"):
+        check_learned_kernel(stack_km, np.array([0, 0.7, 0, 0, 0.3, 0]))
+    with pytest.raises(ValueError, match="kernel 4 is not symmetric"):
+        check_learned_kernel(stack_km, np.array([0.5, 0, 0, 0, 0.5, 0]))
+
+
+def test_overflowing_sum_is_named(stack_and_labels):
+    stack, y = stack_and_labels
+    stack[0, 0, :] = 1e308
+    with pytest.raises(ValueError, match="overflows when its kernels are summed"):
+        check_kernel_stack(stack, y)

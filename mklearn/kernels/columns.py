@@ -293,6 +293,11 @@ class StackColumns:
     def __repr__(self) -> str:
         return f"StackColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
 
+    @property
+    def kernel_major(self) -> np.ndarray:
+        """The base kernels as one C-contiguous ``(m, n, n)`` array (no copy)."""
+        return self._km
+
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
         indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
