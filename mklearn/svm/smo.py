@@ -196,8 +196,7 @@ def _q_times(K, index, y, alpha):
     if nz.size == 0:
         return np.zeros_like(alpha)
     if nz.size * 4 >= alpha.size:  # dense enough: one matrix-vector product, no gather
-        weights = np.zeros(K.shape[0])
-        np.add.at(weights, index[nz], y[nz] * alpha[nz])
+        weights = np.bincount(index[nz], y[nz] * alpha[nz], minlength=K.shape[0])
         return y * (K @ weights)[index]
     return y * (K[np.ix_(index, index[nz])] @ (y[nz] * alpha[nz]))
 
