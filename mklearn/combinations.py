@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._stack_ops import combine, quadratic_terms, rows_times
+from mklearn._stack_ops import combine, quadratic_terms, quadratic_terms_rows, rows_times
 
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
@@ -72,6 +72,20 @@ class SumOfKernels:
         if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
             support = np.arange(self.n_samples)
         return quadratic_terms(self._km, v, support, kernels)
+
+    def gradient_and_products(self, v: np.ndarray, out: np.ndarray | None = None):
+        """``(g, P)``: ``g_k = v' K_k v`` for every k and ``P[k] = K_k v``, in one pass.
+
+        ``P`` (shape (m, n), written into ``out`` when given) predicts the quadratic terms at
+        nearby ``v'``: ``g_k(v') ~ g_k(v) + 2 P[k] (v' - v)``. None when ``v`` is sparse
+        enough that :meth:`kernel_gradient` reads only its rows (then no ``P``).
+        """
+        v = np.asarray(v, dtype=np.float64)
+        if np.count_nonzero(v) * SPARSE_SUPPORT_FRACTION <= self.n_samples:
+            return None
+        if out is None:
+            out = np.empty((self.n_kernels, self.n_samples))
+        return quadratic_terms_rows(self._km, v, out), out
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""

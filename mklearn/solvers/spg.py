@@ -20,6 +20,13 @@ feasible set of the regulariser, using
   is frozen, so most iterations combine and differentiate only the live kernels; every
   ``FULL_GRADIENT_EVERY`` iterations, and before any stop, the gradient over every kernel is
   computed, which re-screens and gives the exact certificate;
+- predicted re-screening (our addition, with kernel shrinking): that full pass also keeps
+  ``K_k v`` of every kernel, so that after each accepted step
+  ``g_k(v') ~ g_k(v) + 2 (K_k v)'(v' - v)`` predicts, at the cost of one (m, n) product, which
+  frozen kernels the moving SVM solution makes attractive (predicted ``g_k`` at least
+  ``PREDICTED_SCREEN_RATIO`` of the largest live one); they are unfrozen at once, their exact
+  ``g_k`` computed, instead of at the next full pass (measured on Sonar: 39 -> 21 iterations,
+  5.6 -> 3.6 full passes). A prediction only chooses kernels; every bound stays exact;
 - a projected Newton step over the live kernels (our addition, l1 only): the Hessian of W
   from the SVM's sensitivity on its free support vectors (as in HessianMKL, Chapelle and
   Rakotomamonjy, NIPS workshop 2008), its quadratic model minimised on the simplex by
@@ -67,6 +74,7 @@ NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
 NEWTON_GAP = 1.0  # relative gap below which Newton trials start
 NEWTON_INNER_TOL = 1e-4  # and the inner tolerance they need
 START_KERNELS = 50  # kernels of the restricted start (l1, second order)
+PREDICTED_SCREEN_RATIO = 0.7  # predicted g_k / largest live g_k that unfreezes a kernel
 NEWTON_QP_ITER = 100  # FISTA iterations on the Newton model (measured: 500 cost 15% more time)
 
 
@@ -134,6 +142,8 @@ class _Evaluator:
         self.cost = self.task.upper
         self.rows = self.task.index
         self.n_solves = 0
+        self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
+        self._products = None
 
     def solve(self, d, alpha0, tol):
         K = self.combination.kernel(d)
@@ -147,7 +157,7 @@ class _Evaluator:
         v = self.task.coefficients(point["qp"].alpha)
         d = point["d"]
         if live is None or live.all():
-            g = self.combination.kernel_gradient(d, v)
+            g = self._full_gradient(d, v)
         else:
             g = np.full(d.shape, np.nan)
             g[live] = self.combination.kernel_gradient(d, v, np.flatnonzero(live))
@@ -155,6 +165,25 @@ class _Evaluator:
         point["complete"] = not np.isnan(g).any()
         point["grad"] = self.regularizer.gradient(d) - 0.5 * g
         return point["grad"]
+
+    def _full_gradient(self, d, v):
+        """Every ``g_k``; also the anchor of :meth:`predicted_terms` when the combination
+        gives the products ``K_k v`` in the same pass."""
+        products = getattr(self.combination, "gradient_and_products", None)
+        result = None if products is None else products(v, self._products)
+        if result is None:
+            self.anchor = None
+            return self.combination.kernel_gradient(d, v)
+        g, self._products = result
+        self.anchor = (v, g, self._products)
+        return g
+
+    def predicted_terms(self, point):
+        """``g_k`` of every kernel at ``point`` to first order from the anchor, or None."""
+        if self.anchor is None:
+            return None
+        v0, g0, products = self.anchor
+        return g0 + 2.0 * (products @ (self.task.coefficients(point["qp"].alpha) - v0))
 
     def bounds(self, point):
         """(upper bound on T(d), lower bound on the optimum) at ``point``.
@@ -317,6 +346,7 @@ def spg_gmkl(
                 ref_value, ref_weight = accepted["T"], 1.0
                 point, grad = accepted, new_grad
                 since_full += 1
+                live, grad = _unfreeze_predicted(evaluator, point, live, grad)
                 continue
         direction = d - _project_live(regularizer, d - step_len * grad, live)
         slope = float(grad[live] @ direction[live])
@@ -362,6 +392,7 @@ def spg_gmkl(
         ref_weight = new_weight
         point, grad = accepted, new_grad
         since_full += 1
+        live, grad = _unfreeze_predicted(evaluator, point, live, grad)
 
     if stop_reason == "stalled" and np.isfinite(certificate.upper):
         evaluator.gradient(point)  # the last point was re-solved more precisely: certify it
@@ -383,6 +414,32 @@ def spg_gmkl(
         history=history,
         stop_reason=stop_reason,
     )
+
+
+def _unfreeze_predicted(evaluator, point, live, grad):
+    """Unfreeze the kernels whose predicted ``g_k`` at ``point`` reaches
+    ``PREDICTED_SCREEN_RATIO`` of the largest live one; return (live, grad) with their exact
+    gradients filled in."""
+    if live.all():
+        return live, grad
+    predicted = evaluator.predicted_terms(point)
+    if predicted is None:
+        return live, grad
+    g = point["g"].copy()
+    extra = np.flatnonzero(~live & (predicted >= PREDICTED_SCREEN_RATIO * np.max(g[live])))
+    if extra.size == 0:
+        return live, grad
+    d = point["d"]
+    g_extra = evaluator.combination.kernel_gradient(d, evaluator.task.coefficients(
+        point["qp"].alpha), extra)
+    g[extra] = g_extra
+    point["g"] = g
+    grad = grad.copy()
+    grad[extra] = evaluator.regularizer.gradient(d)[extra] - 0.5 * g_extra
+    point["grad"] = grad
+    live = live.copy()
+    live[extra] = True
+    return live, grad
 
 
 def _newton_trial(evaluator, point, grad, live):
