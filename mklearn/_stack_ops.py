@@ -77,17 +77,19 @@ def rows_times(stack_km, kernels, rows, v):
 
 
 @njit(cache=True, fastmath=True)
-def quadratic_terms_rows(stack_km, v, products):
-    """``g_k = v' K_k v`` for every kernel, keeping ``products[k] = K_k v`` (one pass)."""
-    m, n = stack_km.shape[0], stack_km.shape[1]
-    g = np.empty(m)
-    for k in range(m):
+def quadratic_terms_rows(stack_km, v, kernels, products):
+    """``g_k = v' K_k v`` for each k in ``kernels``, keeping ``products[t] = K_k v`` for the
+    t-th of them (one pass over their rows)."""
+    n = stack_km.shape[1]
+    g = np.empty(kernels.shape[0])
+    for t in range(kernels.shape[0]):
+        k = kernels[t]
         total = 0.0
         for i in range(n):
             acc = 0.0
             for j in range(n):
                 acc += stack_km[k, i, j] * v[j]
-            products[k, i] = acc
+            products[t, i] = acc
             total += v[i] * acc
-        g[k] = total
+        g[t] = total
     return g

@@ -73,19 +73,21 @@ class SumOfKernels:
             support = np.arange(self.n_samples)
         return quadratic_terms(self._km, v, support, kernels)
 
-    def gradient_and_products(self, v: np.ndarray, out: np.ndarray | None = None):
-        """``(g, P)``: ``g_k = v' K_k v`` for every k and ``P[k] = K_k v``, in one pass.
+    def gradient_and_products(self, v: np.ndarray, kernels=None):
+        """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or for the t-th of
+        ``kernels``), in one pass; P has shape (m or len(kernels), n).
 
-        ``P`` (shape (m, n), written into ``out`` when given) predicts the quadratic terms at
-        nearby ``v'``: ``g_k(v') ~ g_k(v) + 2 P[k] (v' - v)``. None when ``v`` is sparse
-        enough that :meth:`kernel_gradient` reads only its rows (then no ``P``).
+        ``P`` predicts the quadratic terms at nearby ``v'``:
+        ``g_k(v') ~ g_k(v) + 2 P[k] (v' - v)``, and gives the rows of ``K_k v`` that a Newton
+        model needs. None when ``v`` is sparse enough that :meth:`kernel_gradient` reads only
+        its rows (then no ``P``).
         """
         v = np.asarray(v, dtype=np.float64)
         if np.count_nonzero(v) * SPARSE_SUPPORT_FRACTION <= self.n_samples:
             return None
-        if out is None:
-            out = np.empty((self.n_kernels, self.n_samples))
-        return quadratic_terms_rows(self._km, v, out), out
+        kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
+        products = np.empty((kernels.size, self.n_samples))
+        return quadratic_terms_rows(self._km, v, kernels, products), products
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""

@@ -60,6 +60,9 @@ def test_products_predict_the_quadratic_terms_up_to_the_second_order_term(dtype)
     moved = np.einsum("i,ijk,j->k", v + step, exact, v + step)
     second_order = np.einsum("i,ijk,j->k", step, exact, step)
     np.testing.assert_allclose(g + 2 * products @ step + second_order, moved, rtol=1e-9)
+    g_some, products_some = combination.gradient_and_products(v, [4, 1])
+    np.testing.assert_array_equal(g_some, g[[4, 1]])
+    np.testing.assert_array_equal(products_some, products[[4, 1]])
     sparse = np.zeros(20)
     sparse[:4] = 1.0  # rows read one by one: no products
     assert combination.gradient_and_products(sparse) is None

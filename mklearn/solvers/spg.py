@@ -143,7 +143,6 @@ class _Evaluator:
         self.rows = self.task.index
         self.n_solves = 0
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
-        self._products = None
 
     def solve(self, d, alpha0, tol):
         K = self.combination.kernel(d)
@@ -156,26 +155,43 @@ class _Evaluator:
         """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
         v = self.task.coefficients(point["qp"].alpha)
         d = point["d"]
+        point["products"] = None
         if live is None or live.all():
-            g = self._full_gradient(d, v)
+            g = self._full_gradient(point, d, v)
         else:
             g = np.full(d.shape, np.nan)
-            g[live] = self.combination.kernel_gradient(d, v, np.flatnonzero(live))
+            g[live] = self.partial_gradient(point, np.flatnonzero(live))
         point["g"] = g
         point["complete"] = not np.isnan(g).any()
         point["grad"] = self.regularizer.gradient(d) - 0.5 * g
         return point["grad"]
 
-    def _full_gradient(self, d, v):
+    def _full_gradient(self, point, d, v):
         """Every ``g_k``; also the anchor of :meth:`predicted_terms` when the combination
         gives the products ``K_k v`` in the same pass."""
         products = getattr(self.combination, "gradient_and_products", None)
-        result = None if products is None else products(v, self._products)
+        result = None if products is None else products(v)
         if result is None:
             self.anchor = None
             return self.combination.kernel_gradient(d, v)
-        g, self._products = result
-        self.anchor = (v, g, self._products)
+        g, P = result
+        self.anchor = (v, g, P)
+        point["products"] = (np.arange(g.size), P)
+        return g
+
+    def partial_gradient(self, point, kernels):
+        """``g_k`` of ``kernels`` at ``point``; their products ``K_k v`` join those kept in
+        ``point["products"]`` (the rows of a Newton model)."""
+        v = self.task.coefficients(point["qp"].alpha)
+        products = getattr(self.combination, "gradient_and_products", None)
+        result = None if products is None else products(v, kernels)
+        if result is None:
+            return self.combination.kernel_gradient(point["d"], v, kernels)
+        g, P = result
+        if point.get("products") is not None:
+            known, kept = point["products"]
+            kernels, P = np.concatenate([known, kernels]), np.vstack([kept, P])
+        point["products"] = (kernels, P)
         return g
 
     def predicted_terms(self, point):
@@ -430,8 +446,7 @@ def _unfreeze_predicted(evaluator, point, live, grad):
     if extra.size == 0:
         return live, grad
     d = point["d"]
-    g_extra = evaluator.combination.kernel_gradient(d, evaluator.task.coefficients(
-        point["qp"].alpha), extra)
+    g_extra = evaluator.partial_gradient(point, extra)
     g[extra] = g_extra
     point["g"] = g
     grad = grad.copy()
@@ -462,7 +477,7 @@ def _newton_trial(evaluator, point, grad, live):
         return None
     v = evaluator.task.coefficients(alpha)
     rows = evaluator.rows[free]  # the kernel row of each free variable (SVR: two per sample)
-    h = y[free] * evaluator.combination.kernel_rows_times(kernels, rows, v)  # (|L|, f)
+    h = y[free] * _kernel_rows_times(evaluator, point, kernels, rows, v)  # (|L|, f)
     y_f = y[free]
     f = free.size
     M = np.zeros((f + 1, f + 1))
@@ -484,6 +499,18 @@ def _newton_trial(evaluator, point, grad, live):
     return fista_simplex(
         d[kernels], grad[kernels], np.ascontiguousarray(hessian), 1 / curvature, NEWTON_QP_ITER
     )
+
+
+def _kernel_rows_times(evaluator, point, kernels, rows, v):
+    """``K_k[rows] @ v`` for each k in ``kernels``: from the products the gradient kept at
+    ``point`` when it has all of them, else computed."""
+    if point.get("products") is not None:
+        known, products = point["products"]
+        position = np.full(evaluator.combination.n_kernels, -1)
+        position[known] = np.arange(known.size)
+        if (position[kernels] >= 0).all():
+            return products[np.ix_(position[kernels], rows)]
+    return evaluator.combination.kernel_rows_times(kernels, rows, v)
 
 
 def _newton_step(evaluator, point, grad, live, eps, ref_value):
