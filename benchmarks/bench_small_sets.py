@@ -509,11 +509,15 @@ def goals(results, args, have_easymkl):
                     "text": "SPG faster than EasyMKL: MKLpy not installed"})
     else:
         ratios = {k: v.get("easymkl_over_spg_time") for k, v in sets.items()}
-        bad = [k for k, r in ratios.items() if r is None or r <= 1.0]
-        out.append({"goal": 2, "status": "FAIL" if bad else "PASS",
-                    "text": "SPG faster than EasyMKL on every set (EasyMKL/SPG time: "
-                            + ", ".join(f"{k} {'-' if r is None else f'{r:.2f}'}"
-                                        for k, r in ratios.items()) + ")"})
+        listed = ", ".join(f"{k} {'-' if r is None else f'{r:.2f}'}"
+                           for k, r in ratios.items() if k != "sonar") or "none run"
+        if "sonar" not in ratios:
+            out.append({"goal": 2, "status": "SKIP", "text": "Sonar not in --sets"})
+        else:  # the goal is Sonar; the other sets are reported, not judged
+            sonar = ratios["sonar"]
+            out.append({"goal": 2, "status": "PASS" if sonar and sonar > 1.0 else "FAIL",
+                        "text": "Sonar: SPG faster than EasyMKL on the same stack (EasyMKL/SPG "
+                                f"fit time {sonar or 0:.2f}; other sets, not judged: {listed})"})
     ratios = {k: v["e2e_ratio"] for k, v in sets.items()}
     bad = [k for k, r in ratios.items() if r > E2E_GOAL]
     out.append({"goal": 3, "status": "FAIL" if bad else "PASS",
