@@ -1,4 +1,5 @@
-"""The one-pass checks of precomputed stacks: symmetry probe, NaN/inf, negative diagonal."""
+"""The one-pass checks of precomputed stacks (from the sum of the kernels): symmetry, NaN/inf,
+negative diagonal; and the check of the learned kernel."""
 
 import numpy as np
 import pytest
