@@ -365,10 +365,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:
-            stack, y = _product.product_input(self, X, y)
+            combination, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            stack, y = self._training_kernels(X, y, columns=columns)
+            combination, y = self._training_kernels(X, y, columns=columns)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -377,7 +377,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
-        combination = stack
         options = {**info.defaults, **(self.solver_options or {})}
         if columns:
             options.setdefault("cache_size", float(self.cache_size))

@@ -72,7 +72,7 @@ def check_kernel_stack(X, y, *, return_sum=False):
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
     kernel_sum = SumOfKernels(stack).kernel(np.ones(m))
-    _check_psd(stack, kernel_sum, what)
+    _check_kernels(stack, kernel_sum, what)
     return (stack, y, kernel_sum) if return_sum else (stack, y)
 
 
@@ -145,7 +145,7 @@ def _check_symmetry(stack_km, combined, kernels, scale):
         )
 
 
-def _check_psd(stack, kernel_sum, what):
+def _check_kernels(stack, kernel_sum, what):
     n, _, m = stack.shape
     stack_km = stack.transpose(2, 0, 1)
     if not np.isfinite(kernel_sum).all():
