@@ -7,7 +7,8 @@ Australian, Diabetes/Pima, WPBC):
 (width) per feature, ``K(d) = exp(-sum_k d_k gamma (x_k - z_k)^2)`` on standardised features,
 ``gamma = 1 / D``, starting at ``d = 1``; regularised by lp (``lam/2 ||d||_2^2``) and by l1
 (``sigma sum d``). Stratified 5-fold cross validation (the paper's protocol); on each fold
-SPG-GMKL and PGD (``solver="pgd"``: Armijo, steepest descent, inner tolerance 1e-6) are fitted
+SPG-GMKL and PGD (``solver="pgd"``: the authors' PGD, Armijo along the projection arc from a
+unit step at every iteration, inner tolerance 1e-6) are fitted
 with the same time cap; a fit that hits it is reported as "did not converge", as the paper does.
 Reported per set: mean fit time, SVM evaluations, test accuracy, features selected (weight > 0),
 final objective, and PGD time / SPG time.

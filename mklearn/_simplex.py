@@ -1,4 +1,5 @@
-"""numba helpers on the unit simplex: Euclidean projection and a truncated quadratic program."""
+"""numba helpers: Euclidean projection onto the unit simplex and truncated quadratic programs on
+the simplex and on the non-negative orthant."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ def project_simplex_nb(v):
 
 
 @njit(cache=True)
+def _project(v, simplex):
+    return project_simplex_nb(v) if simplex else np.maximum(v, 0.0)
+
+
+@njit(cache=True)
+def fista_orthant(x0, g, H, step, max_iter=QP_MAX_ITER):
+    """:func:`fista_simplex` on the non-negative orthant ``{x >= 0}``."""
+    return _fista(x0, g, H, step, max_iter, False)
+
+
+@njit(cache=True)
 def fista_simplex(x0, g, H, step, max_iter=QP_MAX_ITER):
     """Approximately ``argmin_x g'(x - x0) + (x - x0)' H (x - x0) / 2`` over the simplex.
 
@@ -34,11 +46,16 @@ def fista_simplex(x0, g, H, step, max_iter=QP_MAX_ITER):
     the quadratic model of the MKL objective is least trustworthy (measured: exact minimisers
     of the model are rejected by the line search far more often).
     """
+    return _fista(x0, g, H, step, max_iter, True)
+
+
+@njit(cache=True)
+def _fista(x0, g, H, step, max_iter, simplex):
     x = x0.copy()
     z = x0.copy()
     t = 1.0
     for _ in range(max_iter):
-        x_new = project_simplex_nb(z - step * (g + H @ (z - x0)))
+        x_new = _project(z - step * (g + H @ (z - x0)), simplex)
         moved = np.max(np.abs(x_new - x))
         t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
         z = x_new + ((t - 1.0) / t_new) * (x_new - x)

@@ -209,6 +209,39 @@ class ProductOfRBF:
         )
         return g[wanted]
 
+    def derivative_times(self, d, v, rows):
+        """``((dK/dd_k) v)[rows] = -((D_k o K(d)) v)[rows]`` for every block k.
+
+        The rows of a Newton model (:func:`mklearn.solvers.spg.spg_gmkl`). Per feature f,
+        ``(D_f o K) v = x_f^2 o (K v) - 2 x_f o (K (x_f o v)) + K (x_f^2 o v)``: one matrix
+        product over the support for all features, no ``(n, n)`` matrix per feature.
+
+        Parameters
+        ----------
+        d : ndarray of shape (m,)
+        v : ndarray of shape (n,)
+            ``alpha o y`` of the SVM solved at d.
+        rows : ndarray of int
+            The points whose rows are wanted (the free support vectors).
+
+        Returns
+        -------
+        ndarray of shape (m, len(rows))
+        """
+        K = self.kernel(d)
+        fitted = self.fitted
+        blocks = np.zeros((self.n_kernels, fitted.mean.size))  # gamma per (block, feature)
+        np.add.at(blocks, (fitted.codes, fitted.features), fitted.gamma)
+        used = np.flatnonzero(blocks.any(axis=0))
+        support = np.flatnonzero(v)
+        Xs, vs = self.X[np.ix_(support, used)], v[support]
+        Xr = self.X[np.ix_(rows, used)]
+        basis = np.hstack([vs[:, None], Xs * vs[:, None], Xs * Xs * vs[:, None]])
+        KB = K[np.ix_(rows, support)] @ basis
+        f = used.size
+        per_feature = Xr * Xr * KB[:, :1] - 2.0 * Xr * KB[:, 1:1 + f] + KB[:, 1 + f:]
+        return -(blocks[:, used] @ per_feature.T)
+
 
 class ProductOfDistances:
     """``K(d) = exp(-sum_k d_k D_k)`` over a precomputed stack of squared distances.

@@ -89,6 +89,21 @@ class LpNorm:
             return np.zeros_like(d)
         return self.lam * norm ** (2.0 - self.p) * np.power(np.maximum(d, 0.0), self.p - 1.0)
 
+    def hessian(self, d: np.ndarray) -> np.ndarray:
+        """``lam [(2 - p) N^(2-2p) u u' + (p - 1) N^(2-p) diag(d^(p-2))]``, ``u = d^(p-1)``,
+        ``N = ||d||_p``; shape (m, m). Weights at zero get no diagonal term (for p < 2 it is
+        infinite there; the projection keeps such weights at zero)."""
+        norm = _pnorm(d, self.p)
+        if norm == 0.0:
+            return self.lam * np.eye(d.size) if self.p == 2.0 else np.zeros((d.size, d.size))
+        positive = d > 0.0
+        u = np.where(positive, np.power(np.maximum(d, 0.0), self.p - 1.0), 0.0)
+        diagonal = np.where(positive, np.power(np.where(positive, d, 1.0), self.p - 2.0), 0.0)
+        if self.p == 2.0:
+            diagonal = np.ones(d.size)
+        outer = (2.0 - self.p) * norm ** (2.0 - 2.0 * self.p) * np.outer(u, u)
+        return self.lam * (outer + (self.p - 1.0) * norm ** (2.0 - self.p) * np.diag(diagonal))
+
     def project(self, d: np.ndarray) -> np.ndarray:
         return np.maximum(d, 0.0)
 
@@ -126,6 +141,10 @@ class L1Penalty:
 
     def gradient(self, d: np.ndarray) -> np.ndarray:
         return np.full(d.shape, self.sigma)
+
+    def hessian(self, d: np.ndarray) -> np.ndarray:
+        """Zero: the penalty is linear on ``d >= 0``."""
+        return np.zeros((d.size, d.size))
 
     def project(self, d: np.ndarray) -> np.ndarray:
         return np.maximum(d, 0.0)

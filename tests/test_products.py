@@ -13,7 +13,7 @@ from mklearn.datasets import load_dataset
 from mklearn.products import FeatureProduct, ProductOfDistances, ProductOfRBF
 from mklearn.regularizers import L1Penalty, LpNorm
 from mklearn.solvers import SOLVERS
-from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.spg import _adapt_eta, _backtrack, spg_gmkl
 from mklearn.svm import svc_dual
 
 PGD = SOLVERS["pgd"].defaults
@@ -115,6 +115,35 @@ def test_one_block_product_model_is_an_rbf_svm(sonar):
     assert np.allclose(model.decision_function(X), svc.decision_function(Xs), atol=1e-4)
 
 
+@pytest.mark.parametrize("blocks", [None, [[0, 1, 2], [3], [2, 4, 5]]])
+def test_derivative_rows_match_finite_differences(blocks):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 6))
+    comb, _ = _product(X, blocks)
+    d = rng.uniform(0.3, 2.0, comb.n_kernels)
+    v = rng.normal(size=30) * (rng.random(30) < 0.6)
+    rows = np.array([0, 4, 9, 17, 29])
+    terms = comb.derivative_times(d, v, rows)
+    assert terms.shape == (comb.n_kernels, rows.size)
+    for k in range(comb.n_kernels):
+        e = np.zeros_like(d)
+        e[k] = 1e-6
+        fresh = ProductOfRBF(comb.X, comb.fitted)
+        numeric = ((fresh.kernel(d + e) - fresh.kernel(d - e)) @ v / 2e-6)[rows]
+        assert np.allclose(terms[k], numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.5, 3.0])
+def test_lp_hessian_matches_finite_differences(p):
+    reg = LpNorm(p, 0.7)
+    d = np.random.default_rng(2).uniform(0.2, 1.5, 5)
+    numeric = np.column_stack([
+        (reg.gradient(d + e) - reg.gradient(d - e)) / 2e-6 for e in 1e-6 * np.eye(5)
+    ])
+    assert np.allclose(reg.hessian(d), numeric, rtol=1e-6, atol=1e-8)
+    assert np.array_equal(L1Penalty(2.0).hessian(d), np.zeros((5, 5)))
+
+
 # ------------------------------------------------------------------------------ solvers
 def _independent_pg_norm(comb, reg, y, C, d):
     """``max |P(d - grad T) - d|`` with the inner SVM solved to 1e-10 (not the solver's alpha)."""
@@ -138,6 +167,50 @@ def test_spg_reaches_a_stationary_point_not_worse_than_pgd(name, reg):
     assert _independent_pg_norm(comb, reg, y, 10.0, spg.kernel_weights) <= 2 * tol
     assert spg.objective <= pgd.objective + 1e-4 * abs(pgd.objective)
     assert np.all(spg.kernel_weights >= 0)
+
+
+@pytest.mark.parametrize("reg", [LpNorm(2.0, 1.0), L1Penalty(1.0)], ids=["lp", "l1"])
+def test_newton_steps_on_products_reach_the_same_point_with_fewer_svms(reg):
+    X, y = load_dataset("wpbc")
+    comb, _ = _product(X)
+    y, d0 = _pm(y), np.ones(comb.n_kernels)
+    newton = spg_gmkl(comb, y, 10.0, reg, tol=1e-3, d0=d0)
+    first_order = spg_gmkl(comb, y, 10.0, reg, tol=1e-3, d0=d0, second_order=False)
+    assert newton.converged and first_order.converged
+    assert newton.objective == pytest.approx(first_order.objective, rel=1e-5)
+    assert np.abs(newton.kernel_weights - first_order.kernel_weights).max() < 0.05
+    assert newton.n_svm_solves <= first_order.n_svm_solves
+
+
+def test_pgd_starts_every_search_at_a_unit_step_on_the_projection_arc(sonar):
+    """The authors' PGD: the first trial of an iteration is ``P(d - grad)``."""
+    X, y = sonar
+    comb, _ = _product(X[:80, :6])
+    y, reg, d0 = y[:80], LpNorm(2.0, 1.0), np.ones(6)
+    tried = []
+
+    class Recording(ProductOfRBF):
+        def kernel(self, d):
+            tried.append(np.array(d, dtype=float))
+            return super().kernel(d)
+
+    spg_gmkl(Recording(comb.X, comb.fitted), y, 10.0, reg, d0=d0, max_iter=1, **PGD)
+    qp = svc_dual(comb.kernel(d0), y, np.full(80, 10.0), tol=1e-6)
+    grad = reg.gradient(d0) - 0.5 * comb.kernel_gradient(d0, qp.alpha * y)
+    first_trial = next(d for d in tried if not np.array_equal(d, d0))
+    assert np.allclose(first_trial, np.maximum(d0 - grad, 0.0), atol=1e-5)
+
+
+def test_backtracking_and_eta_follow_the_authors_rules():
+    # the quadratic through T(0) = 10, slope 4 and T(1) = 10 has its minimum at s = 0.5
+    assert _backtrack(1.0, 4.0, 10.0, 10.0) == pytest.approx(0.5)
+    assert _backtrack(1.0, 4.0, 10.0, 1e6) == pytest.approx(0.5)  # below 0.1 s: halve
+    assert _backtrack(1.0, 4.0, 10.0, 6.5) == pytest.approx(0.5)  # above 0.9 s: halve
+    assert _backtrack(0.05, 4.0, 10.0, 10.0) == pytest.approx(0.025)
+    assert _adapt_eta(0.5, actual=0.95, predicted=1.0) == pytest.approx(0.525)  # good model
+    assert _adapt_eta(0.5, actual=0.05, predicted=1.0) == pytest.approx(0.475)  # bad model
+    assert _adapt_eta(0.5, actual=0.5, predicted=1.0) == 0.5
+    assert _adapt_eta(1.0, actual=1.0, predicted=1.0) == 1.0
 
 
 def test_spg_descends_on_products(sonar):
