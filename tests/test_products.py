@@ -43,13 +43,17 @@ def sonar():
 
 
 # ----------------------------------------------------------------------- kernel and gradient
+def _random_case(blocks, seed):
+    """A product on 30 random points of 6 features, random weights and a sparse ``v``."""
+    rng = np.random.default_rng(seed)
+    comb, _ = _product(rng.normal(size=(30, 6)), blocks)
+    d = rng.uniform(0.3, 2.0, comb.n_kernels)
+    return comb, d, rng.normal(size=30) * (rng.random(30) < 0.6)
+
+
 @pytest.mark.parametrize("blocks", [None, [[0, 1, 2], [3], [2, 4, 5]]])
 def test_gradient_matches_finite_differences(blocks):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 6))
-    comb, _ = _product(X, blocks)
-    d = rng.uniform(0.3, 2.0, comb.n_kernels)
-    v = rng.normal(size=30) * (rng.random(30) < 0.6)
+    comb, d, v = _random_case(blocks, seed=0)
     g = comb.kernel_gradient(d, v)
     for k in range(comb.n_kernels):
         e = np.zeros_like(d)
@@ -117,11 +121,7 @@ def test_one_block_product_model_is_an_rbf_svm(sonar):
 
 @pytest.mark.parametrize("blocks", [None, [[0, 1, 2], [3], [2, 4, 5]]])
 def test_derivative_rows_match_finite_differences(blocks):
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(30, 6))
-    comb, _ = _product(X, blocks)
-    d = rng.uniform(0.3, 2.0, comb.n_kernels)
-    v = rng.normal(size=30) * (rng.random(30) < 0.6)
+    comb, d, v = _random_case(blocks, seed=1)
     rows = np.array([0, 4, 9, 17, 29])
     terms = comb.derivative_times(d, v, rows)
     assert terms.shape == (comb.n_kernels, rows.size)
