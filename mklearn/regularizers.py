@@ -98,9 +98,10 @@ class LpNorm:
             return self.lam * np.eye(d.size) if self.p == 2.0 else np.zeros((d.size, d.size))
         positive = d > 0.0
         u = np.where(positive, np.power(np.maximum(d, 0.0), self.p - 1.0), 0.0)
-        diagonal = np.where(positive, np.power(np.where(positive, d, 1.0), self.p - 2.0), 0.0)
         if self.p == 2.0:
             diagonal = np.ones(d.size)
+        else:
+            diagonal = np.where(positive, np.power(np.where(positive, d, 1.0), self.p - 2.0), 0.0)
         outer = (2.0 - self.p) * norm ** (2.0 - 2.0 * self.p) * np.outer(u, u)
         return self.lam * (outer + (self.p - 1.0) * norm ** (2.0 - self.p) * np.diag(diagonal))
 

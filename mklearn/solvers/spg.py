@@ -47,7 +47,7 @@ fork whose ``SPGSolver`` runs PGD with ``use_SPG = 0``): Armijo search (eta = 0)
 projection arc ``P(d - s grad)`` from ``s = 1`` at every iteration, the test
 ``T <= T_n - gamma s ||P(d - grad) - d||^2``, a fixed inner tolerance. Both searches backtrack
 as that code does: the minimiser of the quadratic through the two values and the slope,
-safeguarded to ``[0.1 s, 0.9 s]`` while ``s > 0.1``, else halving. The non-monotone weight
+halving instead when that is at least ``0.9 s`` or at most 0.1. The non-monotone weight
 eta moves as in the paper and that code: up by 0.025 when the first trial's decrease reaches
 0.9 of the quadratic model's, down when it falls below 0.1 of it.
 
@@ -566,12 +566,9 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
     if live is None:
         return None
     x = _newton_trial(evaluator, point, grad, live)
-    if x is None or not np.isfinite(x).all():  # FISTA overflowed (flat model)
-        return None
-    if _simplex_newton(evaluator.combination, evaluator.regularizer) and not abs(
-        float(x.sum()) - 1.0
-    ) <= 1e-6:
-        return None
+    on_simplex = getattr(evaluator.combination, "linear", False)
+    if x is None or not np.isfinite(x).all() or (on_simplex and not abs(x.sum() - 1.0) <= 1e-6):
+        return None  # FISTA overflowed (flat model)
     d = point["d"]
     step = x - d[live]  # NaN gradients off the live kernels: never touched
     for _ in range(NEWTON_HALVINGS + 1):
@@ -649,8 +646,8 @@ def _next_step(spectral, step_len, s, d_change, grad_change):
 
 def _backtrack(s, slope, value, trial_value):
     """The next trial step after ``s`` failed: the minimiser of the quadratic through the
-    value, the slope and the failed trial, safeguarded to ``[0.1 s, 0.9 s]`` while
-    ``s > 0.1``, else ``s / 2`` (the authors' C code, ``SPGSolver``)."""
+    value, the slope and the failed trial, unless it is at least ``0.9 s`` or at most 0.1
+    (then ``s / 2``); below ``s = 0.1`` always ``s / 2`` (the authors' C code, ``SPGSolver``)."""
     if s <= 0.1:
         return 0.5 * s
     curvature = trial_value - value + s * slope
