@@ -133,6 +133,8 @@ def _load(args):
     """(X, y, name, task) with the task resolved from --task and the data set."""
     if args.data:
         X, y = load_data_file(args.data, label_column=args.label_column)
+        if y is None:
+            raise ValueError(f"{args.data} has no labels; fit needs a label on every line")
         return X, y, args.data, args.task or "classification"
     name = args.dataset or "sonar"
     task = args.task or dataset_info(name)["task"]
@@ -152,8 +154,6 @@ def _resolve_defaults(args, task):
                 "regression is solved by SMO-MKL (--solver smo with --regularizer lp or kl) or "
                 "for l1 by --solver silp or spg"
             )
-        if args.save:
-            raise ValueError("--save stores classifiers only; drop --save for regression")
     else:
         args.solver = args.solver or "spg"
         args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
@@ -373,24 +373,51 @@ def _predict(args) -> int:
     from mklearn.persistence import atomic_write, load_model
 
     model = load_model(args.model)
-    X, y = load_data_file(args.data, label_column=args.label_column)
+    final = model.steps[-1][1] if hasattr(model, "steps") else model
+    X, y = load_data_file(
+        args.data, label_column=args.label_column, n_features=model.n_features_in_
+    )
     predictions = model.predict(X)
+    lines = "\n".join(_label_text(p) for p in predictions) + "\n"
     if args.output:
         with atomic_write(args.output) as handle:
-            handle.write("\n".join(str(p) for p in predictions) + "\n")
+            handle.write(lines)
     else:
-        print("\n".join(str(p) for p in predictions))
-    if y is not None and len(y) == len(predictions):
-        numeric = y.dtype.kind in "biuf" and predictions.dtype.kind in "biuf"
-        truth, guess = (
-            (y.astype(float), predictions.astype(float))
-            if numeric
-            else (y.astype(str), predictions.astype(str))
-        )
-        if np.isin(truth, guess).all() or np.isin(truth, model.classes_.astype(truth.dtype)).all():
-            accuracy = float(np.mean(truth == guess))
-            print(f"accuracy {accuracy:.4f} on {len(y)} points", file=sys.stderr)
+        sys.stdout.write(lines)
+    if y is not None:
+        print(_predict_score(final, y, predictions), file=sys.stderr)
     return 0
+
+
+def _label_text(value):
+    """A label or prediction as text: integral floats without a decimal point (LIBSVM's
+    ``+1`` is read as 1.0 and written back as ``1``), other floats exactly."""
+    if isinstance(value, (float, np.floating)):
+        return f"{value:g}" if float(value).is_integer() else repr(float(value))
+    return str(value)
+
+
+def _predict_score(model, y, predictions):
+    """Accuracy (classifiers, one-class) or R^2 (regressors) of the predictions on labels."""
+    if not hasattr(model, "classes_") and not hasattr(model, "offset_"):
+        from sklearn.metrics import r2_score
+
+        if y.dtype.kind not in "biuf":
+            raise ValueError("the data's targets are not numbers; a regressor needs real targets")
+        return f"R^2 {r2_score(y, predictions):.4f} on {len(y)} points"
+    classes = getattr(model, "classes_", np.array([-1, 1]))
+    known = {_label_text(c) for c in classes}
+    truth = np.array([_label_text(v) for v in y])
+    guess = np.array([_label_text(p) for p in predictions])
+    unknown = sorted(set(truth.tolist()) - known)
+    if len(unknown) == len(set(truth.tolist())):
+        return (f"no accuracy: the data's labels ({', '.join(unknown[:5])}) are not classes "
+                f"of the model ({', '.join(sorted(known))})")
+    note = ""
+    if unknown:
+        note = (f" ({np.isin(truth, unknown).sum()} labelled {', '.join(unknown[:5])}, "
+                f"not a class of the model: {', '.join(sorted(known))})")
+    return f"accuracy {np.mean(truth == guess):.4f} on {len(y)} points{note}"
 
 
 if __name__ == "__main__":

@@ -1,12 +1,29 @@
 """Saving and loading fitted models without pickle.
 
-A model file is an ``.npz`` archive (``allow_pickle=False`` on load) with a JSON header in the
-array ``header`` (format name and version, estimator parameters, kernel specs, classes) and
-plain numeric arrays: kernel weights, dual coefficients, intercepts, the support vectors'
-(standardised) rows, standardisation and trace scales. Only what prediction needs is kept.
-Format version 1 holds sums of kernels; version 2 adds product-kernel models
-(``combination="product"`` on X: block layout, base width and standardisation instead of
-kernel specs). Sum models are still written as version 1, so older readers keep reading them.
+A model file is an ``.npz`` archive (a zip of ``.npy`` arrays, never unpickled) with a JSON
+header in the array ``header`` (format name and version, estimator and its parameters, kernel
+specs, classes, declared sizes) and plain numeric arrays: kernel weights, dual coefficients,
+intercepts, the support vectors' (standardised) rows, standardisation and trace scales. Only
+what prediction needs is kept.
+
+Format versions (a file is written with the lowest version that holds it, so older readers
+keep reading what they can):
+
+1. ``MKLClassifier`` with a sum of kernels built from X;
+2. adds product-kernel classifiers (``combination="product"`` on X: block layout, base width
+   and standardisation instead of kernel specs);
+3. adds ``MKLRegressor``, ``OneClassMKL``, multi-view models (view names and widths), and
+   Pipelines of whitelisted scikit-learn scalers ending in an mklearn estimator; also records
+   the sizes every array must have (``n_support``, ``n_block_pairs``), kernel groups and
+   ``feature_names_in_``.
+
+The loader trusts nothing: it reads only the members the model needs, checks every ``.npy``
+header and zip-directory size against the shapes the JSON header declares before reading
+(:mod:`mklearn._model_file`), checks that the shapes agree with each other (classes and weight
+rows, dual coefficients and support vectors, kernel count and weights) and that values are
+finite, and rebuilds parameters through the estimators' own validation. Any inconsistency is a
+``ValueError`` that names it.
+
 Files are written to a temporary file in the target directory and renamed, so an interrupted
 save never leaves a partial model.
 """
@@ -16,50 +33,156 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from contextlib import contextmanager
 
 import numpy as np
 
+from mklearn._model_file import ModelArchive
 from mklearn.kernels import KernelBank, kernel_from_dict
+from mklearn.kernels.bank import check_feature_indices
 
 FORMAT = "mklearn-model"
-VERSION = 2  # the newest format this module reads and writes
-_SUM_VERSION = 1
-_PARAMS = ("kernels", "solver", "regularizer", "p", "lam", "C", "tol", "max_iter", "kernel_dtype")
+VERSION = 3  # the newest format this module reads and writes
+
+#: scikit-learn transformers a saved Pipeline may hold before its mklearn estimator, with the
+#: fitted arrays (each ``None`` or of shape ``(n_features_in_,)``) that their transform reads.
+PIPELINE_TRANSFORMERS = {
+    "StandardScaler": ("mean_", "scale_", "var_"),
+    "MinMaxScaler": ("min_", "scale_", "data_min_", "data_max_", "data_range_"),
+    "MaxAbsScaler": ("max_abs_", "scale_"),
+    "RobustScaler": ("center_", "scale_"),
+    "Normalizer": (),
+}
+
+
+def _estimator_classes():
+    from mklearn.estimators import MKLClassifier, MKLRegressor
+    from mklearn.one_class import OneClassMKL
+
+    return {cls.__name__: cls for cls in (MKLClassifier, MKLRegressor, OneClassMKL)}
 
 
 def save_model(estimator, path) -> None:
-    """Write a fitted :class:`~mklearn.MKLClassifier` to ``path`` (an ``.npz`` file).
+    """Write a fitted mklearn estimator, or a Pipeline ending in one, to ``path`` (``.npz``).
+
+    Parameters
+    ----------
+    estimator : MKLClassifier, MKLRegressor, OneClassMKL or sklearn.pipeline.Pipeline
+        Fitted on X (a kernel family, multi-view input or a product of per-feature kernels).
+        A Pipeline's steps before the last must be fitted scikit-learn transformers listed in
+        :data:`PIPELINE_TRANSFORMERS`.
+    path : str or path-like
+        The file; no extension is added.
 
     Raises
     ------
     ValueError
-        If the estimator is not fitted, or was fitted on precomputed kernels or distances
-        (the file could not rebuild test kernels from raw data).
+        If the estimator is not fitted, is of another type, was fitted on precomputed kernels,
+        distances or strings (the file could not rebuild test kernels), or a Pipeline holds a
+        step outside the whitelist.
     OSError
         If the directory is not writable; no partial file is left behind.
     """
-    if not hasattr(estimator, "kernel_weights_"):
+    steps = getattr(estimator, "steps", None)
+    if steps is not None:
+        header, arrays = _describe_pipeline(steps)
+    else:
+        header, arrays = _describe(estimator)
+    header["version"] = _version(header)
+    arrays = {"header": np.array(json.dumps(header)), **arrays}
+    with atomic_write(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def _version(header):
+    """The lowest format version that holds the model (see the module docstring)."""
+    if header["estimator"] != "MKLClassifier" or "views" in header or "pipeline" in header:
+        return 3
+    return 2 if header.get("combination") == "product" else 1
+
+
+def _describe(model):
+    """(JSON header, arrays) of one fitted mklearn estimator."""
+    classes = _estimator_classes()
+    if type(model).__name__ not in classes or type(model) is not classes[type(model).__name__]:
+        raise ValueError(
+            f"save_model stores {', '.join(classes)} or a Pipeline ending in one; got "
+            f"{type(model).__name__}"
+        )
+    if not hasattr(model, "kernel_weights_"):
         raise ValueError("the model is not fitted; call fit before saving it")
-    product = getattr(estimator, "product_", None)
+    product = getattr(model, "product_", None)
     if isinstance(product, str):  # fitted on a stack of distances
         raise ValueError(
             "a model fitted on precomputed distances cannot be saved: the file must rebuild "
             "test kernels from data; fit with kernels='features' instead"
         )
-    if product is not None:
-        _save_product(estimator, path)
-        return
-    if estimator.bank_ is None:
+    bank = getattr(model, "bank_", None)
+    if product is None and bank is None:
         raise ValueError(
             "a model fitted on precomputed kernels cannot be saved: the file must "
             "rebuild test kernels from data; fit with a kernel family instead"
         )
-    bank = estimator.bank_
-    state = bank.fitted_state()
-    params = {k: _plain(getattr(estimator, k)) for k in _PARAMS}
-    params["kernels"] = "listed"
-    header = _common_header(estimator, _SUM_VERSION, params)
+    weights = np.atleast_2d(model.kernel_weights_)
+    header = {
+        "format": FORMAT,
+        "estimator": type(model).__name__,
+        "params": _params(model),
+        "n_features_in": int(model.n_features_in_),
+        "kernel_names": [str(name) for name in model.kernel_names_],
+        "n_support": int(model.dual_coef_.shape[1]),
+        "fit": {
+            "objective": np.atleast_1d(model.objective_).astype(float).tolist(),
+            "duality_gap": np.atleast_1d(model.duality_gap_).astype(float).tolist(),
+            "n_iter": np.atleast_1d(model.n_iter_).astype(int).tolist(),
+        },
+    }
+    if hasattr(model, "classes_"):
+        header["classes"] = model.classes_.tolist()
+        header["classes_dtype"] = model.classes_.dtype.kind
+    if hasattr(model, "offset_"):
+        header["offset"] = float(model.offset_)
+    if hasattr(model, "feature_names_in_"):
+        header["feature_names_in"] = [str(name) for name in model.feature_names_in_]
+    views = getattr(model, "views_", None)
+    if views is not None:
+        header["views"] = {
+            "names": list(views.names),
+            "n_columns": [int(c) for c in views.n_columns],
+            "keyed": bool(views.keyed),
+        }
+    groups = getattr(model, "groups_", None)
+    if groups is not None:
+        header["groups"] = {"codes": groups.codes.tolist(), "names": list(groups.names)}
+    arrays = {
+        "kernel_weights": weights,
+        "dual_coef": model.dual_coef_,
+        "intercept": model.intercept_,
+    }
+    if product is not None:
+        header["params"]["combination"] = "product"
+        header.update(
+            {
+                "combination": "product",
+                "gamma": float(product.gamma),
+                "block_names": list(product.names),
+                "n_block_pairs": int(product.features.size),
+            }
+        )
+        arrays.update(
+            {
+                "support_vectors": model.support_vectors_,
+                "mean": product.mean,
+                "scale": product.scale,
+                "block_features": product.features,
+                "block_codes": product.codes,
+            }
+        )
+        return header, arrays
+    state = bank.fitted_state()  # ValueError for banks that cannot be stored (strings)
+    header["params"]["kernels"] = "listed"
     header.update(
         {
             "kernels": [spec.to_dict() for spec in bank.specs],
@@ -68,66 +191,85 @@ def save_model(estimator, path) -> None:
             "dtype": np.dtype(bank.dtype).name,
         }
     )
-    arrays = _common_arrays(estimator, header)
     arrays.update(
         {
-            "support_vectors": state["X_fit"][estimator.support_],
+            "support_vectors": state["X_fit"][model.support_],
             "mean": state["mean"],
             "scale": state["scale"],
             "trace_scales": state["trace_scales"],
         }
     )
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, **arrays)
+    return header, arrays
 
 
-def _save_product(estimator, path):
-    fitted = estimator.product_
-    params = {k: _plain(getattr(estimator, k)) for k in _PARAMS if k != "kernels"}
-    params["combination"] = "product"
-    header = _common_header(estimator, VERSION, params)
-    header.update({"combination": "product", "gamma": float(fitted.gamma),
-                   "block_names": list(fitted.names)})
-    arrays = _common_arrays(estimator, header)
-    arrays.update(
-        {
-            "support_vectors": estimator.support_vectors_,
-            "mean": fitted.mean,
-            "scale": fitted.scale,
-            "block_features": fitted.features,
-            "block_codes": fitted.codes,
+def _params(model):
+    """The constructor parameters that are plain JSON (kernels and groups stored apart)."""
+    params = {}
+    for key, value in model.get_params(deep=False).items():
+        if key == "kernels":
+            continue
+        if key == "groups" and not (value is None or isinstance(value, str)):
+            groups = getattr(model, "groups_", None)
+            value = None if groups is None else groups.codes.tolist()
+        value = _plain(value)
+        if _is_json(value):
+            params[key] = value
+    return params
+
+
+def _is_json(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _describe_pipeline(steps):
+    *transformers, (final_name, final) = steps
+    header, arrays = _describe(final)
+    described = []
+    for i, (name, step) in enumerate(transformers):
+        kind = type(step).__name__
+        if kind not in PIPELINE_TRANSFORMERS or type(step) is not _transformer_class(kind):
+            raise ValueError(
+                f"pipeline step '{name}' is a {kind}; a saved Pipeline may hold only "
+                f"{', '.join(PIPELINE_TRANSFORMERS)} before its mklearn estimator"
+            )
+        if not hasattr(step, "n_features_in_"):
+            raise ValueError(f"pipeline step '{name}' is not fitted; fit the Pipeline first")
+        stored = []
+        for attr in PIPELINE_TRANSFORMERS[kind]:
+            value = getattr(step, attr, None)
+            if value is not None:
+                arrays[f"step{i}.{attr}"] = np.asarray(value, dtype=np.float64)
+                stored.append(attr)
+        entry = {
+            "name": str(name),
+            "type": kind,
+            "params": {k: _plain(v) for k, v in step.get_params().items()},
+            "arrays": stored,
+            "n_features_in": int(step.n_features_in_),
         }
-    )
-    with atomic_write(path, "wb") as handle:
-        np.savez(handle, **arrays)
+        seen = getattr(step, "n_samples_seen_", None)
+        if seen is not None:
+            entry["n_samples_seen"] = np.asarray(seen).astype(int).tolist()
+        if hasattr(step, "feature_names_in_"):
+            entry["feature_names_in"] = [str(n) for n in step.feature_names_in_]
+        if not _is_json(entry["params"]):
+            raise ValueError(f"pipeline step '{name}' has parameters that are not plain values")
+        described.append(entry)
+    header["pipeline"] = described
+    header["final_step"] = str(final_name)
+    return header, arrays
 
 
-def _common_header(estimator, version, params):
-    classes = estimator.classes_
-    return {
-        "format": FORMAT,
-        "version": version,
-        "estimator": type(estimator).__name__,
-        "params": params,
-        "classes": classes.tolist(),
-        "classes_dtype": classes.dtype.kind,
-        "n_features_in": int(estimator.n_features_in_),
-        "kernel_names": list(estimator.kernel_names_),
-        "fit": {
-            "objective": np.atleast_1d(estimator.objective_).tolist(),
-            "duality_gap": np.atleast_1d(estimator.duality_gap_).tolist(),
-            "n_iter": np.atleast_1d(estimator.n_iter_).tolist(),
-        },
-    }
+def _transformer_class(kind):
+    import sklearn.preprocessing
 
-
-def _common_arrays(estimator, header):
-    return {
-        "header": np.array(json.dumps(header)),
-        "kernel_weights": np.atleast_2d(estimator.kernel_weights_),
-        "dual_coef": estimator.dual_coef_,
-        "intercept": estimator.intercept_,
-    }
+    return getattr(sklearn.preprocessing, kind)
 
 
 @contextmanager
@@ -161,105 +303,341 @@ def _umask() -> int:
     return mask
 
 
+
+# ------------------------------------------------------------------------------- loading
+_READ_ERRORS = (
+    zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, KeyError,
+    TypeError, IndexError, ValueError, UnicodeDecodeError, OverflowError,
+)
+
+
 def load_model(path):
-    """Read a model written by :func:`save_model`; returns a fitted ``MKLClassifier``.
+    """Read a model written by :func:`save_model`.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    MKLClassifier, MKLRegressor, OneClassMKL or sklearn.pipeline.Pipeline
+        Fitted; its predictions equal those of the saved model.
 
     Raises
     ------
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file is not an mklearn model, or its format version is newer than this library.
+        If the file is not an mklearn model, its format version is not between 1 and
+        :data:`VERSION`, or it is damaged or edited: a member missing or of another dtype,
+        shape or size than the header declares, shapes that disagree with each other,
+        non-finite values, or invalid parameters. The message names the problem.
     """
+    path = os.fspath(path)
     try:
-        with np.load(os.fspath(path), allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-        header = json.loads(str(arrays["header"]))
-    except FileNotFoundError:
-        raise
-    except Exception as exc:
+        archive = ModelArchive(path)
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as exc:
         raise ValueError(
-            f"{path} is not an mklearn model file (it does not read as an .npz "
-            "archive with a JSON header); write one with `mklearn fit --save "
-            "MODEL`"
+            f"{path} is not an mklearn model file (it does not read as an .npz archive with a "
+            "JSON header); write one with `mklearn fit --save MODEL` or save_model"
+        ) from exc
+    with archive:
+        header = _read_header(archive, path)
+        try:
+            return _Reader(header, archive).model()
+        except _READ_ERRORS as exc:
+            raise ValueError(
+                f"{path} is a damaged mklearn model file: {exc}; save the model again"
+            ) from exc
+
+
+def _read_header(archive, path):
+    try:
+        header = json.loads(archive.header_text())
+    except _READ_ERRORS as exc:
+        raise ValueError(
+            f"{path} is not an mklearn model file (no readable JSON header: {exc})"
         ) from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"{path} is not an mklearn model file (no '{FORMAT}' header)")
     version = header.get("version")
-    if not isinstance(version, int):
-        raise ValueError(f"{path} has no valid model format version; the file is damaged")
+    if type(version) is not int or version < 1:
+        raise ValueError(
+            f"{path} has no valid model format version ({version!r}; valid: 1 to {VERSION}); "
+            "the file is damaged"
+        )
     if version > VERSION:
         raise ValueError(
             f"{path} has model format version {version}; this mklearn "
             f"reads up to version {VERSION}: upgrade mklearn"
         )
-    try:
-        return _rebuild(header, arrays)
-    except (KeyError, TypeError, IndexError, ValueError) as exc:
-        raise ValueError(
-            f"{path} is a damaged mklearn model file ({exc!r}); save the model again"
-        ) from exc
+    return header
 
 
-def _rebuild(header, arrays):
-    from mklearn.estimators import MKLClassifier
-
-    if header.get("combination") == "product":
-        return _rebuild_product(header, arrays)
-    specs = [kernel_from_dict(d) for d in header["kernels"]]
-    params = dict(header["params"])
-    params["kernels"] = specs
-    model = MKLClassifier(**params)
-    model.bank_ = KernelBank.from_fitted(
-        specs,
-        standardize=header["standardize"],
-        normalize=header["normalize"],
-        dtype=np.dtype(header["dtype"]),
-        mean=arrays["mean"],
-        scale=arrays["scale"],
-        trace_scales=arrays["trace_scales"],
-        X_fit=arrays["support_vectors"],
-    )
-    return _fill_fitted(model, header, arrays)
+def _check(condition, message):
+    if not condition:
+        raise ValueError(message)
 
 
-def _rebuild_product(header, arrays):
-    from mklearn.estimators import MKLClassifier
-    from mklearn.products import FeatureProduct, FittedProduct
-
-    params = dict(header["params"])
-    model = MKLClassifier(**params, kernels=FeatureProduct(gamma=header["gamma"]))
-    model.bank_ = None
-    model.views_ = None
-    model.product_ = FittedProduct(
-        arrays["mean"],
-        arrays["scale"],
-        arrays["block_features"].astype(np.int64),
-        arrays["block_codes"].astype(np.int64),
-        float(header["gamma"]),
-        list(header["block_names"]),
-    )
-    model.support_vectors_ = np.ascontiguousarray(arrays["support_vectors"], dtype=np.float64)
-    return _fill_fitted(model, header, arrays)
+def _integer(value, name, low):
+    _check(type(value) is int and value >= low, f"'{name}' must be an integer >= {low}, "
+           f"got {value!r}")
+    return value
 
 
-def _fill_fitted(model, header, arrays):
-    """The fitted attributes both formats share."""
-    weights = arrays["kernel_weights"]
-    model.kernel_weights_ = weights[0] if weights.shape[0] == 1 else weights
-    model.dual_coef_ = arrays["dual_coef"]
-    model.intercept_ = arrays["intercept"]
-    n_sv = arrays["support_vectors"].shape[0]
-    model.support_ = np.arange(n_sv)  # rows of the stored support vectors
-    model.classes_ = np.array(
-        header["classes"], dtype=object if header["classes_dtype"] == "O" else None
-    )
-    model.n_features_in_ = header["n_features_in"]
-    model.n_train_ = n_sv
-    model.kernel_names_ = header["kernel_names"]
-    fit = header["fit"]
-    binary = weights.shape[0] == 1
-    model.objective_ = fit["objective"][0] if binary else np.array(fit["objective"])
-    model.duality_gap_ = fit["duality_gap"][0] if binary else np.array(fit["duality_gap"])
-    model.n_iter_ = fit["n_iter"][0] if binary else np.array(fit["n_iter"])
-    return model
+def _strings(value, name, length=None):
+    _check(isinstance(value, list) and all(isinstance(v, str) for v in value),
+           f"'{name}' must be a list of strings")
+    if length is not None:
+        _check(len(value) == length, f"'{name}' has {len(value)} entries, expected {length}")
+    return value
+
+
+def _numbers(value, name, length, integral=False):
+    kinds = (int,) if integral else (int, float)
+    _check(isinstance(value, list) and len(value) == length
+           and all(type(v) in kinds for v in value),
+           f"'{name}' must be a list of {length} {'integers' if integral else 'numbers'}")
+    return value
+
+
+class _Reader:
+    """Rebuilds the model a checked header describes, reading each member once."""
+
+    def __init__(self, header, archive):
+        self.header = header
+        self.archive = archive
+        self.version = header["version"]
+
+    def model(self):
+        header = self.header
+        model = self._estimator()
+        if "pipeline" not in header:
+            return model
+        _check(self.version >= 3, "a Pipeline needs format version 3")
+        return self._pipeline(model)
+
+    # ------------------------------------------------------------------ estimator
+    def _estimator(self):
+        header, archive = self.header, self.archive
+        classes = _estimator_classes()
+        kind = header["estimator"]
+        _check(kind in classes, f"unknown estimator {kind!r}; expected one of {sorted(classes)}")
+        _check(kind == "MKLClassifier" or self.version >= 3,
+               f"{kind} models need format version 3, the file says {self.version}")
+        n_features = _integer(header["n_features_in"], "n_features_in", 1)
+        names = _strings(header["kernel_names"], "kernel_names")
+        n_kernels = len(names)
+        _check(n_kernels >= 1, "the model has no kernels")
+        classifier = kind == "MKLClassifier"
+        if classifier:
+            labels = self._classes()
+            n_rows = 1 if labels.size == 2 else labels.size
+        else:
+            n_rows = 1
+        if "n_support" in header:
+            n_sv = _integer(header["n_support"], "n_support", 0)
+        else:  # format 1 and 2 files: the dual coefficients' own header gives it
+            _check(self.version < 3, "'n_support' is missing")
+            n_sv = archive.shape_of("dual_coef", 2)[1]
+        weights = archive.read("kernel_weights", shape=(n_rows, n_kernels))
+        _check(np.all(weights >= 0), "kernel weights must be >= 0")
+        dual_coef = archive.read("dual_coef", shape=(n_rows, n_sv))
+        intercept = archive.read("intercept", shape=(n_rows,))
+        support_vectors = archive.read("support_vectors", shape=(n_sv, n_features))
+        mean = archive.read("mean", shape=(n_features,))
+        scale = archive.read("scale", shape=(n_features,))
+        _check(np.all(scale > 0), "standardisation scales must be > 0")
+
+        params = header["params"]
+        _check(isinstance(params, dict), "'params' must be a dict")
+        params = {k: v for k, v in params.items() if k not in ("kernels", "combination")}
+        cls = classes[kind]
+        if header.get("combination") == "product":
+            _check(classifier and self.version >= 2, "product models are MKLClassifier, v2+")
+            model = self._product(cls, params, n_features, n_kernels, mean, scale)
+            model.support_vectors_ = support_vectors
+        else:
+            model = self._sum(cls, params, n_features, n_kernels, mean, scale, support_vectors)
+        model._validate_params()  # InvalidParameterError is a ValueError
+
+        model.kernel_weights_ = weights[0] if n_rows == 1 else weights
+        model.dual_coef_ = dual_coef
+        model.intercept_ = intercept
+        model.support_ = np.arange(n_sv)  # rows of the stored support vectors
+        model.n_train_ = n_sv
+        model.n_features_in_ = n_features
+        model.kernel_names_ = names
+        if classifier:
+            model.classes_ = labels
+        fit = header["fit"]
+        _check(isinstance(fit, dict), "'fit' must be a dict")
+        objective = _numbers(fit["objective"], "fit.objective", n_rows)
+        gap = _numbers(fit["duality_gap"], "fit.duality_gap", n_rows)
+        n_iter = _numbers(fit["n_iter"], "fit.n_iter", n_rows, integral=True)
+        if n_rows == 1:
+            model.objective_, model.duality_gap_, model.n_iter_ = objective[0], gap[0], n_iter[0]
+        else:
+            model.objective_, model.duality_gap_ = np.array(objective), np.array(gap)
+            model.n_iter_ = np.array(n_iter)
+        if kind == "OneClassMKL":
+            offset = header["offset"]
+            _check(type(offset) in (int, float) and np.isfinite(offset),
+                   "'offset' must be a finite number")
+            model.offset_ = float(offset)
+        if "feature_names_in" in header:
+            model.feature_names_in_ = np.array(
+                _strings(header["feature_names_in"], "feature_names_in", n_features), dtype=object
+            )
+        if classifier:
+            self._groups(model, n_kernels)
+        return model
+
+    def _classes(self):
+        header = self.header
+        labels = header["classes"]
+        _check(isinstance(labels, list) and len(labels) >= 2
+               and all(type(c) in (int, float, str, bool) for c in labels),
+               "'classes' must be a list of at least two labels (numbers or strings)")
+        kind = header["classes_dtype"]
+        _check(kind in ("b", "i", "u", "f", "U", "O"), f"unknown classes_dtype {kind!r}")
+        labels = np.array(labels, dtype=object if kind == "O" else None)
+        _check(labels.dtype.kind == {"u": "i"}.get(kind, kind),
+               f"'classes' do not all have the declared type {kind!r}")
+        if labels.dtype.kind == "f":
+            _check(np.all(np.isfinite(labels)), "'classes' holds NaN or infinity")
+        _check(len(set(labels.tolist())) == labels.size, "'classes' has repeated labels")
+        return labels
+
+    def _sum(self, cls, params, n_features, n_kernels, mean, scale, support_vectors):
+        header, archive = self.header, self.archive
+        specs = header["kernels"]
+        _check(isinstance(specs, list) and len(specs) == n_kernels,
+               f"'kernels' must list {n_kernels} kernel specs, one per kernel name")
+        specs = [kernel_from_dict(d) for d in specs]
+        check_feature_indices(specs, n_features)
+        _check(type(header["standardize"]) is bool, "'standardize' must be true or false")
+        _check(header["dtype"] in ("float64", "float32"), "'dtype' must be float64 or float32")
+        trace_scales = archive.read("trace_scales", shape=(n_kernels,))
+        _check(np.all(trace_scales > 0), "trace scales must be > 0")
+        model = cls(**params, kernels=specs)
+        model.bank_ = KernelBank.from_fitted(
+            specs,
+            standardize=header["standardize"],
+            normalize=header["normalize"],
+            dtype=np.dtype(header["dtype"]),
+            mean=mean,
+            scale=scale,
+            trace_scales=trace_scales,
+            X_fit=support_vectors,
+        )
+        model.views_ = self._views(n_features)
+        return model
+
+    def _views(self, n_features):
+        views = self.header.get("views")
+        if views is None:
+            return None
+        from mklearn.views import Views
+
+        _check(self.version >= 3 and isinstance(views, dict), "'views' needs format version 3")
+        names = _strings(views["names"], "views.names")
+        _check(len(names) >= 1 and len(set(names)) == len(names), "view names must be unique")
+        widths = _numbers(views["n_columns"], "views.n_columns", len(names), integral=True)
+        _check(all(w >= 1 for w in widths) and sum(widths) == n_features,
+               f"view widths {widths} do not add up to n_features_in = {n_features}")
+        _check(type(views["keyed"]) is bool, "'views.keyed' must be true or false")
+        return Views(names, widths, views["keyed"])
+
+    def _product(self, cls, params, n_features, n_kernels, mean, scale):
+        from mklearn.products import FeatureProduct, FittedProduct
+
+        header, archive = self.header, self.archive
+        gamma = header["gamma"]
+        _check(type(gamma) in (int, float) and np.isfinite(gamma) and gamma > 0,
+               "'gamma' must be a finite number > 0")
+        block_names = _strings(header["block_names"], "block_names", n_kernels)
+        if "n_block_pairs" in header:
+            n_pairs = _integer(header["n_block_pairs"], "n_block_pairs", 1)
+        else:
+            _check(self.version < 3, "'n_block_pairs' is missing")
+            n_pairs = archive.shape_of("block_features", 1)[0]
+        features = archive.read("block_features", shape=(n_pairs,), kinds="iu").astype(np.int64)
+        codes = archive.read("block_codes", shape=(n_pairs,), kinds="iu").astype(np.int64)
+        _check(np.all((features >= 0) & (features < n_features)),
+               f"block features must be column indices below {n_features}")
+        _check(np.all((codes >= 0) & (codes < n_kernels))
+               and np.unique(codes).size == n_kernels,
+               f"block codes must cover the {n_kernels} kernels")
+        model = cls(**params, kernels=FeatureProduct(gamma=float(gamma)))
+        model.bank_ = None
+        model.views_ = None
+        model.product_ = FittedProduct(mean, scale, features, codes, float(gamma), block_names)
+        return model
+
+    def _groups(self, model, n_kernels):
+        from mklearn.groups import KernelGroups
+
+        groups = self.header.get("groups")
+        model.groups_ = None
+        if groups is None:
+            return
+        _check(isinstance(groups, dict), "'groups' must be a dict")
+        names = _strings(groups["names"], "groups.names")
+        codes = _numbers(groups["codes"], "groups.codes", n_kernels, integral=True)
+        codes = np.array(codes, dtype=np.int64)
+        _check(np.all((codes >= 0) & (codes < len(names)))
+               and np.unique(codes).size == len(names),
+               f"group codes must cover the {len(names)} groups")
+        model.groups_ = KernelGroups(codes, names)
+        model.group_names_ = list(names)
+        weights = np.atleast_2d(model.kernel_weights_)
+        sums = np.array([model.groups_.sum(w) for w in weights])
+        shares = sums / np.maximum(sums.sum(axis=1, keepdims=True), 1e-300)
+        model.group_weights_ = shares[0] if weights.shape[0] == 1 else shares
+
+    # ------------------------------------------------------------------- pipeline
+    def _pipeline(self, model):
+        from sklearn.pipeline import Pipeline
+
+        header, archive = self.header, self.archive
+        entries = header["pipeline"]
+        _check(isinstance(entries, list), "'pipeline' must be a list of steps")
+        final = header["final_step"]
+        steps = []
+        for i, entry in enumerate(entries):
+            _check(isinstance(entry, dict), "every pipeline step must be a dict")
+            kind, name = entry["type"], entry["name"]
+            _check(kind in PIPELINE_TRANSFORMERS,
+                   f"pipeline step type {kind!r} is not one of {sorted(PIPELINE_TRANSFORMERS)}")
+            params = entry["params"]
+            _check(isinstance(params, dict), "pipeline step params must be a dict")
+            params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+            step = _transformer_class(kind)(**params)
+            step._validate_params()
+            _check(_integer(entry["n_features_in"], "n_features_in", 1) == model.n_features_in_,
+                   "pipeline steps must keep the model's number of features")
+            width = model.n_features_in_
+            stored = _strings(entry["arrays"], "arrays")
+            _check(set(stored) <= set(PIPELINE_TRANSFORMERS[kind]),
+                   f"unknown arrays {stored} for a {kind}")
+            for attr in PIPELINE_TRANSFORMERS[kind]:
+                value = archive.read(f"step{i}.{attr}", shape=(width,)) if attr in stored else None
+                setattr(step, attr, value)
+            step.n_features_in_ = width
+            if "n_samples_seen" in entry:
+                seen = entry["n_samples_seen"]
+                if isinstance(seen, list):
+                    seen = np.array(_numbers(seen, "n_samples_seen", width, integral=True))
+                else:
+                    seen = _integer(seen, "n_samples_seen", 0)
+                step.n_samples_seen_ = seen
+            if "feature_names_in" in entry:
+                step.feature_names_in_ = np.array(
+                    _strings(entry["feature_names_in"], "feature_names_in", width), dtype=object
+                )
+            steps.append((name, step))
+        names = [name for name, _ in steps] + [final]
+        _check(all(isinstance(n, str) and n and "__" not in n for n in names)
+               and len(set(names)) == len(names), "pipeline step names must be unique strings")
+        return Pipeline([*steps, (final, model)])

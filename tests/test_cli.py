@@ -361,8 +361,8 @@ def test_save_message_and_libsvm_predict(capsys, files, tmp_path):
     status, out, err = _run(capsys, "predict", path, "--data", files["svm"])
     assert status == 0, err
     X, _ = load_data_file(files["svm"])
-    assert out.split() == [str(p) for p in load_model(path).predict(X)]
-    assert set(out.split()) <= {"-1.0", "1.0"}
+    assert out.split() == [f"{p:g}" for p in load_model(path).predict(X)]
+    assert set(out.split()) <= {"-1", "1"}  # the file's labels, not their float form
     assert "accuracy" in err
 
 
@@ -401,7 +401,45 @@ def test_predict_on_unlabelled_rows_of_another_file(capsys, saved_ab, tmp_path):
     status, out, err = _run(capsys, "predict", saved_ab, "--data", path)
     assert status == 0, err
     assert len(out.split()) == 10 and set(out.split()) <= {"a", "b"}
-    assert "accuracy" not in err
+    assert err.startswith("no accuracy: the data's labels (?x) are not classes")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv-no-header", "libsvm"])
+def test_predict_reads_files_without_labels(capsys, files, saved_ab, tmp_path, fmt):
+    # the model's n_features_in_ tells a label column from a feature column
+    X, _ = _toy(n=12, seed=6)
+    X[:, 2] = np.where(X[:, 2] > 0, X[:, 2], 0.0)  # zeros: LIBSVM omits them
+    X[:, 2][-1] = 0.0  # the highest index is absent from some lines
+    path = tmp_path / f"new.{fmt}"
+    if fmt == "libsvm":
+        path.write_text("".join(
+            " ".join(f"{j + 1}:{v:.8f}" for j, v in enumerate(row) if v != 0) + "\n" for row in X
+        ))
+    else:
+        with open(path, "w") as handle:
+            if fmt == "csv":
+                handle.write("f0,f1,f2\n")
+            handle.writelines(",".join(f"{v:.8f}" for v in row) + "\n" for row in X)
+    status, out, err = _run(capsys, "predict", saved_ab, "--data", path)
+    assert status == 0, err
+    expected = load_model(saved_ab).predict(np.round(X, 8))
+    assert out.split() == [str(p) for p in expected]
+    assert err == ""  # no labels: no score
+
+
+def test_predict_libsvm_with_fewer_features_than_training(capsys, tmp_path):
+    X, y = _toy(n=30, seed=7)
+    train = _write_libsvm(tmp_path / "train.svm", X, y)
+    model_path = tmp_path / "m.npz"
+    status, _, err = _run(capsys, "fit", "--data", train, *FAST, "--save", model_path)
+    assert status == 0, err
+    test = tmp_path / "test.svm"
+    test.write_text("+1 1:0.5 2:0.1\n-1 1:-1.5\n")  # highest index 2 < 3 features
+    status, out, err = _run(capsys, "predict", model_path, "--data", test)
+    assert status == 0, err
+    expected = load_model(model_path).predict(np.array([[0.5, 0.1, 0.0], [-1.5, 0.0, 0.0]]))
+    assert out.split() == [f"{p:g}" for p in expected]
+    assert err.startswith("accuracy ") and "on 2 points" in err
 
 
 # ------------------------------------------------------------------------- bad input
@@ -455,7 +493,7 @@ BAD_PREDICT = {
     "not a model": ("{not_model}", "{csv}", ["not an mklearn model file"]),
     "missing data": ("MODEL", "{dir}/absent.csv", ["not found"]),
     "data does not parse": ("MODEL", "{bad_csv}", ["line 2"]),
-    "wrong number of features": ("MODEL", "{wide}", ["4 features", "3"]),
+    "wrong number of features": ("MODEL", "{wide}", ["5 columns", "3 features"]),
 }
 
 
@@ -529,12 +567,22 @@ def test_fit_regression_task_reports_r2(capsys, tmp_path):
     assert fold["test_r2"] > 0.0 and fold["duality_gap"][0] >= 0.0
 
 
-def test_regression_with_save_is_refused(capsys, tmp_path):
-    status, _, err = _run(
-        capsys, "fit", "--dataset", "abalone", "--save", str(tmp_path / "m.npz")
+def test_regression_save_and_predict_prints_r2(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    data = _write_csv(tmp_path / "reg.csv", X, X[:, 0] ** 2 + 0.5 * X[:, 1], header=False)
+    path = tmp_path / "reg.npz"
+    status, out, err = _run(
+        capsys, "fit", "--data", data, "--task", "regression", *FAST, "--save", path
     )
-    assert status == 2 and "--save" in err
-    assert not (tmp_path / "m.npz").exists()
+    assert status == 0, err
+    loaded = load_model(path)
+    assert type(loaded).__name__ == "MKLRegressor"
+    status, out, err = _run(capsys, "predict", path, "--data", data)
+    assert status == 0, err
+    assert [float(v) for v in out.split()] == loaded.predict(X.round(8)).tolist()
+    r2 = loaded.score(X.round(8), X[:, 0] ** 2 + 0.5 * X[:, 1])
+    assert err.strip() == f"R^2 {r2:.4f} on 40 points"
 
 
 def test_predict_output_failure_leaves_no_temp_file(capsys, files, saved_ab, tmp_path, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ _LIBSVM_HINT = "expected lines like '<label> <index>:<value> ...'"
 
 # One LIBSVM/SVMlight sample: a label, an optional qid, then index:value pairs.
 _LIBSVM_LINE = re.compile(r"^\s*[^\s,:]+(\s+qid:\S+)?(\s+\d+:[^\s,]+)+\s*(#.*)?$")
+_UNLABELLED_LIBSVM_LINE = re.compile(r"^\s*\d+:[^\s,]+(\s+\d+:[^\s,]+)*\s*(#.*)?$")
 _SNIFF_MAX_LINES = 50
 
 
@@ -58,9 +60,9 @@ def load_svmlight(
     -------
     X : ndarray of shape (n_samples, n_features), dtype float64, or scipy.sparse.csr_matrix
         Feature matrix (dense unless ``dense=False``).
-    y : ndarray of shape (n_samples,), dtype float64
+    y : ndarray of shape (n_samples,), dtype float64, or None
         Labels (or regression targets) exactly as written in the file; no
-        recoding is done.
+        recoding is done. None for a file of ``index:value`` pairs without labels.
 
     Raises
     ------
@@ -72,8 +74,14 @@ def load_svmlight(
         or if it contains a feature index larger than ``n_features``.
     """
     file_path = _existing_file(path)
+    unlabelled = _sniff_format(file_path) == "libsvm-unlabelled"
     try:
-        X, y = load_svmlight_file(str(file_path))
+        if unlabelled:  # index:value pairs only: read with a placeholder label
+            with open(file_path, "rb") as handle:
+                lines = [b"0 " + line if line.strip() else line for line in handle]
+            X, y = load_svmlight_file(io.BytesIO(b"".join(lines)))
+        else:
+            X, y = load_svmlight_file(str(file_path))
     except ValueError as exc:  # includes UnicodeDecodeError
         raise ValueError(
             f"could not parse {file_path} as LIBSVM format: {exc}; {_LIBSVM_HINT}"
@@ -85,7 +93,7 @@ def load_svmlight(
     if n_features is not None:
         X = _with_n_columns(X, n_features, file_path)
     X = X.astype(np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    y = None if unlabelled else np.asarray(y, dtype=np.float64)
     return (X.toarray() if dense else X.tocsr()), y
 
 
@@ -106,7 +114,8 @@ def load_csv(
     label_column: int = -1,
     header: bool | Literal["infer"] = "infer",
     delimiter: str | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    n_features: int | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a CSV or whitespace-separated table of numeric features and one label column.
 
     Parameters
@@ -123,14 +132,18 @@ def load_csv(
         Field separator. By default it is guessed from the first line: ``","``
         if it contains a comma, ``";"`` if it contains a semicolon, otherwise any
         run of whitespace (spaces or tabs).
+    n_features : int, optional
+        Number of features expected (e.g. a fitted model's ``n_features_in_``): a table of
+        ``n_features`` columns has no labels, one of ``n_features + 1`` has a label column.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features), dtype float64
         Feature columns in file order.
-    y : ndarray of shape (n_samples,)
+    y : ndarray of shape (n_samples,), or None
         Labels as read, without recoding: float64 if every label is a number,
-        otherwise an array of ``str`` (e.g. ``"M"`` / ``"R"``).
+        otherwise an array of ``str`` (e.g. ``"M"`` / ``"R"``). None when the table has
+        no label column (only with ``n_features``).
 
     Raises
     ------
@@ -150,14 +163,14 @@ def load_csv(
         raise ValueError(f"{file_path} contains no data rows")
 
     n_columns = len(records[0][1])
-    label_index = _label_index(label_column, n_columns, file_path)
+    label_index = _resolve_label(label_column, n_columns, n_features, file_path)
     if header is True or (header == "infer" and _is_header(records[0][1], label_index)):
         records = records[1:]
     if not records:
         raise ValueError(f"{file_path} contains a header but no data rows")
 
     n_columns = len(records[0][1])
-    label_index = _label_index(label_column, n_columns, file_path)
+    label_index = _resolve_label(label_column, n_columns, n_features, file_path)
     features, labels = [], []
     for line_number, fields in records:
         if len(fields) != n_columns:
@@ -165,9 +178,25 @@ def load_csv(
                 f"{file_path}, line {line_number}: expected {n_columns} fields, found {len(fields)}"
             )
         features.append(_parse_features(fields, label_index, file_path, line_number))
-        labels.append(_check_label(fields[label_index], file_path, line_number))
-    X = np.asarray(features, dtype=np.float64).reshape(len(features), n_columns - 1)
-    return X, _label_array(labels)
+        if label_index is not None:
+            labels.append(_check_label(fields[label_index], file_path, line_number))
+    width = n_columns - (label_index is not None)
+    X = np.asarray(features, dtype=np.float64).reshape(len(features), width)
+    return X, (None if label_index is None else _label_array(labels))
+
+
+def _resolve_label(label_column, n_columns, n_features, file_path):
+    """Index of the label column; None when ``n_features`` says the table has none."""
+    if n_features is None:
+        return _label_index(label_column, n_columns, file_path)
+    if n_columns == n_features:
+        return None
+    if n_columns == n_features + 1:
+        return _label_index(label_column, n_columns, file_path)
+    raise ValueError(
+        f"{file_path} has {n_columns} columns; the model expects {n_features} features, "
+        f"so {n_features} columns (no labels) or {n_features + 1} (with a label column)"
+    )
 
 
 def _read_records(file_path: Path, delimiter: str | None) -> list[tuple[int, list[str]]]:
@@ -258,7 +287,7 @@ def _label_array(labels: list[str]) -> np.ndarray:
     return np.asarray(labels, dtype=str)
 
 
-def _sniff_format(file_path: Path) -> Literal["libsvm", "csv"]:
+def _sniff_format(file_path: Path) -> Literal["libsvm", "libsvm-unlabelled", "csv"]:
     """Guess the format from the first meaningful lines of a file."""
     checked = 0
     with open(file_path, encoding="utf-8", errors="replace") as handle:
@@ -268,6 +297,8 @@ def _sniff_format(file_path: Path) -> Literal["libsvm", "csv"]:
                 continue
             if _LIBSVM_LINE.match(stripped):
                 return "libsvm"
+            if _UNLABELLED_LIBSVM_LINE.match(stripped):
+                return "libsvm-unlabelled"
             # A lone label is a valid LIBSVM line with no non-zero feature: undecided.
             if len(stripped.split()) > 1 or "," in stripped:
                 return "csv"
@@ -277,7 +308,9 @@ def _sniff_format(file_path: Path) -> Literal["libsvm", "csv"]:
     return "csv"
 
 
-def load_data_file(path: PathLike, *, label_column: int = -1) -> tuple[np.ndarray, np.ndarray]:
+def load_data_file(
+    path: PathLike, *, label_column: int = -1, n_features: int | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a data file, detecting LIBSVM or CSV format from its content.
 
     A line such as ``+1 3:0.5 7:1`` marks a LIBSVM/SVMlight file, read with
@@ -292,13 +325,19 @@ def load_data_file(path: PathLike, *, label_column: int = -1) -> tuple[np.ndarra
     label_column : int, default=-1
         Label column for CSV files; ignored for LIBSVM files, whose label is
         always the first field.
+    n_features : int, optional
+        Width of X, e.g. a fitted model's ``n_features_in_``: a LIBSVM file whose highest
+        feature index is lower gets zero columns up to it; a CSV file of ``n_features``
+        columns is read as unlabelled, one of ``n_features + 1`` as labelled.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_features), dtype float64
         Dense feature matrix.
-    y : ndarray of shape (n_samples,)
-        Labels as read: float64, or ``str`` for CSV files with non-numeric labels.
+    y : ndarray of shape (n_samples,), or None
+        Labels as read: float64, or ``str`` for CSV files with non-numeric labels; None for
+        a file without labels (LIBSVM lines of ``index:value`` pairs only, or with
+        ``n_features`` a CSV table of that many columns).
 
     Raises
     ------
@@ -309,6 +348,6 @@ def load_data_file(path: PathLike, *, label_column: int = -1) -> tuple[np.ndarra
         :func:`load_svmlight` and :func:`load_csv`).
     """
     file_path = _existing_file(path)
-    if _sniff_format(file_path) == "libsvm":
-        return load_svmlight(file_path, dense=True)
-    return load_csv(file_path, label_column=label_column)
+    if _sniff_format(file_path).startswith("libsvm"):
+        return load_svmlight(file_path, dense=True, n_features=n_features)
+    return load_csv(file_path, label_column=label_column, n_features=n_features)
