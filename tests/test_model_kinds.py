@@ -376,3 +376,18 @@ def test_corrupted_member_data_is_a_value_error(tmp_path, multiclass_file):
     bad.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="damaged"):
         load_model(bad)
+
+
+def test_cli_predict_with_an_edited_model_exits_2_with_one_line(tmp_path, multiclass_file,
+                                                                capsys):
+    from mklearn.cli import main
+
+    path, arrays, header = multiclass_file
+    bad = _write(tmp_path / "bad.npz", arrays, _edit(header, "n_support", 2))
+    X, _ = _data()
+    data = tmp_path / "x.csv"
+    np.savetxt(data, X, delimiter=",")
+    assert main(["predict", str(bad), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mklearn: error: ") and "dual_coef" in err
+    assert err.count("\n") == 1
