@@ -1,20 +1,11 @@
-"""The string-kernel docs page and example run (example at tiny size)."""
+"""The string-kernel example runs at tiny size (the docs page runs in test_docs.py)."""
 
 import importlib.util
-import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_docs_code_blocks_run():
-    text = (ROOT / "docs" / "string_kernels.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) == 2
-    for block in blocks:
-        exec(compile(block, "docs/string_kernels.md", "exec"), {})
 
 
 def test_wd_positions_example_runs_at_tiny_size(tmp_path):
