@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         help="LIBSVM-format file, or CSV with the label in the last column",
     )
     fit.add_argument(
-        "--label-column", type=int, default=-1, help="label column of a CSV file (default: last)"
+        "--label-column", type=int, default=None,
+        help="label column of a CSV file (default: last; LIBSVM files have it first)",
     )
     fit.add_argument(
         "--task",
@@ -104,7 +105,8 @@ def _parser() -> argparse.ArgumentParser:
         required=True,
         help="LIBSVM or CSV file (labels, if present, give an accuracy)",
     )
-    predict.add_argument("--label-column", type=int, default=-1)
+    predict.add_argument("--label-column", type=int, default=None,
+                         help="label column of a CSV file (default: last)")
     predict.add_argument("--output", metavar="FILE", help="write predictions here, one a line")
 
     sub.add_parser("datasets", help="list the bundled data sets")
@@ -124,8 +126,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, FileNotFoundError, OSError) as exc:
-        print(f"mklearn: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the message holds
+        print(f"mklearn: error: {message}", file=sys.stderr)
         return 2
 
 
@@ -136,6 +139,8 @@ def _load(args):
         if y is None:
             raise ValueError(f"{args.data} has no labels; fit needs a label on every line")
         return X, y, args.data, args.task or "classification"
+    if args.label_column is not None:
+        raise ValueError("--label-column applies to --data CSV files, not to bundled data sets")
     name = args.dataset or "sonar"
     task = args.task or dataset_info(name)["task"]
     if task != dataset_info(name)["task"]:
@@ -190,10 +195,23 @@ def _estimator(args, verbose, task="classification"):
 
 def _fit(args) -> int:
     from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
+    from sklearn.utils.multiclass import type_of_target
 
+    from mklearn.persistence import check_writable
+    from mklearn.validation import check_regression_targets
+
+    if args.save:
+        check_writable(args.save)  # before any work, not after the fit
     X, y, name, task = _load(args)
     _resolve_defaults(args, task)
     regression = task == "regression"
+    if regression:
+        y = check_regression_targets(y)
+    elif type_of_target(y) == "continuous":
+        raise ValueError(
+            f"the labels of {name} are continuous numbers, not classes; for regression pass "
+            "--task regression"
+        )
     if not regression and np.unique(y).size < 2:
         raise ValueError(f"{name} has a single class; MKL classification needs two or more")
     if args.cv is not None:
@@ -370,8 +388,10 @@ class _Report:
 
 
 def _predict(args) -> int:
-    from mklearn.persistence import atomic_write, load_model
+    from mklearn.persistence import atomic_write, check_writable, load_model
 
+    if args.output:
+        check_writable(args.output)
     model = load_model(args.model)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     X, y = load_data_file(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 import warnings
 from numbers import Integral, Real
@@ -12,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
@@ -22,9 +21,19 @@ from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.regularizers import make_regularizer
-from mklearn.solvers import SOLVERS, get_solver
+from mklearn.solvers import SOLVERS, check_solver_options, get_solver
 from mklearn.solvers.tasks import RegressionTask
-from mklearn.validation import check_kernel_stack, check_learned_kernel, check_test_stack
+from mklearn.validation import (
+    DegenerateModelWarning,
+    check_kernel_stack,
+    check_label_types,
+    check_learned_kernel,
+    check_regression_targets,
+    check_test_stack,
+    kernel_is_constant,
+    rows_are_identical,
+    warn_constant_model,
+)
 from mklearn.views import Views, is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
@@ -52,6 +61,9 @@ class _KernelInput:
         rows (no stack)."""
         if self._precomputed:
             stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
+            if kernel_is_constant(kernel_sum):
+                warn_constant_model(self, "all entries of the precomputed kernels are equal "
+                                    "(e.g. all zero)")
             self.n_train_ = stack.shape[0]
             self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
             self.bank_ = None
@@ -66,6 +78,8 @@ class _KernelInput:
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_data(self, X, y, dtype=np.float64)
+        if rows_are_identical(X):
+            warn_constant_model(self, "all rows of X are identical (every feature is constant)")
         if self.views_ is not None:
             specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
         else:
@@ -81,7 +95,18 @@ class _KernelInput:
         stack = self.bank_.fit_transform(X)
         self.n_train_ = X.shape[0]
         self.kernel_names_ = names or list(self.bank_.kernel_names)
-        return SumOfKernels(stack), y
+        combination = SumOfKernels(stack)
+        kernel_sum = combination.kernel(np.ones(stack.shape[2]))
+        if not np.isfinite(kernel_sum).all():
+            raise ValueError(
+                "the kernels computed from X overflow (entries near the largest float): the "
+                "features are too large for these kernels; rescale X, e.g. with "
+                "sklearn.preprocessing.StandardScaler"
+            )
+        if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
+            warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
+                                "or so equal that every kernel entry rounds to the same value)")
+        return SumOfKernels(stack, kernel_sum=kernel_sum), y
 
     def _check_learned_kernels(self, kernels, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
@@ -115,8 +140,8 @@ class _KernelInput:
     def _kernel_expansion(self, X):
         """``sum_i dual_coef_i K(d)(x_i, x)`` for each test point, shape (n_test,) (one model)."""
         active = np.flatnonzero(self.kernel_weights_ > 0)
-        if self.support_.size == 0 or active.size == 0:
-            return np.zeros(_num_samples(X))
+        if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, gives zeros
+            active = np.arange(1)
         cross = self._test_stack(X, active)
         combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
         return combined.astype(np.float64) @ self.dual_coef_[0]
@@ -362,6 +387,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 "kernels pass kernel values with kernels='precomputed'"
             )
         info = get_solver(self.solver, self.regularizer, self.combination)
+        options = {**info.defaults, **check_solver_options(self.solver, info,
+                                                           self.solver_options)}
+        check_label_types(y)
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:
@@ -377,7 +405,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
-        options = {**info.defaults, **(self.solver_options or {})}
         if columns:
             options.setdefault("cache_size", float(self.cache_size))
         if product:
@@ -485,6 +512,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             return _product.product_decision(self, X)
         weights = np.atleast_2d(self.kernel_weights_)
         active = np.flatnonzero(np.any(weights > 0, axis=0))
+        if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, scores = b
+            active = np.arange(1)
         cross = self._test_stack(X, active)  # (n_test, n_SV, n_active)
         scores = np.empty((cross.shape[0], weights.shape[0]))
         for c in range(weights.shape[0]):
@@ -639,15 +668,24 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 f"solver={self.solver!r} does not take regularizer={self.regularizer!r}: use "
                 "solver='silp' or 'spg' with regularizer='l1', solver='smo' with 'lp' or 'kl'"
             )
+        options = check_solver_options(self.solver, SOLVERS[self.solver], self.solver_options)
+        y = check_regression_targets(y)
+        if y.shape[0] < 2:
+            raise ValueError(
+                f"MKLRegressor needs at least 2 samples, got n_samples={y.shape[0]}; fit on more "
+                "data"
+            )
+        if np.ptp(y) <= 2 * self.epsilon:
+            warnings.warn(
+                f"all targets lie within a tube of width 2 * epsilon = {2 * self.epsilon:g} "
+                f"(they span {np.ptp(y):.3g}), so the constant function is optimal and every "
+                "prediction will be the same; lower epsilon (it is in units of y)",
+                DegenerateModelWarning,
+                stacklevel=2,
+            )
         start = time.perf_counter()
-        if self._precomputed:
-            y = np.asarray(y)
-            if y.dtype.kind not in "biuf":
-                raise ValueError("MKLRegressor needs real-valued targets y")
         provider, y = self._training_kernels(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity; regression targets must be finite")
         self.kernel_time_ = time.perf_counter() - start
         regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
         start = time.perf_counter()
@@ -655,9 +693,10 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             result = _fit_task(self, provider, RegressionTask(y, float(self.C), self.epsilon),
                                regularizer)
         else:
+            options.setdefault("cache_size", float(self.cache_size))
             result = smo_mkl_regression(
                 provider, y, float(self.C), regularizer, epsilon=float(self.epsilon),
-                tol=self.tol, max_iter=self.max_iter, cache_size=float(self.cache_size),
+                tol=self.tol, max_iter=self.max_iter, **options,
             )
         self.solve_time_ = time.perf_counter() - start
         self._check_learned_kernels(provider, result.kernel_weights)
@@ -680,13 +719,8 @@ def _fit_task(estimator, kernels, task, regularizer):
     """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
     becomes the signed coefficients ``v`` (one per training sample)."""
     info = get_solver(estimator.solver, regularizer.name)
-    options = {**info.defaults, **(estimator.solver_options or {})}
-    fixed = {"combination", "y", "C", "regularizer", "task", "callback", "tol", "max_iter"}
-    accepted = set(inspect.signature(info.function).parameters) - fixed
-    unknown = sorted(set(options) - accepted)
-    if unknown:
-        raise ValueError(f"solver_options {unknown} are not options of solver "
-                         f"{estimator.solver!r}; it takes {sorted(accepted)}")
+    options = {**info.defaults,
+               **check_solver_options(estimator.solver, info, estimator.solver_options)}
     result = info.function(kernels, None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)

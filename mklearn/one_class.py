@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.regularizers import make_regularizer
+from mklearn.solvers import SOLVERS, check_solver_options
 from mklearn.solvers.tasks import OneClassTask
 from mklearn.views import is_views
 
@@ -114,6 +115,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self : OneClassMKL
         """
         self._validate_params()
+        check_solver_options(self.solver, SOLVERS[self.solver], self.solver_options)
         start = time.perf_counter()
         kernels, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
         self.kernel_time_ = time.perf_counter() - start

@@ -25,7 +25,8 @@ finite, and rebuilds parameters through the estimators' own validation. Any inco
 ``ValueError`` that names it.
 
 Files are written to a temporary file in the target directory and renamed, so an interrupted
-save never leaves a partial model.
+save never leaves a partial model; temporary files of killed writers are removed by the next
+save to the same directory (:func:`atomic_write`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -272,17 +274,34 @@ def _transformer_class(kind):
     return getattr(sklearn.preprocessing, kind)
 
 
+_TMP_PREFIX, _TMP_SUFFIX = ".mklearn-", ".tmp"
+_STALE_SECONDS = 60.0  # a temporary file this old and unlocked was left by a killed writer
+
+
 @contextmanager
 def atomic_write(path, mode="w"):
     """Open a temporary file beside ``path``; rename it onto ``path`` only on success.
 
     An interrupted or failing write leaves ``path`` as it was and no temporary file behind.
+    A writer killed outright (``kill -9``, power loss) cannot clean up, so the temporary
+    file (``.mklearn-*.tmp`` in the target directory) is locked while it is written, and
+    every later write to that directory deletes such files that are unlocked and older than
+    a minute.
+
+    Raises
+    ------
+    OSError
+        If the directory of ``path`` does not exist or is not writable (the message names
+        ``path``).
     """
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".mklearn-", suffix=".tmp", dir=directory)
+    check_writable(target)
+    _remove_stale_temporaries(directory)
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=directory)
     try:
-        with os.fdopen(fd, mode) as handle:
+        _lock(fd)  # held until fd closes: after the rename, or when the process dies
+        with os.fdopen(fd, mode, closefd=False) as handle:
             yield handle
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
@@ -290,6 +309,66 @@ def atomic_write(path, mode="w"):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    finally:
+        os.close(fd)
+
+
+def check_writable(path) -> None:
+    """OSError naming ``path`` unless a file can be written there (checked before any work).
+
+    Raises
+    ------
+    OSError
+        If ``path`` is a directory, or its directory is missing or not writable.
+    """
+    target = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(target))
+    if os.path.isdir(target):
+        raise IsADirectoryError(f"cannot write to {target}: it is a directory; give a file name")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(
+            f"cannot write {target}: directory {directory} does not exist; create it first"
+        )
+    if not os.access(directory, os.W_OK):
+        raise PermissionError(f"cannot write {target}: directory {directory} is not writable")
+
+
+def _lock(fd) -> bool:
+    """Take an exclusive advisory lock on ``fd`` without waiting; False if another has it."""
+    try:
+        import fcntl
+    except ImportError:  # no fcntl (Windows): staleness is judged by age alone
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _remove_stale_temporaries(directory) -> None:
+    """Delete ``.mklearn-*.tmp`` files in ``directory`` left by killed writers."""
+    now = time.time()
+    try:
+        names = [n for n in os.listdir(directory)
+                 if n.startswith(_TMP_PREFIX) and n.endswith(_TMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        stale = os.path.join(directory, name)
+        try:
+            if now - os.stat(stale).st_mtime < _STALE_SECONDS:
+                continue
+            fd = os.open(stale, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            if _lock(fd):  # no live writer holds it
+                os.unlink(stale)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _plain(value):

@@ -2,14 +2,92 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit
+from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 from mklearn.combinations import SumOfKernels
 
-_PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks
+_PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
+_EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are computed exactly
+_LANCZOS_VECTORS = 32  # Lanczos basis size (ARPACK's ncv) of the check of larger kernels
+_LANCZOS_RESTARTS = 4  # ARPACK restarts: at most ~130 products with the kernel in all
+_PSD_TOL = 1e-6  # eigenvalues below -_PSD_TOL * largest make a kernel indefinite
+_SAFE_KERNEL_RANGE = (1e-100, 1e100)  # largest |diagonal entry| the solvers handle
+
+
+class DegenerateModelWarning(UserWarning):
+    """A model was fitted, but it cannot tell the training points apart: it gives them all the
+    same decision (constant kernels: all-zero kernels, identical rows of X, constant features,
+    or regression targets that all fit inside the epsilon tube)."""
+
+
+def warn_constant_model(estimator, reason):
+    """Warn that ``estimator`` predicts one value everywhere, and why."""
+    warnings.warn(
+        f"{type(estimator).__name__}: {reason}, so every base kernel is constant on the "
+        "training data: the model cannot tell the training points apart, learns nothing from "
+        "them and gives them all the same decision. Check the data (features that vary) or "
+        "the kernels",
+        DegenerateModelWarning,
+        stacklevel=4,
+    )
+
+
+def kernel_is_constant(kernel_sum):
+    """True if all entries of the sum of the kernels are equal (to rounding)."""
+    largest = float(np.max(np.abs(kernel_sum))) if kernel_sum.size else 0.0
+    return float(np.ptp(kernel_sum)) <= 1e-12 * largest if kernel_sum.size else True
+
+
+def rows_are_identical(X):
+    """True if every row of the 2-D array X equals the first (no kernel on X can vary)."""
+    return bool(np.all(X == X[:1]))
+
+
+def check_label_types(y):
+    """Refuse labels that mix numbers and strings (numpy cannot sort them)."""
+    y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else y
+    if getattr(y, "dtype", None) is None or y.dtype.kind != "O":
+        return
+    kinds = {"string" if isinstance(v, (str, bytes)) else type(v).__name__ for v in y.ravel()}
+    if "string" in kinds and len(kinds) > 1:
+        others = ", ".join(sorted(kinds - {"string"}))
+        raise ValueError(
+            f"y mixes strings with other label types ({others}); use one type for all "
+            "labels, e.g. y.astype(str)"
+        )
+
+
+def check_regression_targets(y):
+    """Real, finite targets of a safe size as float64; ValueError naming the problem."""
+    y = np.asarray(y)
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported: MKLRegressor needs real-valued targets y")
+    if y.dtype.kind not in "biuf":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            example = next(iter(np.ravel(y)), None)
+            raise ValueError(
+                f"MKLRegressor needs real-valued targets y, got {y.dtype.name} values such as "
+                f"{example!r}; for class labels use MKLClassifier (command line: --task "
+                "classification)"
+            ) from None
+    y = column_or_1d(y, warn=True).astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity; regression targets must be finite")
+    largest = float(np.max(np.abs(y))) if y.size else 0.0
+    if largest > _SAFE_KERNEL_RANGE[1]:
+        raise ValueError(
+            f"regression targets as large as {largest:.3g} overflow in the solver (their "
+            "squares exceed the float range); rescale y, e.g. to y / y.std()"
+        )
+    return y
 
 
 def _as_stack(X, what, ensure_all_finite=True):
@@ -69,6 +147,11 @@ def check_kernel_stack(X, y, *, return_sum=False):
             f"a precomputed training stack must be square in its first two axes, got shape "
             f"{stack.shape}; pass K[i, j, k] = k_k(x_i, x_j) for the training points"
         )
+    if m == 0:
+        raise ValueError(
+            f"{what} has no kernels (shape {stack.shape}); pass at least one kernel, "
+            "K[:, :, k] for k = 0, 1, ..."
+        )
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
     kernel_sum = SumOfKernels(stack).kernel(np.ones(m))
@@ -77,7 +160,7 @@ def check_kernel_stack(X, y, *, return_sum=False):
 
 
 def check_learned_kernel(stack_km, weights):
-    """Check that the learned kernel ``K(d) = sum_k d_k K_k`` is symmetric.
+    """Check that the learned kernel ``K(d) = sum_k d_k K_k`` is symmetric and PSD.
 
     :func:`check_kernel_stack` checks the plain sum of the kernels, in which the antisymmetric
     parts of several kernels could cancel; in ``K(d)`` they would not, and an SVM on an
@@ -93,12 +176,21 @@ def check_learned_kernel(stack_km, weights):
     Raises
     ------
     ValueError
-        If a kernel of non-zero weight is not symmetric.
+        If a kernel of non-zero weight is not symmetric, or K(d) has an eigenvalue below
+        ``-1e-6`` times its largest (the message gives both).
     """
     active = np.flatnonzero(weights)
     if active.size:
         learned = SumOfKernels(stack_km.transpose(1, 2, 0)).kernel(weights)
         _check_symmetry(stack_km, learned, active, _diagonal_scale(stack_km, active))
+        psd, low, high = _is_psd((learned + learned.T) / 2)
+        if not psd:
+            raise ValueError(
+                f"the learned kernel K(d) = sum_k d_k K_k is not positive semi-definite "
+                f"(smallest eigenvalue {low:.3g}, largest {high:.3g}): kernels "
+                f"{active.tolist()} have non-zero weight; use valid kernels or add a small "
+                "ridge to their diagonals"
+            )
 
 
 @njit(cache=True)
@@ -156,6 +248,13 @@ def _check_kernels(stack, kernel_sum, what):
         )
     diagonals = _diagonals(stack_km)
     scale = max(float(np.max(np.abs(diagonals))), 1e-300)
+    if np.any(stack_km) and not _SAFE_KERNEL_RANGE[0] <= scale <= _SAFE_KERNEL_RANGE[1]:
+        raise ValueError(
+            f"{what} has diagonal entries up to {scale:.3g}, outside the range "
+            f"[{_SAFE_KERNEL_RANGE[0]:g}, {_SAFE_KERNEL_RANGE[1]:g}] the solvers handle "
+            "without overflow or underflow; rescale the kernels, for example to unit trace "
+            "(K_k / trace(K_k))"
+        )
     _check_symmetry(stack_km, kernel_sum, np.arange(m), scale)
     negative = np.flatnonzero(diagonals.min(axis=1) < -1e-8 * scale)
     if negative.size:
@@ -163,15 +262,49 @@ def _check_kernels(stack, kernel_sum, what):
             f"precomputed kernel {negative[0]} has a negative diagonal entry, so it is not "
             "positive semi-definite; check how it was computed"
         )
-    if m * n**3 <= _PSD_CHECK_BUDGET:
+    exact = m * n**3 <= _PSD_CHECK_BUDGET  # small: every kernel exactly, naming the culprit
+    psd, low, high = (True, 0.0, 0.0) if exact else _is_psd(kernel_sum)
+    if exact or not psd:
         for k in range(m):
-            w = np.linalg.eigvalsh(stack_km[k].astype(np.float64))
-            if w[0] < -1e-6 * max(w[-1], 1e-300):
+            psd_k, low_k, high_k = _is_psd(stack_km[k].astype(np.float64))
+            if not psd_k:
                 raise ValueError(
                     f"precomputed kernel {k} is not positive semi-definite (smallest eigenvalue "
-                    f"{w[0]:.3g}, largest {w[-1]:.3g}); use a valid kernel or add a small ridge "
-                    "to its diagonal"
+                    f"{low_k:.3g}, largest {high_k:.3g}); use a valid kernel or add a small "
+                    "ridge to its diagonal"
                 )
+    if not psd:  # each kernel alone looked fine to Lanczos, their sum does not
+        raise ValueError(
+            f"the sum of the precomputed kernels is not positive semi-definite (smallest "
+            f"eigenvalue {low:.3g}, largest {high:.3g}); use valid kernels or add a small "
+            "ridge to their diagonals"
+        )
+
+
+def _is_psd(K):
+    """(psd, smallest, largest eigenvalue estimate) of the symmetric matrix K.
+
+    Exact (LAPACK) up to n = ``_EXACT_EIGEN_N``; above, a few restarted Lanczos iterations
+    (ARPACK via :func:`scipy.sparse.linalg.eigsh`), cost O(n^2) per product: an isolated
+    negative eigenvalue converges within that budget; if the smallest Ritz value has not
+    converged, the bottom of the spectrum is a cluster near zero (rounding), reported PSD.
+    """
+    n = K.shape[0]
+    if n <= _EXACT_EIGEN_N:
+        w = np.linalg.eigvalsh(K)
+        low, high = float(w[0]), float(w[-1])
+    else:
+        ncv = min(n - 1, _LANCZOS_VECTORS)
+        v0 = np.ones(n) / np.sqrt(n)  # deterministic start
+        high = float(eigsh(K, k=1, which="LA", tol=1e-3, ncv=ncv, v0=v0,
+                           return_eigenvectors=False)[0])
+        try:
+            low = float(eigsh(K, k=1, which="SA", tol=1e-3, ncv=ncv, v0=v0,
+                              maxiter=_LANCZOS_RESTARTS, return_eigenvectors=False)[0])
+        except ArpackNoConvergence as exc:
+            found = np.asarray(exc.eigenvalues, dtype=float)
+            low = float(found.min()) if found.size else 0.0
+    return low >= -_PSD_TOL * max(high, 1e-300), low, high
 
 
 def check_test_stack(X, n_train, n_kernels):

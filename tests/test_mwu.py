@@ -245,7 +245,7 @@ def test_bad_input_messages(problems):
     with pytest.raises(ValueError, match="at least"):
         mwu_mkl(columns, y, 1.0, cache_size=1e-6)
     X, y2 = _subset("sonar", [0, 1], n=40)
-    with pytest.raises(ValueError, match=r"epsilon must be in \(0, 1\)"):
+    with pytest.raises(ValueError, match=r"epsilon.*range \(0.0, 1.0\)"):
         MKLClassifier(kernels="mwumkl", solver="mwu", solver_options={"epsilon": 2}).fit(X, y2)
     with pytest.raises(ValueError, match="does not support regularizer 'lp'"):
         MKLClassifier(kernels="mwumkl", solver="mwu", regularizer="lp").fit(X, y2)

@@ -24,13 +24,45 @@ _LIBSVM_HINT = "expected lines like '<label> <index>:<value> ...'"
 _LIBSVM_LINE = re.compile(r"^\s*[^\s,:]+(\s+qid:\S+)?(\s+\d+:[^\s,]+)+\s*(#.*)?$")
 _UNLABELLED_LIBSVM_LINE = re.compile(r"^\s*\d+:[^\s,]+(\s+\d+:[^\s,]+)*\s*(#.*)?$")
 _SNIFF_MAX_LINES = 50
+_ENCODING = "utf-8-sig"  # UTF-8 (and so ASCII), with or without a byte-order mark
 
 
 def _existing_file(path: PathLike) -> Path:
     file_path = Path(path)
     if not file_path.is_file():
         raise FileNotFoundError(f"data file not found: {file_path}")
+    _check_encoding(file_path)
     return file_path
+
+
+def _check_encoding(file_path: Path) -> None:
+    """Refuse UTF-16/32 text (a byte-order mark or NUL bytes) and other non-UTF-8 bytes,
+    naming the encoding problem instead of failing on garbled fields later."""
+    with open(file_path, "rb") as handle:
+        head = handle.read(1 << 16)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in head:
+        raise ValueError(
+            f"{file_path} looks like UTF-16 or UTF-32 text (it has a byte-order mark or NUL "
+            "bytes); mklearn reads UTF-8 or ASCII: convert it, e.g. "
+            f"`iconv -f UTF-16 -t UTF-8 {file_path.name} > converted.csv`"
+        )
+    try:
+        head.decode(_ENCODING)
+    except UnicodeDecodeError as exc:
+        cut = len(head) == 1 << 16 and exc.start >= len(head) - 3  # a character cut short
+        if not cut:
+            raise ValueError(
+                f"{file_path} is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset "
+                f"{exc.start}); re-save it as UTF-8"
+            ) from None
+
+
+def _dense_limit_bytes() -> int:
+    """Half the physical memory (8 GiB if it cannot be read)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
 
 
 def load_svmlight(
@@ -71,7 +103,9 @@ def load_svmlight(
     ValueError
         If the file is empty or does not parse as LIBSVM format (the message
         names the path, gives the reason and shows the expected line format),
-        or if it contains a feature index larger than ``n_features``.
+        if it contains a feature index larger than ``n_features``, or if
+        ``dense`` and the dense matrix would take more than half the physical
+        memory (e.g. one stray index 99999999).
     """
     file_path = _existing_file(path)
     unlabelled = _sniff_format(file_path) == "libsvm-unlabelled"
@@ -94,7 +128,20 @@ def load_svmlight(
         X = _with_n_columns(X, n_features, file_path)
     X = X.astype(np.float64)
     y = None if unlabelled else np.asarray(y, dtype=np.float64)
+    if dense:
+        _check_dense_size(X, file_path)
     return (X.toarray() if dense else X.tocsr()), y
+
+
+def _check_dense_size(X: sp.spmatrix, file_path: Path) -> None:
+    needed = X.shape[0] * X.shape[1] * 8
+    if needed > _dense_limit_bytes():
+        raise ValueError(
+            f"{file_path} has feature indices up to {X.shape[1]}, so its {X.shape[0]} samples "
+            f"would take {needed / 2**30:.3g} GiB as a dense matrix, more than half this "
+            "machine's memory; check the feature indices (1-based feature numbers), or read "
+            "the file with load_svmlight(path, dense=False)"
+        )
 
 
 def _with_n_columns(X: sp.csr_matrix, n_features: int, file_path: Path) -> sp.csr_matrix:
@@ -201,7 +248,7 @@ def _resolve_label(label_column, n_columns, n_features, file_path):
 
 def _read_records(file_path: Path, delimiter: str | None) -> list[tuple[int, list[str]]]:
     """Return (1-based line number, stripped fields) for every non-blank line."""
-    with open(file_path, newline="", encoding="utf-8", errors="replace") as handle:
+    with open(file_path, newline="", encoding=_ENCODING, errors="replace") as handle:
         lines = handle.read().splitlines()
     if delimiter is None:
         first = next((line for line in lines if line.strip()), "")
@@ -290,7 +337,7 @@ def _label_array(labels: list[str]) -> np.ndarray:
 def _sniff_format(file_path: Path) -> Literal["libsvm", "libsvm-unlabelled", "csv"]:
     """Guess the format from the first meaningful lines of a file."""
     checked = 0
-    with open(file_path, encoding="utf-8", errors="replace") as handle:
+    with open(file_path, encoding=_ENCODING, errors="replace") as handle:
         for line in handle:
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
@@ -309,7 +356,7 @@ def _sniff_format(file_path: Path) -> Literal["libsvm", "libsvm-unlabelled", "cs
 
 
 def load_data_file(
-    path: PathLike, *, label_column: int = -1, n_features: int | None = None
+    path: PathLike, *, label_column: int | None = None, n_features: int | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a data file, detecting LIBSVM or CSV format from its content.
 
@@ -322,9 +369,9 @@ def load_data_file(
     ----------
     path : str or os.PathLike
         File to read.
-    label_column : int, default=-1
-        Label column for CSV files; ignored for LIBSVM files, whose label is
-        always the first field.
+    label_column : int, optional
+        Label column for CSV files (default: the last). LIBSVM files have their
+        label in the first field, so giving it for one is an error.
     n_features : int, optional
         Width of X, e.g. a fitted model's ``n_features_in_``: a LIBSVM file whose highest
         feature index is lower gets zero columns up to it; a CSV file of ``n_features``
@@ -344,10 +391,17 @@ def load_data_file(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file does not parse in the detected format (see
-        :func:`load_svmlight` and :func:`load_csv`).
+        If the file is not UTF-8 text, does not parse in the detected format
+        (see :func:`load_svmlight` and :func:`load_csv`), or is LIBSVM and
+        ``label_column`` is given.
     """
     file_path = _existing_file(path)
     if _sniff_format(file_path).startswith("libsvm"):
+        if label_column is not None:
+            raise ValueError(
+                f"{file_path} is a LIBSVM file, whose label is the first field of each line; "
+                "a label column applies to CSV files only: drop --label-column"
+            )
         return load_svmlight(file_path, dense=True, n_features=n_features)
-    return load_csv(file_path, label_column=label_column, n_features=n_features)
+    return load_csv(file_path, label_column=-1 if label_column is None else label_column,
+                    n_features=n_features)

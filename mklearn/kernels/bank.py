@@ -333,11 +333,20 @@ class KernelBank:
         n_features = X.shape[1]
         check_feature_indices(self.specs, n_features)
         if self.standardize:
-            mean = X.mean(axis=0)
-            std = X.std(axis=0)
+            # columns of extreme magnitude are brought near 1 first, so that the squares in
+            # the variance neither overflow (|x| ~ 1e300) nor underflow (|x| ~ 1e-300)
+            peak = np.max(np.abs(X), axis=0)
+            unit = np.where((peak > 1e150) | ((peak < 1e-150) & (peak > 0)), peak, 1.0)
+            mean = (X / unit).mean(axis=0) * unit
+            std = (X / unit).std(axis=0) * unit
             constant = (std == 0.0) | np.all(X == X[:1], axis=0)
             scale = np.where(constant, 1.0, std)
             X_fit = (X - mean) / scale
+            if not np.isfinite(X_fit).all():
+                raise ValueError(
+                    "X has values so close to the largest float that standardising them "
+                    "overflows; rescale X (e.g. divide each feature by its largest value)"
+                )
         else:
             mean = np.zeros(n_features)
             scale = np.ones(n_features)

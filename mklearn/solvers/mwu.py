@@ -327,7 +327,7 @@ def _midpoint_model(beta, phi, y, lam, C):
 def _lower_bound(beta, lam_max, C):
     """The l1-MKL dual ``1'alpha - max_i alpha' G_i alpha / (2 r_i)`` at the best feasible
     multiple ``alpha = s beta`` (``0 <= alpha <= C``): a lower bound on the optimum."""
-    s = min(1.0 / lam_max, C / float(beta.max()))
+    s = min(1.0 / lam_max if lam_max > 0 else math.inf, C / float(beta.max()))
     return s - 0.5 * s * s * lam_max
 
 

@@ -1,0 +1,323 @@
+"""One regression test per bad-input kind of issue 19 (docs/bad_input.md lists them)."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+from mklearn.cli import main
+from mklearn.datasets import load_data_file
+from mklearn.kernels import RBF, Polynomial
+from mklearn.persistence import atomic_write
+from mklearn.solvers import SOLVERS
+from mklearn.validation import DegenerateModelWarning, check_learned_kernel
+
+FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2)]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, -1)
+    return X, y
+
+
+def _stack(X):
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    return np.stack([np.exp(-sq), np.exp(-sq / 9.0), (1 + X @ X.T) ** 2], axis=-1)
+
+
+def _cli(capsys, *argv):
+    status = main(list(map(str, argv)))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+# ----------------------------------------------------------------- degenerate kernels
+@pytest.mark.parametrize("solver, regularizer", [("spg", "l1"), ("smo", "lp")])
+def test_all_zero_stack_warns_of_a_constant_model(data, solver, regularizer):
+    _, y = data
+    zero = np.zeros((40, 40, 2))
+    model = MKLClassifier(kernels="precomputed", solver=solver, regularizer=regularizer)
+    with pytest.warns(DegenerateModelWarning, match="precomputed kernels are equal"):
+        model.fit(zero, y)
+    assert np.unique(model.predict(zero)).size == 1
+
+
+def test_all_zero_stack_is_refused_by_mwu(data):
+    _, y = data  # MWUMKL normalises by the traces: it cannot run at all
+    with pytest.warns(DegenerateModelWarning), pytest.raises(ValueError, match="zero trace"):
+        MKLClassifier(kernels="precomputed", solver="mwu").fit(np.zeros((40, 40, 2)), y)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        MKLClassifier(kernels=FAMILY),
+        MKLClassifier(kernels=FAMILY, solver="smo", regularizer="lp"),
+        MKLClassifier(kernels=FAMILY, solver="mwu"),
+        MKLRegressor(kernels=FAMILY),
+        OneClassMKL(kernels=FAMILY),
+    ],
+    ids=["spg", "smo", "mwu", "regressor", "one-class"],
+)
+def test_constant_features_warn_and_the_model_still_predicts(data, estimator):
+    X, y = data
+    constant = np.ones_like(X)
+    with pytest.warns(DegenerateModelWarning, match="rows of X are identical"):
+        estimator.fit(constant, None if isinstance(estimator, OneClassMKL) else y)
+    prediction = estimator.predict(constant)  # smo failed: "kernel_indices must select..."
+    assert np.unique(prediction).size == 1
+    assert np.all(np.isfinite(np.asarray(prediction, dtype=float)))
+
+
+def test_targets_inside_the_tube_warn(data):
+    X, _ = data
+    with pytest.warns(DegenerateModelWarning, match="epsilon"):
+        MKLRegressor(kernels=FAMILY, epsilon=0.1).fit(X, np.full(40, 3.0))
+
+
+# ----------------------------------------------------------------------------- scale
+@pytest.mark.parametrize("factor", [1e307, 1e300, 1e-300])
+def test_standardisation_is_scale_invariant(data, factor):
+    X, y = data
+    reference = MKLClassifier(C=10.0).fit(X, y)  # simple_mkl: standardised features
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scaled = MKLClassifier(C=10.0).fit(X * factor, y)
+    np.testing.assert_allclose(scaled.kernel_weights_, reference.kernel_weights_, atol=1e-6)
+    np.testing.assert_array_equal(scaled.predict(X * factor), reference.predict(X))
+
+
+def test_huge_kernel_stack_is_refused_with_the_fix(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"diagonal entries up to .*e\+20\d.*rescale the kernels"):
+        MKLClassifier(kernels="precomputed", solver="smo", regularizer="lp").fit(
+            _stack(X) * 1e200, y)
+
+
+def test_huge_regression_targets_are_refused(data):
+    X, y = data
+    with pytest.raises(ValueError, match="overflow.*rescale y"):
+        MKLRegressor(kernels=FAMILY).fit(X, y * 1e300)
+
+
+def test_features_too_large_for_unstandardised_kernels_are_refused(data):
+    X, y = data
+    with pytest.raises(ValueError, match="kernels computed from X overflow.*rescale X"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        MKLClassifier(kernels=FAMILY).fit(X * 1e300, y)
+
+
+# ------------------------------------------------------------------ indefinite kernels
+def test_indefinite_kernel_is_found_above_the_exact_budget():
+    n = 700  # m n^3 above the budget of the exact per-kernel check: Lanczos on the sum
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(n, 2))
+    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    stack = np.stack([np.exp(-sq), -sq / sq.max()], axis=-1)  # the second is indefinite
+    y = np.where(Z[:, 0] > 0, 1, -1)
+    with pytest.raises(ValueError, match=r"kernel 1 is not positive semi-definite \(smallest "
+                                         r"eigenvalue -\d"):
+        MKLClassifier(kernels="precomputed", max_iter=5).fit(stack, y)
+
+
+@pytest.mark.parametrize("n", [50, 400])
+def test_indefinite_learned_kernel_is_refused_with_its_eigenvalue(n):
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(n, 2))
+    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    stack_km = np.stack([np.exp(-sq), -sq / sq.max()])
+    check_learned_kernel(stack_km, np.array([1.0, 0.0]))  # PSD part alone: fine
+    with pytest.raises(ValueError, match=r"learned kernel.*\(smallest eigenvalue -\d"):
+        check_learned_kernel(stack_km, np.array([0.5, 0.5]))
+
+
+# ----------------------------------------------------------------------------- labels
+def test_labels_mixing_numbers_and_strings_are_refused(data):
+    X, _ = data
+    mixed = np.array([1, "a"] * 20, dtype=object)
+    with pytest.raises(ValueError, match="mixes strings with other label types"):
+        MKLClassifier(kernels=FAMILY).fit(X, mixed)
+
+
+def test_string_targets_for_regression_are_refused(data, tmp_path, capsys):
+    X, _ = data
+    with pytest.raises(ValueError, match="real-valued targets.*MKLClassifier"):
+        MKLRegressor(kernels=FAMILY).fit(X, np.array(["a", "b"] * 20))
+    path = tmp_path / "strings.csv"
+    path.write_text("".join(f"{a:.3f},{b:.3f},{'yes' if a > 0 else 'no'}\n" for a, b in X[:, :2]))
+    status, _, err = _cli(capsys, "fit", "--data", path, "--task", "regression")
+    assert status == 2 and err.count("\n") == 1
+    assert "real-valued targets" in err and "--task classification" in err
+
+
+def test_continuous_labels_for_classification_point_to_regression(data, tmp_path, capsys):
+    X, _ = data
+    path = tmp_path / "continuous.csv"
+    np.savetxt(path, np.column_stack([X, X[:, 0] * 1.37]), delimiter=",")
+    status, _, err = _cli(capsys, "fit", "--data", path)
+    assert status == 2 and "--task regression" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------- options
+def _estimators_for_every_solver(options):
+    for name, info in SOLVERS.items():
+        regularizer = sorted(info.regularizers)[0]
+        yield MKLClassifier(kernels=FAMILY, solver=name, regularizer=regularizer,
+                            solver_options=options)
+    for solver, regularizer in [("smo", "lp"), ("silp", "l1"), ("spg", "l1")]:
+        yield MKLRegressor(kernels=FAMILY, solver=solver, regularizer=regularizer,
+                           solver_options=options)
+    for solver in ("silp", "spg"):
+        yield OneClassMKL(kernels=FAMILY, solver=solver, solver_options=options)
+
+
+def _fail_on_kernels(monkeypatch):
+    """Any kernel computation fails the test: options must be checked before."""
+    from mklearn.kernels import KernelBank
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("kernels were computed before the options were checked")
+
+    monkeypatch.setattr(KernelBank, "fit", forbidden)
+    monkeypatch.setattr(KernelBank, "fit_transform", forbidden)
+
+
+@pytest.mark.parametrize(
+    "estimator", list(_estimators_for_every_solver({"bogus": 1})),
+    ids=lambda e: f"{type(e).__name__}-{e.solver}",
+)
+def test_unknown_solver_option_is_named_with_the_valid_ones(data, estimator, monkeypatch):
+    X, y = data
+    _fail_on_kernels(monkeypatch)
+    valid = sorted(SOLVERS[estimator.solver].options)
+    with pytest.raises(ValueError, match=r"\['bogus'\] are not options of solver") as info:
+        estimator.fit(X, y)
+    assert all(name in str(info.value) for name in valid)
+
+
+@pytest.mark.parametrize(
+    "solver, options",
+    [("spg", {"spectral": "yes"}), ("pgd", {"inner_tol": "x"}), ("smo", {"cache_size": -1}),
+     ("mwu", {"variant": "fast"}), ("mirror", {"step": 3}), ("silp", {"chunk_steps": 1.5})],
+)
+def test_solver_option_of_the_wrong_type_is_refused(data, solver, options, monkeypatch):
+    X, y = data
+    _fail_on_kernels(monkeypatch)
+    regularizer = sorted(SOLVERS[solver].regularizers)[0]
+    key = next(iter(options))
+    with pytest.raises(ValueError, match=f"'{key}' parameter of solver '{solver}'"):
+        MKLClassifier(kernels=FAMILY, solver=solver, regularizer=regularizer,
+                      solver_options=options).fit(X, y)
+
+
+# ------------------------------------------------------------------------ save paths
+def test_save_to_a_missing_directory_fails_before_fitting(tmp_path, capsys, monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("fit ran before the output path was checked")
+
+    monkeypatch.setattr(MKLClassifier, "fit", forbidden)
+    target = tmp_path / "absent" / "model.npz"
+    status, _, err = _cli(capsys, "fit", "--dataset", "sonar", "--cv", "3", "--save", target)
+    assert status == 2 and err.count("\n") == 1
+    assert str(target) in err and "does not exist" in err
+
+
+def test_predict_output_to_a_missing_directory_fails_first(tmp_path, capsys):
+    target = tmp_path / "absent" / "predictions.txt"
+    status, _, err = _cli(capsys, "predict", tmp_path / "no-model.npz", "--data",
+                          tmp_path / "no-data.csv", "--output", target)
+    assert status == 2 and str(target) in err
+
+
+def test_failed_write_leaves_no_temporary_file(tmp_path):
+    with pytest.raises(RuntimeError), atomic_write(tmp_path / "out.txt") as handle:
+        handle.write("partial")
+        raise RuntimeError("interrupted")
+    assert os.listdir(tmp_path) == []
+
+
+def test_next_save_removes_temporaries_of_killed_writers(tmp_path):
+    stale = tmp_path / ".mklearn-killed.tmp"  # what kill -9 during a save leaves
+    stale.write_text("partial")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    fresh = tmp_path / ".mklearn-fresh.tmp"  # may belong to a writer still starting
+    fresh.write_text("partial")
+    with atomic_write(tmp_path / "out.txt") as handle:
+        handle.write("done")
+    assert sorted(os.listdir(tmp_path)) == [".mklearn-fresh.tmp", "out.txt"]
+
+
+def test_temporary_file_locked_by_a_live_writer_is_kept(tmp_path):
+    with atomic_write(tmp_path / "a.txt") as handle:
+        handle.write("a")
+        (temporary,) = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+        old = time.time() - 3600
+        os.utime(tmp_path / temporary, (old, old))
+        with atomic_write(tmp_path / "b.txt") as other:  # a second writer cleans up
+            other.write("b")
+        assert temporary in os.listdir(tmp_path)  # locked: the first writer is alive
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "b.txt"]
+
+
+# ------------------------------------------------------------------------------ files
+def test_libsvm_index_far_beyond_memory_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "huge.svm"
+    path.write_text("".join(f"{1 if i % 2 else -1} 1:0.5 99999999:1\n" for i in range(208)))
+    with pytest.raises(ValueError, match=r"indices up to 99999999.*GiB.*check the feature"):
+        load_data_file(path)
+
+
+def test_utf16_csv_names_the_encoding(tmp_path, capsys):
+    path = tmp_path / "utf16.csv"
+    path.write_text("0.1,0.2,1\n0.3,0.4,-1\n", encoding="utf-16")
+    with pytest.raises(ValueError, match="UTF-16.*iconv"):
+        load_data_file(path)
+    status, _, err = _cli(capsys, "fit", "--data", path)
+    assert status == 2 and "UTF-16" in err and err.count("\n") == 1
+
+
+def test_latin1_csv_names_the_encoding(tmp_path):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("a,b,label\n0.1,0.2,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8 text"):
+        load_data_file(path)
+
+
+def test_utf8_bom_is_read(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text("x,label\n0.5,1\n0.25,-1\n", encoding="utf-8-sig")
+    X, y = load_data_file(path)
+    np.testing.assert_array_equal(X.ravel(), [0.5, 0.25])
+
+
+def test_label_column_for_a_libsvm_file_is_refused(tmp_path, capsys):
+    path = tmp_path / "data.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:0.25 2:0.5\n")
+    with pytest.raises(ValueError, match="LIBSVM file.*label column"):
+        load_data_file(path, label_column=0)
+    status, _, err = _cli(capsys, "fit", "--data", path, "--label-column", "0")
+    assert status == 2 and "--label-column" in err
+
+
+def test_zero_kernel_stack_is_refused(data):
+    _, y = data
+    with pytest.raises(ValueError, match="has no kernels"):
+        MKLClassifier(kernels="precomputed").fit(np.zeros((40, 40, 0)), y)
+
+
+@pytest.mark.parametrize("kernels", [FAMILY, "precomputed"], ids=["X", "stack"])
+def test_one_sample_regression_names_the_sample_count(data, kernels):
+    X, _ = data
+    one = X[:1] if kernels is FAMILY else _stack(X[:1])
+    with pytest.raises(ValueError, match="at least 2 samples, got n_samples=1"):
+        MKLRegressor(kernels=kernels).fit(one, [1.0])
