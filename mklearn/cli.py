@@ -95,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
         help="write the model fitted on the training "
         "part (or on all data with --cv) to this .npz file",
     )
+    fit.add_argument(
+        "--plot",
+        metavar="DIR",
+        help="write PNG plots of the model fitted on the training part (with --cv: fold 1) to "
+        "DIR: the 20 largest weights, weights by feature and kernel, and convergence (needs "
+        "matplotlib: pip install mklearn[plot])",
+    )
     fit.add_argument("--json", action="store_true", help="print one JSON document instead")
 
     predict = sub.add_parser("predict", help="predict with a saved model")
@@ -126,7 +133,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         message = " ".join(str(exc).split())  # one line, whatever the message holds
         print(f"mklearn: error: {message}", file=sys.stderr)
         return 2
@@ -202,6 +209,10 @@ def _fit(args) -> int:
 
     if args.save:
         check_writable(args.save)  # before any work, not after the fit
+    if args.plot:
+        from mklearn.plotting import _pyplot
+
+        _pyplot()  # ImportError with the install hint before a long fit
     X, y, name, task = _load(args)
     _resolve_defaults(args, task)
     regression = task == "regression"
@@ -264,6 +275,8 @@ def _fit(args) -> int:
                 f"{len(train)} training points"
             )
         out.fold(reports[-1], args.cv is not None, k)
+        if k == 0:
+            first = model
     if args.cv is not None:
         metric = "test_r2" if regression else "test_accuracy"
         scores = np.array([r[metric] for r in reports])
@@ -271,8 +284,13 @@ def _fit(args) -> int:
             f"cross-validation ({args.cv} folds): {metric.replace('_', ' ')} "
             f"{scores.mean():.4f} +- {scores.std():.4f}"
         )
+    if args.plot:
+        from mklearn.plotting import save_plots
+
+        written = save_plots(first, args.plot)
+        out.line(f"plots written: {', '.join(written)}")
     if args.save:
-        model = _estimator(args, verbose=0).fit(X, y) if args.cv is not None else model
+        model = _estimator(args, verbose=0, task=task).fit(X, y) if args.cv is not None else model
         from mklearn.persistence import save_model
 
         save_model(model, args.save)

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-SLOW = {"smo_mkl.md"}  # about 10 s on 2 cores: SMO-MKL on all of Sonar and 1000 of Abalone
+SLOW = {"smo_mkl.md", "plots.md"}  # 7-10 s each on 2 cores (full bundled sets, figures)
 
 
 def _blocks(path):

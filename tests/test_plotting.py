@@ -1,4 +1,5 @@
-"""mklearn.plotting: the weight plot and its errors."""
+"""mklearn.plotting: readable weight charts, weight maps, convergence plots, their errors, and
+``mklearn fit --plot``."""
 
 from __future__ import annotations
 
@@ -7,20 +8,128 @@ import sys
 import numpy as np
 import pytest
 
-from mklearn import plotting
+from mklearn import MKLClassifier, plotting
+from mklearn.kernels import RBF, Polynomial, simple_mkl_kernels
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+RECIPE = simple_mkl_kernels(sigmas=(0.5, 2.0, 5.0), degrees=(1, 2))
 
 
-def test_plot_kernel_weights_draws_the_kept_weights():
-    pytest.importorskip("matplotlib")
-    import matplotlib
+def _data(n=40, d=4, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = X[:, 0] + 0.5 * X[:, 1] > 0 if classes == 2 else np.digitize(X[:, 0], [-0.4, 0.4])
+    return X, y
 
-    matplotlib.use("Agg")
-    ax = plotting.plot_kernel_weights(np.array([0.0, 2.0, 1.0]), ["a", "b", "c"])
-    heights = [p.get_height() for p in ax.patches]
-    assert heights == [2.0, 1.0]
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
-    ax = plotting.plot_kernel_weights(np.array([0.5, 2.0, 1.0]), top=2)
-    assert [p.get_height() for p in ax.patches] == [2.0, 1.0]
+
+@pytest.fixture(scope="module")
+def binary():
+    X, y = _data()
+    return MKLClassifier(kernels=RECIPE, C=10).fit(X, y)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_bar_chart_shows_the_top_weights_in_a_readable_figure():
+    weights = np.zeros(800)
+    weights[[5, 700, 42]] = [0.5, 0.3, 0.2]
+    names = [f"k{i}" for i in range(800)]
+    ax = plotting.plot_kernel_weights(weights, names)
+    width, height = ax.figure.get_size_inches()
+    assert width == 7.0 and height < 8  # not 0.18 inch per kernel: 144 inches for 800
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == plotting.TOP and labels[:3] == ["k5", "k700", "k42"]
+    assert sorted(p.get_width() for p in ax.patches) == [0.2, 0.3, 0.5]
+    assert "3 of 800" in ax.get_title() and "20 largest" in ax.get_title()
+    ax = plotting.plot_kernel_weights(np.array([0.0, 2.0, 1.0]), ["a", "b", "c"], top=None)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    assert [p.get_width() for p in ax.patches] == [2.0, 1.0]
+
+
+def test_weight_table_rows_are_feature_blocks_columns_parameters(binary):
+    table, rows, columns = plotting.weight_table(binary)
+    assert rows == ["all", "x[0]", "x[1]", "x[2]", "x[3]"]
+    assert columns == ["rbf(sigma=0.5)", "rbf(sigma=2)", "rbf(sigma=5)",
+                       "poly(degree=1, coef0=1)", "poly(degree=2, coef0=1)"]
+    names = binary.kernel_names_
+    for k, w in enumerate(binary.kernel_weights_):
+        label, block = names[k].rsplit(" on ", 1)
+        assert table[rows.index(block), columns.index(label)] == w
+    assert not np.isnan(table).any()
+
+
+def test_weight_table_marks_missing_kernels_and_needs_specs():
+    X, y = _data()
+    model = MKLClassifier(kernels=[RBF(sigma=1.0), Polynomial(degree=2, features=[1])],
+                          C=10).fit(X, y)
+    table, rows, columns = plotting.weight_table(model)
+    assert rows == ["all", "x[1]"] and np.isnan(table[0, 1]) and np.isnan(table[1, 0])
+    stack = np.stack([X @ X.T, (X @ X.T + 1) ** 2], axis=2)
+    pre = MKLClassifier(kernels="precomputed", C=10).fit(stack, y)
+    with pytest.raises(ValueError, match="plot_kernel_weights"):
+        plotting.plot_weight_map(pre)
+
+
+def test_weight_map_draws_the_table(binary):
+    ax = plotting.plot_weight_map(binary)
+    image = ax.images[0]
+    assert image.get_array().shape == (5, 5)
+    assert [t.get_text() for t in ax.get_yticklabels()][0] == "all"
+    ax = plotting.plot_weight_map(binary, max_rows=3)
+    assert image.get_array().shape[0] == 5 and ax.images[0].get_array().shape[0] == 3
+    assert "2 feature rows" in ax.get_title()
+
+
+def test_convergence_plot_has_objective_and_gap_against_iterations_and_time(binary):
+    axes = plotting.plot_convergence(binary.history_)
+    assert axes.shape == (2, 2)
+    n = len(binary.history_)
+    line = axes[0, 0].lines[0]
+    np.testing.assert_array_equal(line.get_xdata(), np.arange(1, n + 1))
+    np.testing.assert_allclose(line.get_ydata(), [r["objective"] for r in binary.history_])
+    np.testing.assert_allclose(axes[0, 1].lines[0].get_xdata(),
+                               [r["time"] for r in binary.history_])
+    assert axes[1, 0].get_yscale() == "log"
+    with pytest.raises(ValueError, match="fit the model first"):
+        plotting.plot_convergence([])
+
+
+def test_save_plots_multiclass_writes_one_chart_per_class(tmp_path):
+    X, y = _data(classes=3)
+    model = MKLClassifier(kernels=RECIPE, C=10).fit(X, y.astype(float))
+    written = plotting.save_plots(model, tmp_path / "out")
+    names = sorted(p.rsplit("/", 1)[1] for p in written)
+    assert names == ["convergence.png", "weight_map-0.png", "weight_map-1.png",
+                     "weight_map-2.png", "weights-0.png", "weights-1.png", "weights-2.png"]
+    assert all((tmp_path / "out" / n).stat().st_size > 5_000 for n in names)
+
+
+def test_save_plots_product_model_has_no_map(tmp_path):
+    X, y = _data()
+    model = MKLClassifier(kernels="features", combination="product", C=10).fit(X, y)
+    written = plotting.save_plots(model, tmp_path)
+    assert sorted(p.rsplit("/", 1)[1] for p in written) == ["convergence.png", "weights.png"]
+
+
+def test_cli_fit_plot_writes_the_pngs(tmp_path, capsys):
+    from mklearn.cli import main
+
+    X, y = _data(n=50)
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.column_stack([X, np.where(y, 1, -1)]), delimiter=",")
+    status = main(["fit", "--data", str(data), "-C", "10", "--plot", str(tmp_path / "p")])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [
+        "convergence.png", "weight_map.png", "weights.png"]
+    assert "plots written" in out
 
 
 def test_plot_errors_name_the_fix(monkeypatch):
@@ -28,6 +137,17 @@ def test_plot_errors_name_the_fix(monkeypatch):
         plotting.plot_kernel_weights(np.ones((2, 3)))
     with pytest.raises(ValueError, match="one name each"):
         plotting.plot_kernel_weights(np.ones(3), ["a"])
+    with pytest.raises(ValueError, match="top"):
+        plotting.plot_kernel_weights(np.ones(3), top=0)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match="mklearn\\[plot\\]"):
         plotting.plot_kernel_weights(np.ones(3))
+
+
+def test_cli_plot_without_matplotlib_exits_2_before_fitting(monkeypatch, capsys):
+    from mklearn.cli import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    assert main(["fit", "--plot", "somewhere"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mklearn: error: ") and "mklearn[plot]" in err
