@@ -10,7 +10,8 @@ import time
 
 import numpy as np
 
-from mklearn.datasets import dataset_info, list_datasets, load_data_file, load_dataset
+from mklearn import _cli_data
+from mklearn.datasets import load_data_file
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.solvers import SOLVERS
 
@@ -33,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument(
         "--dataset",
         default=None,
-        help=f"bundled data set: {', '.join(list_datasets())} (default sonar)",
+        help="bundled data set (default sonar): "
+        + ", ".join(row[0] for row in _cli_data.all_datasets())
+        + "; `mklearn datasets` lists sizes and tasks",
     )
     source.add_argument(
         "--data",
@@ -71,6 +74,20 @@ def _parser() -> argparse.ArgumentParser:
         default="sum",
         help="sum of the SimpleMKL kernels (default), or product: an RBF kernel with one learned "
         "width per feature (feature selection; --lam is the l1 penalty sigma)",
+    )
+    fit.add_argument(
+        "--kernels",
+        choices=list(_cli_data.FAMILIES),
+        help="kernel family: "
+        + "; ".join(f"{k}: {f.description}" for k, f in _cli_data.FAMILIES.items())
+        + ". Default simple_mkl (features with --combination product, mwumkl_all for "
+        "multi-view sets, wd_position for sequence sets)",
+    )
+    fit.add_argument(
+        "--n-samples",
+        type=int,
+        metavar="N",
+        help="use a random (stratified) subset of N samples, e.g. to try a large set quickly",
     )
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
     fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp or kl regulariser")
@@ -128,8 +145,7 @@ def main(argv=None) -> int:
             return _fit(args)
         if args.command == "predict":
             return _predict(args)
-        print("\n".join(list_datasets()))
-        return 0
+        return _datasets()
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -139,21 +155,71 @@ def main(argv=None) -> int:
         return 2
 
 
+def _datasets() -> int:
+    rows = [("name", "samples", "features", "task", "labels"), *_cli_data.all_datasets()]
+    widths = [max(len(str(row[j])) for row in rows) for j in range(4)]
+    for row in rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row[:4], widths, strict=True))
+              + "  " + row[4])
+    return 0
+
+
 def _load(args):
-    """(X, y, name, task) with the task resolved from --task and the data set."""
+    """(X, y, name, task, input kind) with the task resolved from --task and the data set."""
     if args.data:
         X, y = load_data_file(args.data, label_column=args.label_column)
         if y is None:
             raise ValueError(f"{args.data} has no labels; fit needs a label on every line")
-        return X, y, args.data, args.task or "classification"
+        return X, y, args.data, args.task or "classification", "numeric"
     if args.label_column is not None:
         raise ValueError("--label-column applies to --data CSV files, not to bundled data sets")
-    name = args.dataset or "sonar"
-    task = args.task or dataset_info(name)["task"]
-    if task != dataset_info(name)["task"]:
-        raise ValueError(f"{name} is a {dataset_info(name)['task']} data set, not {task}")
-    X, y = load_dataset(name)
-    return X, y, name, task
+    X, y, name, task, kind = _cli_data.load(args.dataset or "sonar")
+    if args.task is not None and args.task != task:
+        raise ValueError(f"{name} is a {task} data set, not {args.task}")
+    return X, y, name, task, kind
+
+
+def _resolve_kernels(args, kind, name):
+    """The kernel family from --kernels, --combination and the kind of input."""
+    if args.kernels is None:
+        if args.combination == "product":
+            args.kernels = "features"
+        else:
+            extra = _cli_data.EXTRA_SETS.get(name)
+            args.kernels = extra.kernels if extra is not None else "simple_mkl"
+    family = _cli_data.FAMILIES[args.kernels]
+    if family.input == "product":
+        args.combination = "product"
+    elif args.combination == "product":
+        raise ValueError(
+            f"--combination product learns one width per feature: use --kernels features, "
+            f"not {args.kernels}"
+        )
+    wanted = {"numeric": ("numeric", "views"), "sequences": ("sequences",),
+              "product": ("numeric",)}[family.input]
+    if kind not in wanted:
+        suitable = [k for k, f in _cli_data.FAMILIES.items()
+                    if kind in {"numeric": ("numeric", "views"), "sequences": ("sequences",),
+                                "product": ("numeric",)}[f.input]]
+        raise ValueError(
+            f"--kernels {args.kernels} does not apply to {kind} data; use one of "
+            f"{', '.join(suitable)}"
+        )
+
+
+def _subset(X, y, args, regression):
+    """A random (stratified) subset of --n-samples rows."""
+    from sklearn.model_selection import train_test_split
+
+    n = _cli_data.n_rows(X)
+    if args.n_samples is None or args.n_samples >= n:
+        return X, y
+    if args.n_samples < 4:
+        raise ValueError(f"--n-samples must be at least 4, got {args.n_samples}")
+    rows, _ = train_test_split(np.arange(n), train_size=args.n_samples,
+                               stratify=None if regression else y, random_state=args.seed)
+    rows = np.sort(rows)
+    return _cli_data.take(X, rows), y[rows]
 
 
 def _resolve_defaults(args, task):
@@ -177,7 +243,7 @@ def _resolve_defaults(args, task):
 
 def _estimator(args, verbose, task="classification"):
     common = dict(
-        kernels="features" if args.combination == "product" else "simple_mkl",
+        kernels=_cli_data.FAMILIES[args.kernels].make(),
         regularizer=args.regularizer,
         p=args.p,
         lam=args.lam,
@@ -213,9 +279,11 @@ def _fit(args) -> int:
         from mklearn.plotting import _pyplot
 
         _pyplot()  # ImportError with the install hint before a long fit
-    X, y, name, task = _load(args)
+    X, y, name, task, kind = _load(args)
+    _resolve_kernels(args, kind, name)
     _resolve_defaults(args, task)
     regression = task == "regression"
+    X, y = _subset(X, y, args, regression)
     if regression:
         y = check_regression_targets(y)
     elif type_of_target(y) == "continuous":
@@ -246,18 +314,15 @@ def _fit(args) -> int:
         if regression
         else "classes " + ", ".join(f"{c}: {int(np.sum(y == c))}" for c in np.unique(y))
     )
-    out.line(f"data: {name}: {X.shape[0]} samples, {X.shape[1]} features, {targets}")
+    out.line(
+        f"data: {name}: {len(y)} samples, {_cli_data.describe(X, kind)}, {targets}"
+    )
     reports = []
     for k, (train, test) in enumerate(folds):
         model = _estimator(args, verbose=0 if args.json else 1, task=task)
         start = time.perf_counter()
         if k == 0:
-            family = (
-                "product of per-feature RBF kernels (one learned width each, standardised "
-                "features)"
-                if args.combination == "product"
-                else "SimpleMKL family, unit trace"
-            )
+            family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
             out.line(
                 f"kernels: {family}; solver {args.solver} "
                 f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
@@ -266,7 +331,7 @@ def _fit(args) -> int:
                 + f", C={args.C:g}"
                 + (f", epsilon={args.epsilon:g}" if regression else "")
             )
-        model.fit(X[train], y[train])
+        model.fit(_cli_data.take(X, train), y[train])
         wall = time.perf_counter() - start
         reports.append(_summary(model, X, y, train, test, wall, regression))
         if k == 0:
@@ -299,8 +364,9 @@ def _fit(args) -> int:
         {
             "data": name,
             "task": task,
-            "n_samples": int(X.shape[0]),
-            "n_features": int(X.shape[1]),
+            "n_samples": int(len(y)),
+            "n_features": int(first.n_features_in_) if hasattr(first, "n_features_in_") else None,
+            "kernels": args.kernels,
             "solver": args.solver,
             "combination": args.combination,
             "regularizer": args.regularizer,
@@ -313,43 +379,64 @@ def _fit(args) -> int:
     return 0
 
 
+def _top(weights, names, k=TOP_WEIGHTS):
+    order = np.argsort(-weights, kind="stable")[:k]
+    return [{"kernel": names[i], "weight": float(weights[i])} for i in order if weights[i] > 0]
+
+
 def _summary(model, X, y, train, test, wall, regression=False):
+    """One fold's numbers; a multiclass model also gets one entry per class, labelled."""
     weights = np.atleast_2d(model.kernel_weights_)
-    mean_weights = weights.mean(axis=0)
-    order = np.argsort(-mean_weights)
-    top = [
-        {"kernel": model.kernel_names_[i], "weight": float(mean_weights[i])}
-        for i in order[:TOP_WEIGHTS]
-        if mean_weights[i] > 0
-    ]
+    X_train, X_test = _cli_data.take(X, train), _cli_data.take(X, test)
     if regression:
         from sklearn.metrics import mean_squared_error
 
         scores = {
-            "train_r2": float(model.score(X[train], y[train])),
-            "test_r2": float(model.score(X[test], y[test])),
-            "test_rmse": float(np.sqrt(mean_squared_error(y[test], model.predict(X[test])))),
+            "train_r2": float(model.score(X_train, y[train])),
+            "test_r2": float(model.score(X_test, y[test])),
+            "test_rmse": float(np.sqrt(mean_squared_error(y[test], model.predict(X_test)))),
         }
     else:
         scores = {
-            "train_accuracy": float(model.score(X[train], y[train])),
-            "test_accuracy": float(model.score(X[test], y[test])),
+            "train_accuracy": float(model.score(X_train, y[train])),
+            "test_accuracy": float(model.score(X_test, y[test])),
         }
-    return {
+    fit = {
+        "objective": np.atleast_1d(model.objective_).tolist(),
+        "duality_gap": np.atleast_1d(model.duality_gap_).tolist(),
+        "n_iter": np.atleast_1d(model.n_iter_).tolist(),
+        "n_svm_solves": np.atleast_1d(getattr(model, "n_svm_solves_", 0)).tolist(),
+    }
+    report = {
         **scores,
         "n_train": int(len(train)),
         "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
         "n_selected": int(np.count_nonzero(np.any(weights > 0, axis=0))),
-        "top_weights": top,
-        "objective": np.atleast_1d(model.objective_).tolist(),
-        "duality_gap": np.atleast_1d(model.duality_gap_).tolist(),
-        "n_iter": np.atleast_1d(model.n_iter_).tolist(),
-        "n_svm_solves": np.atleast_1d(getattr(model, "n_svm_solves_", 0)).tolist(),
+        # a multiclass model's top weights are the mean over its one-vs-rest classes
+        "top_weights": _top(weights.mean(axis=0), model.kernel_names_),
+        "top_weights_of": "model" if weights.shape[0] == 1 else "mean over classes",
+        **fit,
         "kernel_seconds": model.kernel_time_,
         "solve_seconds": model.solve_time_,
         "wall_seconds": wall,
     }
+    if weights.shape[0] > 1:
+        report["per_class"] = [
+            {
+                "class": _label_value(label),
+                **{key: values[c] for key, values in fit.items()},
+                "n_selected": int(np.count_nonzero(weights[c])),
+                "top_weights": _top(weights[c], model.kernel_names_, 5),
+            }
+            for c, label in enumerate(model.classes_)
+        ]
+    return report
+
+
+def _label_value(label):
+    """A class label as plain JSON (numpy scalars as Python numbers)."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 class _Report:
@@ -372,9 +459,10 @@ class _Report:
                 f"{r['n_selected']} kernels selected, {r['wall_seconds']:.2f} s"
             )
             return
+        of = "" if r["top_weights_of"] == "model" else ", mean over the one-vs-rest classes"
         print(
             f"\nkernel weights ({r['n_selected']} of {r['n_kernels']} non-zero; top "
-            f"{len(r['top_weights'])}):"
+            f"{len(r['top_weights'])}{of}):"
         )
         for item in r["top_weights"]:
             print(f"  {item['weight']:8.4f}  {item['kernel']}")
@@ -390,15 +478,31 @@ class _Report:
         else:
             print(f"\ntrain accuracy {r['train_accuracy']:.4f} ({r['n_train']} points)")
             print(f"test accuracy  {r['test_accuracy']:.4f} ({r['n_test']} points)")
-        print(
-            f"objective {obj}, duality gap {gap}, iterations "
-            f"{', '.join(map(str, r['n_iter']))}, SVM solves "
-            f"{', '.join(map(str, r['n_svm_solves']))}"
-        )
+        if "per_class" in r:
+            self._per_class(r["per_class"])
+        else:
+            print(
+                f"objective {obj}, duality gap {gap}, iterations "
+                f"{', '.join(map(str, r['n_iter']))}, SVM solves "
+                f"{', '.join(map(str, r['n_svm_solves']))}"
+            )
         print(
             f"time: kernels {r['kernel_seconds']:.2f} s, solver {r['solve_seconds']:.2f} s, "
             f"fit {r['wall_seconds']:.2f} s"
         )
+
+    @staticmethod
+    def _per_class(rows):
+        print("\nper class (one-vs-rest):")
+        for row in rows:
+            gap = row["duality_gap"]
+            gap = "none" if np.isnan(gap) else f"{gap:.3g}"
+            top = ", ".join(f"{t['weight']:.3f} {t['kernel']}" for t in row["top_weights"][:3])
+            print(
+                f"  class {_label_text(row['class'])}: objective {row['objective']:.6g}, "
+                f"duality gap {gap}, iterations {row['n_iter']}, SVM solves "
+                f"{row['n_svm_solves']}, {row['n_selected']} kernels; top {top}"
+            )
 
     def finish(self, document):
         if self.as_json:

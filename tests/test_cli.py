@@ -139,8 +139,9 @@ def _no_temp_files(directory):
 def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(capsys):
     status, out, err = _run(capsys, "fit", "--dataset", "liver", *FAST)
     assert status == 0, err
-    assert "data: liver: 345 samples, 6 features, classes -1: 145, 1: 200" in out
-    assert "kernels: SimpleMKL family, unit trace; solver spg" in out
+    # the alias is resolved to the set's name
+    assert "data: liver-disorders: 345 samples, 6 features, classes -1: 145, 1: 200" in out
+    assert "kernels: simple_mkl (SimpleMKL family: " in out and "unit trace); solver spg" in out
     assert "regularizer l1" in out and "C=1" in out
     assert "91 base kernels on 276 training points" in out  # 13 (6 + 1) kernels, 80 % split
 
@@ -188,7 +189,7 @@ def test_fit_without_arguments_uses_sonar_simplemkl_spg_l1(capsys, monkeypatch):
         requested.append(name)
         return X[rows], y[rows]
 
-    monkeypatch.setattr(cli, "load_dataset", fake_load_dataset)
+    monkeypatch.setattr(cli._cli_data.datasets, "load_dataset", fake_load_dataset)
     status, out, err = _run(capsys, "fit")
     assert status == 0, err
     assert requested == ["sonar"]
@@ -206,7 +207,7 @@ def test_fit_json_is_one_document_matching_an_in_process_fit(capsys):
     status, out, _ = _run(capsys, "fit", "--dataset", "liver", *FAST, "--json")
     assert status == 0
     doc = json.loads(out)  # the whole of stdout is one JSON document
-    assert doc["data"] == "liver"
+    assert doc["data"] == "liver-disorders"  # the alias resolved
     assert (doc["n_samples"], doc["n_features"]) == (345, 6)
     assert (doc["solver"], doc["regularizer"], doc["C"]) == ("spg", "l1", 1.0)
     (fold,) = doc["folds"]
