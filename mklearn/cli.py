@@ -14,6 +14,7 @@ from mklearn import _cli_data
 from mklearn._compile_clock import compile_clock
 from mklearn.datasets import load_data_file
 from mklearn.estimators import MKLClassifier, MKLRegressor
+from mklearn.one_class import OneClassMKL
 from mklearn.solvers import SOLVERS
 
 TOP_WEIGHTS = 15
@@ -50,8 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     fit.add_argument(
         "--task",
-        choices=["classification", "regression"],
+        choices=["classification", "regression", "one-class"],
         help="default: the bundled data set's task, classification for --data files; "
+        "one-class fits OneClassMKL (novelty detection, SILP or SPG, l1) on the training points "
+        "of --inlier-class and scores inlier-vs-outlier accuracy on the test part; "
         "regression fits MKLRegressor (epsilon-insensitive loss; SMO-MKL for lp/kl, SILP or "
         "SPG for l1)",
     )
@@ -94,6 +97,14 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp or kl regulariser")
     fit.add_argument(
         "--epsilon", type=float, default=0.1, help="regression: half-width of the tube"
+    )
+    fit.add_argument(
+        "--nu", type=float, default=0.1,
+        help="one-class: bound on the fraction of training points left outside (default 0.1)",
+    )
+    fit.add_argument(
+        "--inlier-class", metavar="LABEL",
+        help="one-class: the label of the inliers (default: the most frequent class)",
     )
     fit.add_argument(
         "--cache-size", type=float, default=200.0, help="MB of kernel rows (solver smo, mwu)"
@@ -176,7 +187,9 @@ def _load(args):
         raise ValueError("--label-column applies to --data CSV files, not to bundled data sets")
     X, y, name, task, kind = _cli_data.load(args.dataset or "sonar")
     if args.task is not None and args.task != task:
-        raise ValueError(f"{name} is a {task} data set, not {args.task}")
+        if not (args.task == "one-class" and task == "classification"):
+            raise ValueError(f"{name} is a {task} data set, not {args.task}")
+        task = args.task
     return X, y, name, task, kind
 
 
@@ -233,6 +246,13 @@ def _resolve_defaults(args, task):
                 "regression is solved by SMO-MKL (--solver smo with --regularizer lp or kl) or "
                 "for l1 by --solver silp or spg"
             )
+    elif task == "one-class":
+        args.solver = args.solver or "silp"
+        args.regularizer = args.regularizer or "l1"
+        if args.solver not in ("silp", "spg") or args.regularizer != "l1":
+            raise ValueError("one-class MKL is solved by --solver silp or spg with l1 weights")
+        if args.combination == "product":
+            raise ValueError("--combination product is for classification; drop it")
     else:
         args.solver = args.solver or "spg"
         args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
@@ -254,6 +274,9 @@ def _estimator(args, verbose, task="classification"):
         cache_size=args.cache_size,
     )
     options = {"interleaved": True} if args.interleaved else None
+    if task == "one-class":
+        return OneClassMKL(kernels=common["kernels"], solver=args.solver, nu=args.nu,
+                           tol=args.tol, max_iter=args.max_iter, solver_options=options)
     if task == "regression":
         return MKLRegressor(
             **common, solver=args.solver, epsilon=args.epsilon, solver_options=options
@@ -309,6 +332,7 @@ def _fit(args) -> int:
             random_state=args.seed,
         )
         folds = [(train, test)]
+    inlier = _inlier_class(args, y) if task == "one-class" else None
     out = _Report(args.json)
     targets = (
         f"targets in [{np.min(y):g}, {np.max(y):g}]"
@@ -329,19 +353,26 @@ def _fit(args) -> int:
                 f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
                 + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
                 + (f" (lam={args.lam:g})" if args.regularizer == "kl" else "")
-                + f", C={args.C:g}"
+                + (f", C={args.C:g}" if inlier is None else "")
                 + (f", epsilon={args.epsilon:g}" if regression else "")
+                + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
+                   if inlier is not None else "")
             )
         with compile_clock() as clock:
             fit_start = time.perf_counter()
-            model.fit(_cli_data.take(X, train), y[train])
+            fit_rows = train if inlier is None else train[y[train] == inlier]
+        model.fit(_cli_data.take(X, fit_rows), y[fit_rows])
         wall = time.perf_counter() - start
-        reports.append(_summary(model, X, y, train, test, wall, regression))
+        truth = y if inlier is None else np.where(y == inlier, 1, -1)
+        reports.append(_summary(model, X, truth, train, test, wall, regression))
+        if inlier is not None:
+            reports[-1]["n_fit"] = int(len(fit_rows))
         _split_compile_time(reports[-1], clock, fit_start, model.kernel_time_)
         if k == 0:
             out.line(
                 f"           {len(model.kernel_names_)} base kernels on "
-                f"{len(train)} training points"
+                f"{len(fit_rows)} training points"
+                + ("" if inlier is None else f" of class {_label_text(inlier)}")
             )
         out.fold(reports[-1], args.cv is not None, k)
         if k == 0:
@@ -359,7 +390,9 @@ def _fit(args) -> int:
         written = save_plots(first, args.plot)
         out.line(f"plots written: {', '.join(written)}")
     if args.save:
-        model = _estimator(args, verbose=0, task=task).fit(X, y) if args.cv is not None else model
+        if args.cv is not None:
+            rows = np.arange(len(y)) if inlier is None else np.flatnonzero(y == inlier)
+            model = _estimator(args, verbose=0, task=task).fit(_cli_data.take(X, rows), y[rows])
         from mklearn.persistence import save_model
 
         save_model(model, args.save)
@@ -381,6 +414,20 @@ def _fit(args) -> int:
         }
     )
     return 0
+
+
+def _inlier_class(args, y):
+    """The label whose points a one-class model learns (--inlier-class, or the majority)."""
+    labels, counts = np.unique(y, return_counts=True)
+    if args.inlier_class is None:
+        return labels[np.argmax(counts)]
+    for label in labels:
+        if _label_text(label) == args.inlier_class or str(label) == args.inlier_class:
+            return label
+    raise ValueError(
+        f"--inlier-class {args.inlier_class} is not a class of the data; classes: "
+        f"{', '.join(_label_text(c) for c in labels)}"
+    )
 
 
 def _split_compile_time(report, clock, fit_start, kernel_seconds):
@@ -411,8 +458,9 @@ def _summary(model, X, y, train, test, wall, regression=False):
         }
     else:
         scores = {
-            "train_accuracy": float(model.score(X_train, y[train])),
-            "test_accuracy": float(model.score(X_test, y[test])),
+            # one-class: y is +1 for the inlier class, -1 for the others
+            "train_accuracy": float(np.mean(model.predict(X_train) == y[train])),
+            "test_accuracy": float(np.mean(model.predict(X_test) == y[test])),
         }
     fit = {
         "objective": np.atleast_1d(model.objective_).tolist(),

@@ -95,3 +95,39 @@ def test_multiclass_output_names_each_class(capsys, tmp_path):
         assert row["objective"] == fold["objective"][c]
         assert row["duality_gap"] == fold["duality_gap"][c]
         assert row["top_weights"] and row["n_selected"] >= 1
+
+
+def test_one_class_task_fits_saves_and_predicts(capsys, tmp_path):
+    from mklearn import load_model
+
+    path = tmp_path / "oc.npz"
+    status, out, err = _run(capsys, "fit", "--dataset", "breast-cancer", "--task", "one-class",
+                            "--n-samples", "120", "--max-iter", "30", "--save", path, "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["task"] == "one-class" and report["solver"] == "silp"
+    fold = report["folds"][0]
+    assert 0.0 <= fold["test_accuracy"] <= 1.0
+    assert fold["n_fit"] < fold["n_train"]  # only the inlier class is learned
+    model = load_model(path)
+    assert type(model).__name__ == "OneClassMKL" and model.nu == 0.1
+    data = tmp_path / "new.csv"
+    rng = np.random.default_rng(1)
+    X_new = rng.normal(size=(6, 9))
+    np.savetxt(data, X_new, delimiter=",")
+    status, out, err = _run(capsys, "predict", path, "--data", data)
+    assert status == 0, err
+    assert out.split() == [str(v) for v in model.predict(X_new)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--task", "one-class", "--inlier-class", "7"], "not a class of the data"),
+        (["--task", "one-class", "--solver", "smo"], "silp or spg"),
+        (["--dataset", "abalone", "--task", "one-class"], "regression data set"),
+    ],
+)
+def test_one_class_bad_options_exit_2(capsys, argv, fragment):
+    status, _, err = _run(capsys, "fit", *argv)
+    assert status == 2 and fragment in err
