@@ -127,6 +127,8 @@ def _describe(model):
             "a model fitted on precomputed kernels cannot be saved: the file must "
             "rebuild test kernels from data; fit with a kernel family instead"
         )
+    # ValueError first for banks that cannot be stored (strings)
+    state = None if product is not None else bank.fitted_state()
     weights = np.atleast_2d(model.kernel_weights_)
     header = {
         "format": FORMAT,
@@ -183,7 +185,6 @@ def _describe(model):
             }
         )
         return header, arrays
-    state = bank.fitted_state()  # ValueError for banks that cannot be stored (strings)
     header["params"]["kernels"] = "listed"
     header.update(
         {
