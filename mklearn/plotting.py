@@ -211,7 +211,8 @@ def plot_convergence(history, *, labels=None, axes=None, title=None):
     history : list of dict, or list of such lists
         ``history_`` of a fitted model (one list per class for one-vs-rest models). Each
         record has ``objective``, ``gap`` and ``time`` (or ``seconds``); the gap is drawn
-        on a log scale as the solver records it (see the solver's docs).
+        on a log scale as the solver records it (see the solver's docs). Product models,
+        which have no duality gap, show the projected-gradient norm ``pg_norm`` instead.
     labels : list of str, optional
         One label per list (e.g. the class), shown in a legend.
     axes : array of 2 x 2 matplotlib Axes, optional
@@ -231,6 +232,10 @@ def plot_convergence(history, *, labels=None, axes=None, title=None):
     if not runs or not all(runs) or not all("objective" in r for run in runs for r in run):
         raise ValueError("history is empty or has no objective; fit the model first")
     labels = [None] * len(runs) if labels is None else [str(label) for label in labels]
+    # products of kernels are non-convex: no duality gap, the solver stops on the gradient
+    has_gap = any(np.isfinite(r.get("gap", np.nan)) for run in runs for r in run)
+    second = "gap" if has_gap or not all("pg_norm" in r for run in runs for r in run) \
+        else "pg_norm"
     plt = _pyplot()
     if axes is None:
         _, axes = plt.subplots(2, 2, figsize=(9.0, 5.5), sharex="col")
@@ -238,14 +243,15 @@ def plot_convergence(history, *, labels=None, axes=None, title=None):
         iterations = np.arange(1, len(run) + 1)
         seconds = np.array([r.get("time", r.get("seconds", np.nan)) for r in run], float)
         objective = np.array([r["objective"] for r in run], float)
-        gap = np.array([r.get("gap", np.nan) for r in run], float)
+        gap = np.array([r.get(second, np.nan) for r in run], float)
         for col, x in enumerate((iterations, seconds)):
             axes[0, col].plot(x, objective, marker=".", markersize=3, label=label)
             positive = gap > 0
             axes[1, col].semilogy(x[positive], gap[positive], marker=".", markersize=3,
                                   label=label)
     axes[0, 0].set_ylabel("objective")
-    axes[1, 0].set_ylabel("duality gap (history_['gap'])")
+    axes[1, 0].set_ylabel("duality gap (history_['gap'])" if second == "gap" else
+                          "projected-gradient norm\n(non-convex: no duality gap)")
     axes[1, 0].set_xlabel("iteration")
     axes[1, 1].set_xlabel("seconds")
     for ax in axes.ravel():

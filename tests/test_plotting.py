@@ -116,6 +116,11 @@ def test_save_plots_product_model_has_no_map(tmp_path):
     model = MKLClassifier(kernels="features", combination="product", C=10).fit(X, y)
     written = plotting.save_plots(model, tmp_path)
     assert sorted(p.rsplit("/", 1)[1] for p in written) == ["convergence.png", "weights.png"]
+    # no duality gap (non-convex): the lower panels show the projected-gradient norm
+    axes = plotting.plot_convergence(model.history_)
+    assert "projected-gradient norm" in axes[1, 0].get_ylabel()
+    np.testing.assert_allclose(axes[1, 0].lines[0].get_ydata(),
+                               [r["pg_norm"] for r in model.history_ if r["pg_norm"] > 0])
 
 
 def test_cli_fit_plot_writes_the_pngs(tmp_path, capsys):
