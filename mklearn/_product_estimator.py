@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_array, column_or_1d, validate_data
+from sklearn.utils.validation import check_array, column_or_1d
 
 from mklearn.products import (
     FeatureProduct,
@@ -12,6 +12,7 @@ from mklearn.products import (
     check_distance_stack,
 )
 from mklearn.regularizers import L1Penalty, LpNorm
+from mklearn.validation import validate_numeric
 from mklearn.views import is_views
 
 _KERNELS_HELP = (
@@ -76,7 +77,7 @@ def product_input(estimator, X, y):
     if is_views(X):
         raise ValueError("multi-view input is not supported with combination='product'; "
                          "concatenate the views into one X")
-    X, y = validate_data(estimator, X, y, dtype=np.float64)
+    X, y = validate_numeric(estimator, X, y, dtype=np.float64)
     fitted = spec.fit(X)
     estimator.product_ = fitted
     estimator.n_train_ = X.shape[0]
@@ -111,7 +112,7 @@ def product_decision(estimator, X):
         cross = stack[:, estimator.support_]
         kernels = [np.exp(-(cross @ w)) for w in weights]
     else:
-        X = validate_data(estimator, X, dtype=np.float64, reset=False)
+        X = validate_numeric(estimator, X, dtype=np.float64, reset=False)
         Z = estimator.product_.transform(check_array(X))
         kernels = [estimator.product_.cross_kernel(w, Z, estimator.support_vectors_)
                    for w in weights]

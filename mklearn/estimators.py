@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
@@ -32,11 +32,16 @@ from mklearn.validation import (
     check_test_stack,
     kernel_is_constant,
     rows_are_identical,
+    validate_numeric,
     warn_constant_model,
 )
 from mklearn.views import Views, is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
+_OVERFLOW_MESSAGE = (
+    "the kernels computed from X overflow (entries near the largest float): the features are "
+    "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
+)
 
 
 class _KernelInput:
@@ -77,13 +82,17 @@ class _KernelInput:
             return (stack if columns else SumOfKernels(stack)), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_numeric(self, X, y, dtype=np.float64)
         if rows_are_identical(X):
             warn_constant_model(self, "all rows of X are identical (every feature is constant)")
         if self.views_ is not None:
             specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
         else:
             (specs, standardize), names = resolve_kernels(self.kernels, X), None
+        if not standardize:  # squared norms of the rows enter the kernels: keep them finite
+            with np.errstate(over="ignore"):
+                if not np.max(np.einsum("ij,ij->i", X, X)) <= 1e300:
+                    raise ValueError(_OVERFLOW_MESSAGE)
         self.bank_ = KernelBank(
             specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
         )
@@ -91,18 +100,18 @@ class _KernelInput:
             self.bank_.fit(X)
             self.n_train_ = X.shape[0]
             self.kernel_names_ = names or list(self.bank_.kernel_names)
-            return KernelColumns(self.bank_), y
-        stack = self.bank_.fit_transform(X)
+            provider = KernelColumns(self.bank_)
+            with np.errstate(over="ignore", invalid="ignore"):
+                if not np.isfinite(provider.diagonal()).all():
+                    raise ValueError(_OVERFLOW_MESSAGE)
+            return provider, y
+        with np.errstate(over="ignore", invalid="ignore"):
+            stack = self.bank_.fit_transform(X)
+            kernel_sum = SumOfKernels(stack).kernel(np.ones(stack.shape[2]))
         self.n_train_ = X.shape[0]
         self.kernel_names_ = names or list(self.bank_.kernel_names)
-        combination = SumOfKernels(stack)
-        kernel_sum = combination.kernel(np.ones(stack.shape[2]))
         if not np.isfinite(kernel_sum).all():
-            raise ValueError(
-                "the kernels computed from X overflow (entries near the largest float): the "
-                "features are too large for these kernels; rescale X, e.g. with "
-                "sklearn.preprocessing.StandardScaler"
-            )
+            raise ValueError(_OVERFLOW_MESSAGE)
         if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
             warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
                                 "or so equal that every kernel entry rounds to the same value)")
@@ -155,8 +164,16 @@ class _KernelInput:
         views = getattr(self, "views_", None)  # models read by load_model have no views
         if views is not None:
             X = views.concatenate(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.bank_.transform(X, rows=self.support_, kernel_indices=active)
+        X = validate_numeric(self, X, dtype=np.float64, reset=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            cross = self.bank_.transform(X, rows=self.support_, kernel_indices=active)
+        if not np.isfinite(cross).all():
+            raise ValueError(
+                "the kernels between X and the training points overflow: X has values far "
+                "outside the range of the training data (near the largest float); rescale X "
+                "as the training data was"
+            )
+        return cross
 
 
 class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):

@@ -294,14 +294,22 @@ def check_distance_stack(X, n_train=None):
         If the stack is not 3-D, has NaN/inf or negative entries, or (training) is not square,
         not symmetric or has a non-zero diagonal: then it holds kernel values, not distances.
     """
-    stack = check_array(X, allow_nd=True, ensure_2d=False, dtype=np.float64,
-                        input_name="the precomputed distance stack")
+    from mklearn.validation import numeric_input
+
+    with numeric_input("the precomputed distance stack"):
+        stack = check_array(X, allow_nd=True, ensure_2d=False, dtype=np.float64,
+                            input_name="the precomputed distance stack")
     if stack.ndim == 2:
         stack = stack[:, :, None]
     if stack.ndim != 3:
         raise ValueError(
             "kernels='precomputed_distances' takes squared distances of shape "
             f"(n_samples, n_samples, n_kernels), got an array with {stack.ndim} dimensions"
+        )
+    if stack.shape[2] == 0:
+        raise ValueError(
+            f"the precomputed distance stack has no distances (shape {stack.shape}); pass at "
+            "least one, D[:, :, k] for k = 0, 1, ..."
         )
     what = _NOT_DISTANCES
     if np.any(stack < 0):

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from numba import njit
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import assert_all_finite
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    column_or_1d,
+    validate_data,
+)
 
 from mklearn.combinations import SumOfKernels
 
@@ -38,6 +45,28 @@ def warn_constant_model(estimator, reason):
     )
 
 
+@contextmanager
+def numeric_input(what="X"):
+    """numpy's "could not convert string to float" as a ValueError that says what to do."""
+    try:
+        yield
+    except ValueError as exc:
+        found = re.search(r"could not convert string to float: (.*)$", str(exc))
+        if found is None:
+            raise
+        raise ValueError(
+            f"{what} contains non-numeric values such as {found.group(1)}; MKL kernels need "
+            "numbers: encode categorical features first (e.g. "
+            "sklearn.preprocessing.OneHotEncoder)"
+        ) from None
+
+
+def validate_numeric(estimator, *args, **kwargs):
+    """:func:`sklearn.utils.validation.validate_data` with a plain message for strings in X."""
+    with numeric_input():
+        return validate_data(estimator, *args, **kwargs)
+
+
 def kernel_is_constant(kernel_sum):
     """True if all entries of the sum of the kernels are equal (to rounding)."""
     largest = float(np.max(np.abs(kernel_sum))) if kernel_sum.size else 0.0
@@ -50,11 +79,14 @@ def rows_are_identical(X):
 
 
 def check_label_types(y):
-    """Refuse labels that mix numbers and strings (numpy cannot sort them)."""
+    """Refuse labels that mix numbers and strings (numpy cannot sort them), or hold None."""
     y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else y
     if getattr(y, "dtype", None) is None or y.dtype.kind != "O":
         return
     kinds = {"string" if isinstance(v, (str, bytes)) else type(v).__name__ for v in y.ravel()}
+    if "NoneType" in kinds:
+        raise ValueError("y contains None (missing labels); drop those samples or give them "
+                         "a label")
     if "string" in kinds and len(kinds) > 1:
         others = ", ".join(sorted(kinds - {"string"}))
         raise ValueError(
@@ -91,14 +123,15 @@ def check_regression_targets(y):
 
 
 def _as_stack(X, what, ensure_all_finite=True):
-    stack = check_array(
-        X,
-        allow_nd=True,
-        ensure_2d=False,
-        dtype=(np.float64, np.float32),
-        ensure_all_finite=ensure_all_finite,
-        input_name=what,
-    )
+    with numeric_input(what):
+        stack = check_array(
+            X,
+            allow_nd=True,
+            ensure_2d=False,
+            dtype=(np.float64, np.float32),
+            ensure_all_finite=ensure_all_finite,
+            input_name=what,
+        )
     if stack.ndim == 2:
         stack = stack[:, :, None]
     if stack.ndim != 3:
@@ -314,5 +347,12 @@ def check_test_stack(X, n_train, n_kernels):
         raise ValueError(
             f"the precomputed test stack must have shape (n_test, {n_train}, {n_kernels}) "
             f"(n_train and n_kernels as in fit), got {stack.shape}"
+        )
+    largest = float(np.max(np.abs(stack))) if stack.size else 0.0
+    if largest > _SAFE_KERNEL_RANGE[1]:
+        raise ValueError(
+            f"the precomputed test stack has entries up to {largest:.3g}, above the "
+            f"{_SAFE_KERNEL_RANGE[1]:g} the predictions handle without overflow; compute it "
+            "with the kernels (and scaling) of the training stack"
         )
     return stack

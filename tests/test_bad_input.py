@@ -77,6 +77,12 @@ def test_constant_features_warn_and_the_model_still_predicts(data, estimator):
     assert np.all(np.isfinite(np.asarray(prediction, dtype=float)))
 
 
+def test_features_too_tiny_for_unstandardised_kernels_warn(data):
+    X, y = data
+    with pytest.warns(DegenerateModelWarning, match="kernels do not vary over X"):
+        MKLClassifier(kernels=FAMILY).fit(X * 1e-300, y)
+
+
 def test_targets_inside_the_tube_warn(data):
     X, _ = data
     with pytest.warns(DegenerateModelWarning, match="epsilon"):
@@ -93,6 +99,26 @@ def test_standardisation_is_scale_invariant(data, factor):
         scaled = MKLClassifier(C=10.0).fit(X * factor, y)
     np.testing.assert_allclose(scaled.kernel_weights_, reference.kernel_weights_, atol=1e-6)
     np.testing.assert_array_equal(scaled.predict(X * factor), reference.predict(X))
+
+
+def test_standardisation_that_would_overflow_is_refused(data):
+    X, y = data
+    X = X.copy()
+    X[:, 0] = np.where(np.arange(40) % 3 == 0, 1.7e308, -1.7e308)  # X - mean overflows
+    with pytest.raises(ValueError, match="standardising them overflows"):
+        MKLClassifier().fit(X, y)
+
+
+def test_test_points_far_outside_the_training_range_are_refused(data):
+    X, y = data
+    model = MKLClassifier(kernels=FAMILY, C=10.0).fit(X, y)
+    with pytest.raises(ValueError, match="kernels between X and the training points overflow"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model.predict(X * 1e300)
+    stack_model = MKLClassifier(kernels="precomputed", C=10.0).fit(_stack(X), y)
+    with pytest.raises(ValueError, match="test stack has entries up to"):
+        stack_model.predict(_stack(X) * 1e200)
 
 
 def test_huge_kernel_stack_is_refused_with_the_fix(data):
@@ -146,6 +172,16 @@ def test_labels_mixing_numbers_and_strings_are_refused(data):
     mixed = np.array([1, "a"] * 20, dtype=object)
     with pytest.raises(ValueError, match="mixes strings with other label types"):
         MKLClassifier(kernels=FAMILY).fit(X, mixed)
+    with pytest.raises(ValueError, match="y contains None"):
+        MKLClassifier(kernels=FAMILY).fit(X, np.array([1, None] * 20, dtype=object))
+
+
+def test_strings_in_X_are_named(data):
+    X, y = data
+    text = X.astype(object)
+    text[0, 0] = "a"
+    with pytest.raises(ValueError, match="X contains non-numeric values such as 'a'.*encode"):
+        MKLClassifier(kernels=FAMILY).fit(text, y)
 
 
 def test_string_targets_for_regression_are_refused(data, tmp_path, capsys):

@@ -110,15 +110,20 @@ def load_svmlight(
     file_path = _existing_file(path)
     unlabelled = _sniff_format(file_path) == "libsvm-unlabelled"
     try:
-        if unlabelled:  # index:value pairs only: read with a placeholder label
+        with open(file_path, "rb") as handle:
+            bom = handle.read(3) == b"\xef\xbb\xbf"
+        if unlabelled or bom:  # read from memory: a placeholder label, no byte-order mark
             with open(file_path, "rb") as handle:
-                lines = [b"0 " + line if line.strip() else line for line in handle]
+                lines = handle.read().removeprefix(b"\xef\xbb\xbf").splitlines(keepends=True)
+            if unlabelled:
+                lines = [b"0 " + line if line.strip() else line for line in lines]
             X, y = load_svmlight_file(io.BytesIO(b"".join(lines)))
         else:
             X, y = load_svmlight_file(str(file_path))
     except ValueError as exc:  # includes UnicodeDecodeError
         raise ValueError(
-            f"could not parse {file_path} as LIBSVM format: {exc}; {_LIBSVM_HINT}"
+            f"could not parse {file_path} as LIBSVM format: {_parse_problem(exc)}; "
+            f"{_LIBSVM_HINT}"
         ) from exc
     if X.shape[0] == 0:
         raise ValueError(
@@ -131,6 +136,14 @@ def load_svmlight(
     if dense:
         _check_dense_size(X, file_path)
     return (X.toarray() if dense else X.tocsr()), y
+
+
+def _parse_problem(exc: ValueError) -> str:
+    """The reason of a LIBSVM parse error, with numpy's conversion message made plain."""
+    found = re.search(r"could not convert string to float: b?'(.*)'", str(exc))
+    if found:
+        return f"non-numeric value {found.group(1)!r}"
+    return str(exc)
 
 
 def _check_dense_size(X: sp.spmatrix, file_path: Path) -> None:

@@ -1,0 +1,449 @@
+"""Fuzzing of the estimators and the command line with hypothesis (issue 19).
+
+Random shapes, dtypes, special values (NaN, inf, huge, tiny, empty), label types, parameter
+and ``solver_options`` values, precomputed stacks and data-file contents go through every
+estimator (several solvers each) and through ``mklearn.cli.main``. Every run must end in
+exactly one of:
+
+- a ``ValueError``/``TypeError`` raised by mklearn's own checks (or scikit-learn's input
+  validation) with a message that is not a raw numpy/numba/scipy one;
+- for the command line: exit status 0, or exit status 2 with one ``mklearn: error:`` line
+  and no traceback;
+- a fitted model whose weights are valid (finite, non-negative, one per kernel) and whose
+  predictions on the training input are finite.
+
+Budget: the default ("ci") profile keeps the whole file under about a minute on 2 cores.
+``MKLEARN_FUZZ=slow pytest tests/test_fuzz.py`` runs the slow profile (10x the examples, no
+deadline; a few minutes), also run by ``-m slow`` through ``test_fuzz_slow_profile_runs``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import re
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+from mklearn.cli import main
+from mklearn.kernels import RBF, Polynomial
+
+PROFILES = {
+    "ci": dict(max_examples=600, deadline=20_000),
+    "slow": dict(max_examples=6000, deadline=None),
+}
+PROFILE = os.environ.get("MKLEARN_FUZZ", "ci")
+BUDGET = settings(
+    **PROFILES[PROFILE],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.filter_too_much],
+    derandomize=PROFILE == "ci",  # the same examples on every CI run
+    database=None,
+)
+CLI_BUDGET = settings(BUDGET, max_examples=max(PROFILES[PROFILE]["max_examples"] // 2, 1))
+
+FAMILY = [RBF(sigma=1.0), Polynomial(degree=2)]
+SPECIAL = [math.nan, math.inf, -math.inf, 1e300, -1e300, 1e-300, 1e308, 0.0, -0.0, 5e-324]
+
+# messages of numpy, numba, scipy and Python itself that must never reach a user
+RAW_MESSAGES = re.compile(
+    r"could not convert|cannot reshape|not supported between instances|unexpected keyword|"
+    r"setting an array element|operands could not be broadcast|out of bounds|"
+    r"invalid literal for|ufunc|unhashable|has no len|object of type|NoneType|"
+    r"index \d+ is out|numba|Cannot cast|Unknown label type: unknown|zero-size array|"
+    r"must be real number, not|float\(\) argument",
+)
+# where our checks live: mklearn itself and scikit-learn's validation helpers
+OWN_FRAMES = re.compile(
+    r"[/\\]mklearn[/\\](?!.*[/\\]tests[/\\])|sklearn[/\\]utils[/\\](validation|"
+    r"_param_validation|multiclass)\.py|sklearn[/\\]model_selection[/\\]_split\.py"
+)
+
+
+def _assert_own_error(exc):
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    message = str(exc)
+    assert message.strip(), f"{type(exc).__name__} without a message"
+    assert OWN_FRAMES.search(frame.filename), (
+        f"{type(exc).__name__} raised outside mklearn's checks at {frame.filename}:"
+        f"{frame.lineno}: {message}"
+    )
+    assert not RAW_MESSAGES.search(message), f"raw message reached the user: {message}"
+
+
+def _assert_valid_model(model, X):
+    weights = np.asarray(model.kernel_weights_, dtype=float)
+    assert weights.shape[-1] == len(model.kernel_names_)
+    assert np.all(np.isfinite(weights)) and np.all(weights >= 0), weights
+    if isinstance(model, MKLRegressor):
+        values = model.predict(X)
+    else:
+        values = model.decision_function(X)
+        labels = model.predict(X)
+        classes = getattr(model, "classes_", np.array([-1, 1]))
+        assert np.isin(labels, classes).all()
+    assert np.all(np.isfinite(values)), values
+
+
+def _outcome(fit, X, X_bad=None):
+    """Run ``fit``; classify the result as an own error or a valid model; then predict on
+    ``X_bad`` (must be an own error or finite)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            try:
+                model = fit()
+            except (ValueError, TypeError) as exc:
+                _assert_own_error(exc)
+                return "error"
+            _assert_valid_model(model, X)
+            if X_bad is not None:
+                try:
+                    _assert_valid_model(model, X_bad)
+                except (ValueError, TypeError) as exc:
+                    _assert_own_error(exc)
+    return "model"
+
+
+def _spoilt(X, how):
+    """A test input derived from the training input X, with one defect."""
+    X = np.array(X, dtype=float)
+    if X.ndim == 0:
+        return None
+    if how == "nan" and X.size:
+        X.flat[0] = math.nan
+    elif how == "huge" and X.size:
+        X.flat[0] = 1e308
+    elif how == "narrow":
+        X = X[..., :-1]
+    elif how == "wide":
+        X = np.concatenate([X, X[..., :1]], axis=-1)
+    elif how == "empty":
+        X = X[:0]
+    elif how == "strings":
+        X = X.astype(str)
+    return X
+
+
+# ------------------------------------------------------------------------ strategies
+ESTIMATORS = {
+    "clf-spg": lambda k, **kw: MKLClassifier(kernels=k, solver="spg", **kw),
+    "clf-pgd": lambda k, **kw: MKLClassifier(kernels=k, solver="pgd", **kw),
+    "clf-smo": lambda k, **kw: MKLClassifier(kernels=k, solver="smo", regularizer="lp", **kw),
+    "clf-mwu": lambda k, **kw: MKLClassifier(kernels=k, solver="mwu", **kw),
+    "clf-mirror": lambda k, **kw: MKLClassifier(kernels=k, solver="mirror", **kw),
+    "clf-group": lambda k, **kw: MKLClassifier(kernels=k, solver="mirror", regularizer="group",
+                                               **kw),
+    "clf-kl": lambda k, **kw: MKLClassifier(kernels=k, solver="smo", regularizer="kl", **kw),
+    "clf-product": lambda k, **kw: MKLClassifier(
+        kernels=k if isinstance(k, list) else
+        {"simple_mkl": "features", "precomputed": "precomputed_distances"}[k],
+        combination="product", **kw),
+    "clf-silp": lambda k, **kw: MKLClassifier(kernels=k, solver="silp", **kw),
+    "reg-smo": lambda k, **kw: MKLRegressor(kernels=k, solver="smo", **kw),
+    "reg-silp": lambda k, **kw: MKLRegressor(kernels=k, solver="silp", regularizer="l1", **kw),
+    "reg-spg": lambda k, **kw: MKLRegressor(kernels=k, solver="spg", regularizer="l1", **kw),
+    "oc-silp": lambda k, **kw: OneClassMKL(kernels=k, solver="silp", **kw),
+    "oc-spg": lambda k, **kw: OneClassMKL(kernels=k, solver="spg", **kw),
+}
+OPTIONS = st.sampled_from([
+    None, {}, {"bogus": 1}, {"spectral": "yes"}, {"inner_tol": -1.0}, {"inner_tol": 1e-4},
+    {"cache_size": 1e-9}, {"cache_size": 50.0}, {"epsilon": 0.5}, {"epsilon": 2},
+    {"interleaved": True}, {"chunk_steps": 0}, {"step": "paper"}, {"closed_form": 1},
+    {"variant": "paper"}, {"max_time": math.nan}, ["not", "a", "dict"],
+])
+NUMBERS = st.sampled_from([1.0, 10.0, 0.0, -1.0, math.nan, math.inf, 1e300, 1e-300, "1", None])
+
+
+@st.composite
+def parameters(draw, name, clean=False):
+    kw = {"max_iter": draw(st.sampled_from([1, 3, 10] if clean else [1, 3, 0, -2, 2.5]))}
+    if clean:
+        if not name.startswith("oc"):
+            kw["C"] = draw(st.sampled_from([0.01, 1.0, 100.0, 1e6]))
+        return kw
+    if draw(st.booleans()):
+        kw["solver_options"] = draw(OPTIONS)
+    if name.startswith("oc"):
+        if draw(st.booleans()):
+            kw["nu"] = draw(st.sampled_from([0.5, 0.1, 1.0, 0.0, 1.5, math.nan]))
+    elif draw(st.booleans()):
+        kw["C"] = draw(NUMBERS)
+    if name.startswith("reg") and draw(st.booleans()):
+        kw["epsilon"] = draw(st.sampled_from([0.1, 0.0, -1.0, 1e300, math.nan]))
+    if name in ("clf-smo", "reg-smo") and draw(st.booleans()):
+        kw["p"] = draw(st.sampled_from([2.0, 1.0, 1.5, -1.0, math.inf]))
+    if draw(st.booleans()):
+        kw["tol"] = draw(st.sampled_from([1e-3, 0.0, -1.0, 1e-12, math.nan]))
+    return kw
+
+
+@st.composite
+def matrices(draw, clean=False):
+    """Feature matrices of random shape, dtype and special values (or a non-array); with
+    ``clean`` valid ones of any scale."""
+    n = draw(st.sampled_from([4, 6, 10, 30]) if clean else st.integers(0, 9))
+    d = draw(st.integers(1, 3) if clean else st.integers(0, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    X = rng.normal(size=(n, d)) * draw(st.sampled_from([1.0, 1.0, 1e300, 1e-300, 0.0, 1e150]))
+    if clean:
+        return X
+    if n and d and draw(st.booleans()):
+        where = draw(st.sampled_from(["one", "column", "all"]))
+        value = draw(st.sampled_from(SPECIAL))
+        if where == "one":
+            X[draw(st.integers(0, n - 1)), draw(st.integers(0, d - 1))] = value
+        elif where == "column":
+            X[:, draw(st.integers(0, d - 1))] = value
+        else:
+            X[:] = value
+    kind = draw(st.sampled_from(["float64", "float64", "float32", "int", "bool", "object",
+                                 "str", "complex", "list", "1d", "3d", "none"]))
+    with np.errstate(all="ignore"):
+        return _convert(X, kind)
+
+
+def _convert(X, kind):
+    return {
+        "float64": lambda: X,
+        "float32": lambda: X.astype(np.float32),
+        "int": lambda: np.nan_to_num(X, posinf=0, neginf=0).astype(np.int64),
+        "bool": lambda: X > 0,
+        "object": lambda: _with_strings(X),
+        "str": lambda: X.astype(str),
+        "complex": lambda: X + 1j,
+        "list": lambda: X.tolist(),
+        "1d": lambda: X.ravel(),
+        "3d": lambda: X[:, :, None],
+        "none": lambda: None,
+    }[kind]()
+
+
+def _with_strings(X):
+    mixed = X.astype(object)
+    mixed[X > 0] = "a"
+    return mixed
+
+
+@st.composite
+def stacks(draw, clean=False):
+    """Precomputed kernel stacks: valid ones, and ones with each kind of defect."""
+    n = draw(st.sampled_from([4, 6, 10, 30]) if clean else st.integers(0, 9))
+    m = draw(st.integers(1, 3) if clean else st.integers(0, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    Z = rng.normal(size=(n, 2))
+    sq = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    base = [np.exp(-sq), Z @ Z.T, (1 + Z @ Z.T) ** 2, np.ones((n, n))]
+    K = np.stack([base[k % 4] for k in range(m)], axis=-1) if m else np.zeros((n, n, 0))
+    K = K * draw(st.sampled_from([1.0, 1.0, 0.0, 1e200, 1e-200, 1e120]))
+    defect = "none" if clean else draw(st.sampled_from(
+        ["none", "negate", "asym", "special", "shape", "2d"]))
+    if defect == "negate" and m:
+        K[:, :, 0] = -K[:, :, 0]
+    elif defect == "asym" and n > 1 and m:
+        K[0, 1, 0] += 1.0
+    elif defect == "special" and K.size:
+        K.flat[draw(st.integers(0, K.size - 1))] = draw(st.sampled_from(SPECIAL))
+    elif defect == "shape":
+        K = K[:, : max(n - 1, 0)]
+    elif defect == "2d" and m:
+        K = K[:, :, 0]
+    return K
+
+
+@st.composite
+def labels(draw, n, clean=False):
+    """Labels of random type for n samples (sometimes of the wrong length); with ``clean``
+    class labels of one type, every class present at least twice."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    if clean:
+        n_classes = draw(st.integers(2, 3))
+        codes = rng.permutation(np.arange(n) % n_classes)
+        kind = draw(st.sampled_from(["pm1", "int", "str", "bool"] if n_classes == 2
+                                    else ["int", "str"]))
+        length = n
+    else:
+        length = draw(st.sampled_from([n, n, n, max(n - 1, 0), n + 1]))
+        codes = rng.integers(0, draw(st.integers(1, 3)), size=length)
+        kind = draw(st.sampled_from(["pm1", "int", "str", "mixed", "float", "bool", "nan",
+                                     "big", "object-none", "2d", "none"]))
+    return {
+        "pm1": lambda: np.where(codes > 0, 1, -1),
+        "int": lambda: codes,
+        "str": lambda: np.array(["a", "b", "c"])[codes],
+        "mixed": lambda: np.array([1, "a", 2.5], dtype=object)[codes],
+        "float": lambda: rng.normal(size=length),
+        "bool": lambda: codes > 0,
+        "nan": lambda: np.where(codes > 0, 1.0, math.nan),
+        "big": lambda: codes * 1e300,
+        "object-none": lambda: np.array([1, None, 2], dtype=object)[codes],
+        "2d": lambda: codes[:, None],
+        "none": lambda: None,
+    }[kind]()
+
+
+# ----------------------------------------------------------------------------- tests
+@BUDGET
+@given(data=st.data(), name=st.sampled_from(sorted(ESTIMATORS)),
+       kernels=st.sampled_from(["simple_mkl", "family", "precomputed"]))
+def test_estimators_end_in_an_own_error_or_a_valid_model(data, name, kernels):
+    precomputed = kernels == "precomputed"
+    clean = data.draw(st.booleans(), label="clean")  # half the runs: valid input, any scale
+    X = data.draw(stacks(clean) if precomputed else matrices(clean), label="X")
+    n = len(X) if X is not None and np.ndim(X) else 0
+    if name.startswith("oc"):
+        y = None
+    elif name.startswith("reg") and clean:
+        y = np.random.default_rng(n).normal(size=n)
+    else:
+        y = data.draw(labels(n, clean), label="y")
+    params = data.draw(parameters(name, clean), label="params")
+    estimator = ESTIMATORS[name](FAMILY if kernels == "family" else kernels, **params)
+    how = data.draw(st.sampled_from(["nan", "huge", "narrow", "wide", "empty", "strings"]))
+    try:
+        X_bad = _spoilt(X, how)
+    except (ValueError, TypeError):  # X itself is not an array
+        X_bad = None
+    event(_outcome(lambda: estimator.fit(X, y), X, X_bad))
+
+
+# ----------------------------------------------------------------------- command line
+TOKENS = ["0.5", "-1", "2", "1e300", "1e-300", "nan", "inf", "?", "", "abc", "1e999", "0"]
+
+
+@st.composite
+def data_files(draw):
+    """Contents of a --data file (CSV, whitespace, LIBSVM or garbage) and its encoding."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    clean = draw(st.booleans())  # half the files are valid: the fit itself gets fuzzed
+    n = draw(st.integers(10, 16) if clean else st.integers(0, 14))
+    d = draw(st.integers(1, 3))
+    fmt = draw(st.sampled_from(["csv", "spaces", "libsvm"] if clean else
+                               ["csv", "spaces", "libsvm", "garbage"]))
+    label_kind = draw(st.sampled_from(["pm1", "str", "float"] if clean else
+                                      ["pm1", "str", "float", "single", "mixed"]))
+    special = None if clean else draw(st.sampled_from([None, *TOKENS]))
+    header = ",".join([*(f"f{j}" for j in range(d)), "label"])
+    lines = [header] if fmt == "csv" and draw(st.booleans()) else []
+    for i in range(n):
+        values = [f"{v:.4g}" for v in rng.normal(size=d)]
+        if special is not None and rng.random() < 0.3:
+            values[int(rng.integers(0, d))] = special
+        label = {"pm1": str(1 if i % 2 else -1), "str": "yes" if i % 2 else "no",
+                 "float": f"{rng.normal():.3f}", "single": "1",
+                 "mixed": "a" if i % 3 == 0 else str(i % 2)}[label_kind]
+        if fmt == "csv":
+            lines.append(",".join([*values, label]))
+        elif fmt == "spaces":
+            lines.append(" ".join([*values, label]))
+        elif fmt == "libsvm":
+            index = draw(st.sampled_from([1] if clean else [1, 2, 0, 7, 1000]))
+            lines.append(f"{label} " + " ".join(f"{index + j}:{v}" for j, v in enumerate(values)))
+        else:
+            lines.append(draw(st.text(max_size=12)))
+    text = "\n".join(lines) + ("\n" if lines else "")
+    encoding = draw(st.sampled_from(["utf-8", "utf-8-sig"] if clean else
+                                    ["utf-8", "utf-16", "utf-8-sig", "latin-1"]))
+    return text.encode(encoding, errors="replace")
+
+
+CLI_OPTIONS = {
+    "--task": ["classification", "regression"],
+    "--solver": ["spg", "smo", "mwu", "silp", "pgd", "mirror"],
+    "--regularizer": ["l1", "lp", "kl", "group"],
+    "-C": ["1", "0", "-1", "nan", "inf", "1e300"],
+    "--max-iter": ["3", "0", "-1"],
+    "--test-size": ["0.3", "0", "1.5"],
+    "--cv": ["2", "3", "1", "0"],
+    "--label-column": ["0", "-1", "7"],
+    "-p": ["2", "1", "-1"],
+    "--lam": ["1", "0", "-1"],
+    "--epsilon": ["0.1", "-1", "1e300"],
+    "--cache-size": ["1e-9", "-1", "10"],
+    "--combination": ["sum", "product"],
+}
+
+
+@CLI_BUDGET
+@given(data=st.data(), content=data_files())
+def test_command_line_exits_0_or_2_with_one_error_line(data, content, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli")
+    path = folder / "data.csv"
+    path.write_bytes(content)
+    argv = ["fit", "--data", str(path), "--json", "--max-iter", "3"]
+    for option in data.draw(st.sets(st.sampled_from(sorted(CLI_OPTIONS)), max_size=3)):
+        if option == "--cv" and "--test-size" in argv:
+            continue
+        if option == "--test-size" and "--cv" in argv:
+            continue
+        argv += [option, data.draw(st.sampled_from(CLI_OPTIONS[option]))]
+    for flag in data.draw(st.sets(st.sampled_from(["--interleaved", "--save"]), max_size=2)):
+        argv.append(flag)
+        if flag == "--save":
+            argv.append(str(data.draw(st.sampled_from(
+                [folder / "m.npz", folder / "missing" / "m.npz", folder]))))
+    status = _run_cli(argv)
+    event(f"exit {status}")
+    saved = folder / "m.npz"
+    if status == 0 and saved.exists():  # the saved model predicts on its own data
+        assert _run_cli(["predict", str(saved), "--data", str(path)]) == 0
+
+
+@CLI_BUDGET
+@given(model=st.sampled_from(["missing", "garbage", "empty"]), content=data_files(),
+       output=st.sampled_from([None, "ok", "missing-dir"]))
+def test_predict_exits_2_with_one_error_line(model, content, output, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("predict")
+    data_path = folder / "data.csv"
+    data_path.write_bytes(content)
+    model_path = folder / "model.npz"
+    if model == "garbage":
+        model_path.write_bytes(b"PK\x03\x04 not really a zip")
+    elif model == "empty":
+        model_path.write_bytes(b"")
+    argv = ["predict", str(model_path), "--data", str(data_path)]
+    if output:
+        argv += ["--output", str(folder / ("missing" if output != "ok" else "") / "out.txt")]
+    assert _run_cli(argv) == 2
+
+
+def _run_cli(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            status = main(argv)
+        except SystemExit as exc:  # argparse: only for values it cannot parse
+            status = exc.code
+    stderr = err.getvalue()
+    assert "Traceback" not in stderr, stderr
+    assert status in (0, 2), (argv, status, stderr)
+    if status == 2:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("mklearn: error: "), (argv, stderr)
+        assert not RAW_MESSAGES.search(lines[0]), (argv, lines[0])
+    return status
+
+
+@pytest.mark.slow
+def test_fuzz_slow_profile_runs():
+    """``pytest -m slow`` runs this file's fuzz tests again with the slow profile."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MKLEARN_FUZZ": "slow"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+         str(Path(__file__))], env=env, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
