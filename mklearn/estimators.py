@@ -406,7 +406,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         info = get_solver(self.solver, self.regularizer, self.combination)
         options = {**info.defaults, **check_solver_options(self.solver, info,
                                                            self.solver_options)}
-        check_label_types(y)
+        y = check_label_types(y)
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:
@@ -419,7 +419,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError(
-                f"y contains one class only ({self.classes_[0]!r}); MKL classification "
+                f"y contains one class only ({self.classes_.tolist()[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
         if columns:

@@ -74,16 +74,23 @@ def kernel_is_constant(kernel_sum):
 
 
 def rows_are_identical(X):
-    """True if every row of the 2-D array X equals the first (no kernel on X can vary)."""
-    return bool(np.all(X == X[:1]))
+    """True if X has several rows, all equal to the first (no kernel on X can vary)."""
+    return X.shape[0] > 1 and bool(np.all(X == X[:1]))
 
 
 def check_label_types(y):
-    """Refuse labels that mix numbers and strings (numpy cannot sort them), or hold None."""
-    y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else y
-    if getattr(y, "dtype", None) is None or y.dtype.kind != "O":
-        return
-    kinds = {"string" if isinstance(v, (str, bytes)) else type(v).__name__ for v in y.ravel()}
+    """Class labels ``y`` checked for types numpy cannot sort; returns y.
+
+    An object array of numbers only (which scikit-learn calls "unknown") comes back as a
+    numeric array. Raises ValueError if y mixes strings with other types, or holds None.
+    """
+    if y is None:
+        return y
+    values = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else y
+    if getattr(values, "dtype", None) is None or values.dtype.kind != "O":
+        return y
+    kinds = {"string" if isinstance(v, (str, bytes)) else type(v).__name__
+             for v in values.ravel()}
     if "NoneType" in kinds:
         raise ValueError("y contains None (missing labels); drop those samples or give them "
                          "a label")
@@ -93,6 +100,11 @@ def check_label_types(y):
             f"y mixes strings with other label types ({others}); use one type for all "
             "labels, e.g. y.astype(str)"
         )
+    if hasattr(y, "dtype") and "string" not in kinds and values.size:
+        numeric = np.asarray(values.tolist())
+        if numeric.dtype.kind in "biuf":
+            return numeric
+    return y
 
 
 def check_regression_targets(y):
