@@ -357,3 +357,30 @@ def test_one_sample_regression_names_the_sample_count(data, kernels):
     one = X[:1] if kernels is FAMILY else _stack(X[:1])
     with pytest.raises(ValueError, match="at least 2 samples, got n_samples=1"):
         MKLRegressor(kernels=kernels).fit(one, [1.0])
+
+
+def test_kill_9_during_a_save_is_cleaned_up_by_the_next_save(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\n"
+         "from mklearn.persistence import atomic_write\n"
+         f"with atomic_write({str(tmp_path / 'model.npz')!r}, 'wb') as handle:\n"
+         "    handle.write(b'partial'); handle.flush(); print('writing', flush=True)\n"
+         "    time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert writer.stdout.readline().strip() == "writing"
+    writer.send_signal(signal.SIGKILL)
+    writer.wait(timeout=30)
+    (leftover,) = os.listdir(tmp_path)  # atexit and finally blocks never ran
+    assert leftover.startswith(".mklearn-") and leftover.endswith(".tmp")
+    old = time.time() - 3600
+    os.utime(tmp_path / leftover, (old, old))
+    with atomic_write(tmp_path / "model.npz") as handle:
+        handle.write("complete")
+    assert os.listdir(tmp_path) == ["model.npz"]
