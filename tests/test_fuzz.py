@@ -355,7 +355,9 @@ def data_files(draw):
 
 
 CLI_OPTIONS = {
-    "--task": ["classification", "regression"],
+    "--task": ["classification", "regression", "one-class", "one-class"],
+    "--nu": ["0.1", "0", "1.5", "nan"],
+    "--inlier-class": ["1", "-1", "yes", "absent"],
     "--solver": ["spg", "smo", "mwu", "silp", "pgd", "mirror"],
     "--regularizer": ["l1", "lp", "kl", "group"],
     "-C": ["1", "0", "-1", "nan", "inf", "1e300"],
@@ -378,7 +380,7 @@ def test_command_line_exits_0_or_2_with_one_error_line(data, content, tmp_path_f
     path = folder / "data.csv"
     path.write_bytes(content)
     argv = ["fit", "--data", str(path), "--json", "--max-iter", "3"]
-    for option in data.draw(st.sets(st.sampled_from(sorted(CLI_OPTIONS)), max_size=3)):
+    for option in data.draw(st.sets(st.sampled_from(sorted(CLI_OPTIONS)), max_size=4)):
         if option == "--cv" and "--test-size" in argv:
             continue
         if option == "--test-size" and "--cv" in argv:
