@@ -205,7 +205,8 @@ def matrices(draw, clean=False):
         else:
             X[:] = value
     kind = draw(st.sampled_from(["float64", "float64", "float32", "int", "bool", "object",
-                                 "str", "complex", "list", "1d", "3d", "none"]))
+                                 "str", "complex", "list", "1d", "3d", "none", "views",
+                                 "views-ragged"]))
     with np.errstate(all="ignore"):
         return _convert(X, kind)
 
@@ -223,7 +224,18 @@ def _convert(X, kind):
         "1d": lambda: X.ravel(),
         "3d": lambda: X[:, :, None],
         "none": lambda: None,
+        "views": lambda: {"a": X, "b": X[:, :1]},  # multi-view input
+        "views-ragged": lambda: [X, X[:-1]],
     }[kind]()
+
+
+def _n_samples(X):
+    """Rows of X as given: of its first view for multi-view input; 0 for scalars and None."""
+    if isinstance(X, dict):
+        X = next(iter(X.values()), None)
+    elif isinstance(X, list) and X and isinstance(X[0], np.ndarray) and X[0].ndim == 2:
+        X = X[0]
+    return len(X) if X is not None and np.ndim(X) else 0
 
 
 def _with_strings(X):
@@ -297,7 +309,7 @@ def test_estimators_end_in_an_own_error_or_a_valid_model(data, name, kernels):
     precomputed = kernels == "precomputed"
     clean = data.draw(st.booleans(), label="clean")  # half the runs: valid input, any scale
     X = data.draw(stacks(clean) if precomputed else matrices(clean), label="X")
-    n = len(X) if X is not None and np.ndim(X) else 0
+    n = _n_samples(X)
     if name.startswith("oc"):
         y = None
     elif name.startswith("reg") and clean:
