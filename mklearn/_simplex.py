@@ -12,16 +12,33 @@ QP_TOL = 1e-10
 
 @njit(cache=True)
 def project_simplex_nb(v):
-    """Euclidean projection onto ``{x >= 0, sum x = 1}`` (Duchi et al., ICML 2008, Fig. 1)."""
-    u = np.sort(v)[::-1]
+    """Euclidean projection onto ``{x >= 0, sum x = 1}``: ``max(v - theta, 0)``.
+
+    The threshold theta by Michelot's algorithm (J. Optim. Theory Appl. 50, 1986): the mean
+    of the entries above the current threshold, minus 1 / their count, repeated until it stops
+    growing. Exact like the sorting method (Duchi et al., ICML 2008) in at most n passes (a
+    few in practice), and without a sort, whose numba compilation took 2.4 s of a first fit.
+    """
+    n = v.size
     total = 0.0
-    theta = 0.0
-    for r in range(u.size):
-        total += u[r]
-        candidate = (total - 1.0) / (r + 1)
-        if u[r] - candidate > 0.0:
-            theta = candidate
-    return np.maximum(v - theta, 0.0)
+    for i in range(n):
+        total += v[i]
+    theta = (total - 1.0) / n
+    while True:  # the largest entry always stays above theta: count >= 1
+        total = 0.0
+        count = 0
+        for i in range(n):
+            if v[i] > theta:
+                total += v[i]
+                count += 1
+        candidate = (total - 1.0) / count
+        if candidate <= theta:
+            break
+        theta = candidate
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = max(v[i] - theta, 0.0)
+    return out
 
 
 @njit(cache=True)

@@ -358,10 +358,10 @@ def _fit(args) -> int:
                 + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
                    if inlier is not None else "")
             )
+        fit_rows = train if inlier is None else train[y[train] == inlier]
         with compile_clock() as clock:
             fit_start = time.perf_counter()
-            fit_rows = train if inlier is None else train[y[train] == inlier]
-        model.fit(_cli_data.take(X, fit_rows), y[fit_rows])
+            model.fit(_cli_data.take(X, fit_rows), y[fit_rows])
         wall = time.perf_counter() - start
         truth = y if inlier is None else np.where(y == inlier, 1, -1)
         reports.append(_summary(model, X, truth, train, test, wall, regression))
