@@ -50,6 +50,18 @@ class SumOfKernels:
         """The base kernels as one C-contiguous ``(m, n, n)`` array (no copy)."""
         return self._km
 
+    def rows(self, indices, kernels=None) -> np.ndarray:
+        """Rows ``indices`` of the kernels ``kernels`` (all by default): float64 of shape
+        (len(kernels), len(indices), n), the row-provider interface of
+        :mod:`mklearn.svm.rows`."""
+        indices = np.asarray(indices, dtype=np.int64)
+        block = self._km[:, indices] if kernels is None else self._km[np.ix_(kernels, indices)]
+        return np.ascontiguousarray(block, dtype=np.float64)
+
+    def diagonal(self) -> np.ndarray:
+        """``K_k[i, i]`` of every kernel, float64 of shape (m, n)."""
+        return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
+
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)

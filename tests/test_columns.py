@@ -8,7 +8,8 @@ from sklearn.svm import SVC
 
 from mklearn import MKLClassifier
 from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, Polynomial, simple_mkl_kernels
-from mklearn.kernels.columns import ColumnCache, KernelColumns, StackColumns
+from mklearn.kernels.cache import RowCache
+from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.solvers import SOLVERS, MKLResult, SolverInfo
 from mklearn.svm import svc_dual
 
@@ -167,7 +168,7 @@ class _CountingProvider:
 def test_cache_lru_eviction_and_byte_bound():
     provider = _CountingProvider()
     row_bytes = 8 * 4 * 50
-    cache = ColumnCache(provider, cache_size=3.5 * row_bytes / 2**20)
+    cache = RowCache(provider, cache_size=3.5 * row_bytes / 2**20)
     assert cache.capacity == 3
     for i in (0, 1, 2):
         assert cache.get(i)[0, 0] == i
@@ -187,13 +188,13 @@ def test_cache_lru_eviction_and_byte_bound():
 def test_cache_with_kernel_columns_and_bad_budget():
     bank = KernelBank(SPEC_SETS["mixed_blocks"])
     stack = bank.fit_transform(X).transpose(2, 0, 1)
-    cache = ColumnCache(KernelColumns(bank), cache_size=200)
+    cache = RowCache(KernelColumns(bank), cache_size=200)
     assert cache.capacity == 23  # never more rows than samples
     _close(cache.get(4), stack[:, 4, :])
-    with pytest.raises(ValueError, match=r"at least 0.00105286 MB"):
-        ColumnCache(KernelColumns(bank), cache_size=0.001)
+    with pytest.raises(ValueError, match=r"at least 0.00210571 MB"):
+        RowCache(KernelColumns(bank), cache_size=0.001)
     with pytest.raises(ValueError, match="at least"):
-        ColumnCache(KernelColumns(bank), cache_size=float("nan"))
+        RowCache(KernelColumns(bank), cache_size=float("nan"))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -201,7 +202,7 @@ def test_cache_refills_evicted_rows_in_place(dtype):
     bank = KernelBank(SPEC_SETS["mixed_blocks"], dtype=dtype).fit(X)
     provider = KernelColumns(bank)
     row_mb = 8 * provider.n_kernels * provider.n_samples / 2**20
-    cache = ColumnCache(provider, cache_size=2.5 * row_mb)
+    cache = RowCache(provider, cache_size=2.5 * row_mb)
     assert cache.capacity == 2
     first = cache.get(0)
     cache.get(1)

@@ -9,9 +9,10 @@ from test_spg_reference import _problem
 
 from mklearn.combinations import SumOfKernels
 from mklearn.regularizers import L1Simplex
-from mklearn.solvers import _silp_core, silp_mkl, spg_gmkl
-from mklearn.solvers.silp import MasterLP
+from mklearn.solvers import silp_mkl, spg_gmkl
+from mklearn.solvers.silp import MasterLP, _chunk
 from mklearn.solvers.tasks import OneClassTask, RegressionTask, make_task
+from mklearn.svm.smo import SMOState
 
 TIGHT = {"tol": 1e-6, "inner_tol": 1e-7, "max_iter": 3000}
 
@@ -94,25 +95,24 @@ def test_master_lp_matches_linprog_and_pruning_keeps_the_optimum():
 def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
     stack, y, _ = small
     task = make_task("regression", y, 10.0, epsilon=0.1)
-    km = SumOfKernels(stack).kernel_major
+    combination = SumOfKernels(stack)
+    km = combination.kernel_major
     m, n = km.shape[0], km.shape[1]
-    alpha = np.zeros(2 * n)
+    st = SMOState(task.signs, task.index, task.linear, task.upper, n, np.zeros(2 * n))
     F = np.zeros((m, n))
+    v = np.zeros(n)
     d = np.random.default_rng(0).dirichlet(np.ones(m))
     for _ in range(5):
-        _silp_core.interleaved_chunk(alpha, task.signs, task.index, task.linear, task.upper, F,
-                                     d, km, 1e-6, 37)
-        v = task.coefficients(alpha)
+        _, v = _chunk(combination, st, F, d, 1e-6, 37, v)
+        np.testing.assert_allclose(v, task.coefficients(st.alpha))
         np.testing.assert_allclose(F, km @ v, atol=1e-10)
-        assert np.all(alpha >= 0) and np.all(alpha <= task.upper)
-        assert abs(task.signs @ alpha) < 1e-10
+        assert np.all(st.alpha >= 0) and np.all(st.alpha <= task.upper)
+        assert abs(task.signs @ st.alpha) < 1e-10
     # the chunks ran the SMO to the tolerance: the single-kernel optimum at K(d)
-    status, _, _ = _silp_core.interleaved_chunk(alpha, task.signs, task.index, task.linear,
-                                                task.upper, F, d, km, 1e-8, 10**6)
-    assert status == _silp_core.STATUS_KKT
+    solved, v = _chunk(combination, st, F, d, 1e-8, 10**6, v)
+    assert solved
     exact = task.solve(np.tensordot(stack, d, axes=([2], [0])), None, 1e-10)
-    v = task.coefficients(alpha)
-    value = 0.5 * v @ (np.tensordot(stack, d, axes=([2], [0])) @ v) - task.linear_value(alpha)
+    value = 0.5 * v @ (np.tensordot(stack, d, axes=([2], [0])) @ v) - task.linear_value(st.alpha)
     assert value == pytest.approx(exact.objective, rel=1e-7)
 
 

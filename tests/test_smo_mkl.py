@@ -11,8 +11,8 @@ from mklearn.datasets import load_dataset
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import StackColumns
 from mklearn.regularizers import KLDivergence, L1Simplex, LpNorm
-from mklearn.solvers import _smo_mkl_core as core
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
+from mklearn.svm import mkl_step as core
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@
 
 Solvers that touch a few kernel columns per iteration (SMO-MKL, MWUMKL) read them from a
 *column provider*: :class:`KernelColumns` evaluates them from the training points,
-:class:`StackColumns` slices a precomputed stack, and :class:`ColumnCache` keeps the
-most recently used rows within a byte budget (LIBSVM's kernel cache, Chang and Lin, ACM TIST
-2011, section 4.3). By symmetry, row i of a kernel is also its column i.
+:class:`StackColumns` slices a precomputed stack, and :class:`~mklearn.kernels.cache.RowCache`
+keeps the most recently used rows within a byte budget (LIBSVM's kernel cache, Chang and Lin,
+ACM TIST 2011, section 4.3). By symmetry, row i of a kernel is also its column i.
 
 Both providers expose ``n_samples``, ``n_kernels``, ``kernel_names``, ``dtype`` (float64),
 ``diagonal()`` of shape ``(m, n)`` and ``rows(indices, kernels=None)`` of shape
@@ -13,7 +13,6 @@ Both providers expose ``n_samples``, ``n_kernels``, ``kernel_names``, ``dtype`` 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -31,9 +30,8 @@ from .bank import (
 )
 from .specs import KIND_RBF
 
-__all__ = ["KernelColumns", "StackColumns", "ColumnCache"]
+__all__ = ["KernelColumns", "StackColumns"]
 
-_MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
 SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros use CSR
 
 
@@ -160,7 +158,7 @@ class KernelColumns:
                 l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
         return inner, sq_dist, l1_dist
 
-    fills_out = True  # rows(..., out=) writes into a given array (ColumnCache recycles rows)
+    fills_out = True  # rows(..., out=) writes into a given array (RowCache refills slots)
 
     def rows(self, indices: Any, kernels: Any = None, out: Any = None) -> np.ndarray:
         """Rows ``indices`` of the base kernels ``kernels``.
@@ -311,94 +309,3 @@ class StackColumns:
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""
         return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
-
-
-class ColumnCache:
-    """Least-recently-used cache of kernel rows (all base kernels of one sample at a time).
-
-    Parameters
-    ----------
-    provider : KernelColumns or StackColumns
-        Computes the rows on a miss (``provider.rows([i])``).
-    cache_size : float
-        Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold at least one
-        row of ``8 * n_kernels * n_samples`` bytes.
-
-    Attributes
-    ----------
-    hits, misses : int
-        Counts of :meth:`get` calls served from the cache and computed.
-    capacity : int
-        Number of rows the budget holds.
-
-    Raises
-    ------
-    ValueError
-        If ``cache_size`` is not a positive number or is below one row (the message gives the
-        minimum in MB).
-    """
-
-    def __init__(self, provider: Any, cache_size: float) -> None:
-        self.provider = provider
-        row_bytes = 8 * provider.n_kernels * provider.n_samples
-        try:
-            budget = float(cache_size) * _MB
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"cache_size must be a number of MB; got {cache_size!r}.") from exc
-        if not budget >= row_bytes:  # also rejects NaN
-            raise ValueError(
-                f"cache_size={cache_size!r} MB cannot hold one kernel row of "
-                f"{provider.n_kernels} kernels x {provider.n_samples} samples; it must be at "
-                f"least {row_bytes / _MB:.6g} MB."
-            )
-        self.capacity = int(min(budget // row_bytes, provider.n_samples))
-        self._row_bytes = row_bytes
-        self._rows: OrderedDict[int, np.ndarray] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-
-    def __repr__(self) -> str:
-        return f"ColumnCache(capacity={self.capacity} rows, held={len(self._rows)})"
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the cached rows (at most ``capacity`` rows)."""
-        return len(self._rows) * self._row_bytes
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __contains__(self, i: int) -> bool:
-        return int(i) in self._rows
-
-    def get(self, i: int) -> np.ndarray:
-        """Row i of every base kernel: read-only ndarray of shape (n_kernels, n_samples).
-
-        The array is valid until row i is evicted: with a provider that fills arrays in
-        place (``fills_out``) and room for two or more rows, an evicted row's memory is
-        reused for the next miss, so large rows cost no fresh pages.
-
-        Raises
-        ------
-        ValueError
-            If i is not a sample index.
-        """
-        i = int(i)
-        row = self._rows.get(i)
-        if row is not None:
-            self._rows.move_to_end(i)
-            self.hits += 1
-            return row
-        self.misses += 1
-        spare = None
-        if len(self._rows) >= self.capacity:
-            spare = self._rows.popitem(last=False)[1]
-        if spare is not None and self.capacity >= 2 and getattr(self.provider, "fills_out", False):
-            spare.flags.writeable = True  # ours: the evicted row's memory is refilled in place
-            self.provider.rows([i], out=spare.reshape(spare.shape[0], 1, spare.shape[1]))
-            row = spare
-        else:
-            row = np.ascontiguousarray(self.provider.rows([i])[:, 0, :])
-        row.flags.writeable = False
-        self._rows[i] = row
-        return row

@@ -25,7 +25,7 @@ distance. Every iteration t
 
 State: ``G_i alpha`` for every kernel (m x n floats), ``alpha' G_i alpha`` (m), alpha (n); the two
 new rows per iteration come from a column provider through an LRU
-:class:`~mklearn.kernels.columns.ColumnCache`, so no n x n matrix is formed.
+:class:`~mklearn.kernels.cache.RowCache`, so no n x n matrix is formed.
 
 Our changes to the paper (``variant="adaptive"``, the default; ``variant="paper"`` runs Algorithm
 3 as printed). Each was measured against the exact optimum (tests/test_mwu.py, docs/mwumkl.md):
@@ -71,7 +71,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import minimize_scalar
 
-from mklearn.kernels.columns import ColumnCache
+from mklearn.kernels.cache import RowCache
 from mklearn.regularizers import L1Simplex
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.spg import svm_primal
@@ -429,7 +429,7 @@ def mwu_mkl(
     if T < 1:
         raise ValueError(f"iterations must be >= 1; got {iterations!r}.")
     kappa = -math.log1p(-epsilon / (2.0 * RHO)) / (2.0 * RHO)  # eps' / (2 rho)
-    cache = ColumnCache(combination, cache_size)
+    cache = RowCache(combination, cache_size)
     hard = math.isinf(C)
     if adaptive:
         cap = math.inf  # set from the margin violators at each record

@@ -31,11 +31,13 @@ import time
 import highspy
 import numpy as np
 
-from mklearn.solvers import _silp_core as core
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.solvers.spg import ClassificationTask
+from mklearn.svm.rows import CombinedRows, support_products
+from mklearn.svm.smo import SMOState, run_smo
 
 PRUNE_AGE = 5  # LP solves a constraint may stay inactive before it is dropped
+ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk
 _ACTIVE_DUAL = 1e-12
 
 
@@ -113,7 +115,8 @@ def silp_mkl(
     ----------
     combination : SumOfKernels
         Base kernels: ``kernel(d)`` (n, n), ``kernel_gradient(d, v)`` (m,) and, for the
-        interleaved variant, ``kernel_major`` (the (m, n, n) stack).
+        interleaved variant, ``rows(indices, kernels)`` and ``diagonal()`` (rows of K(beta)
+        are combined from them on demand, see :class:`mklearn.svm.rows.CombinedRows`).
     y : ndarray of shape (n,)
         Labels in {-1, +1} (classification; unused with another ``task``).
     C : float or ndarray of shape (n,)
@@ -253,29 +256,21 @@ def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
 
 
 def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
-    km = combination.kernel_major
     m, n = combination.n_kernels, combination.n_samples
-    signs = np.ascontiguousarray(task.signs, dtype=np.float64)
-    index = np.ascontiguousarray(task.index, dtype=np.int64)
-    linear = np.ascontiguousarray(task.linear, dtype=np.float64)
-    upper = np.ascontiguousarray(task.upper, dtype=np.float64)
     start = getattr(task, "initial_alpha", None)  # one-class: 1'alpha = nu n from the start
-    alpha = start() if start is not None else np.zeros(signs.size)
-    v = np.bincount(index, weights=signs * alpha, minlength=n)
-    F = np.ascontiguousarray(np.stack([km[k] @ v for k in range(m)])) if v.any() \
-        else np.zeros((m, n))
-    chunk_steps = signs.size if chunk_steps is None else int(chunk_steps)
+    alpha = start() if start is not None else np.zeros(task.signs.size)
+    st = SMOState(task.signs, task.index, task.linear, task.upper, n, alpha)
+    v = st.coefficients()
+    F = support_products(combination, v) if v.any() else np.zeros((m, n))
+    chunk_steps = st.signs.size if chunk_steps is None else int(chunk_steps)
     progress = _Progress(task, tol, callback)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
-        status, _, _ = core.interleaved_chunk(alpha, signs, index, linear, upper, F, beta, km,
-                                              inner_tol, chunk_steps)
+        inner_done, v = _chunk(combination, st, F, beta, inner_tol, chunk_steps, v)
         n_chunks += 1
-        v = np.bincount(index, weights=signs * alpha, minlength=n)
         g = np.maximum(F @ v, 0.0)
-        inner_done = status == core.STATUS_KKT
         S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done)
         if stop:
             converged = True
@@ -286,3 +281,22 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
         beta, progress.theta = master.solve()
         n_iter += 1
     return progress.result(n_iter, n_chunks, converged)
+
+
+def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
+    """At most ``chunk_steps`` SMO steps on ``K(beta)`` from the state ``st``; the per-kernel
+    outputs ``F[k] = K_k v`` are brought up to date once at the end from the change of ``v``
+    (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
+    the KKT violation reached ``inner_tol``, and the new ``v``."""
+    rows = CombinedRows(combination, beta, ROW_CACHE_MB)
+    st.gradient_from(beta @ F)
+    st.activate_all()
+
+    def reconstruct():
+        st.gradient_from(rows.matvec(st.coefficients()))
+
+    solved, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
+                           reconstruct=reconstruct)
+    v = st.coefficients()
+    F += support_products(combination, v - v_old)
+    return solved, v

@@ -29,65 +29,14 @@ import time
 
 import numpy as np
 
-from mklearn.solvers import _smo_mkl_core as core
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.spg import best_hinge_bias
+from mklearn.svm import mkl_step as core
+from mklearn.svm.rows import BaseRows
+from mklearn.svm.smo import SMOState, run_smo
 
-_MB = 1 << 20
 KKT_TOL_START = 1e-1
 KKT_TOL_FLOOR = 1e-9
-
-
-class RowCache:
-    """LRU cache of kernel rows under a byte budget, laid out as the numba loop reads it.
-
-    ``store[slot_of[i]]`` is row i of every base kernel (shape (m, n), contiguous); the loop
-    stamps ``last_used`` on each access and returns to Python on a miss, which :meth:`load`
-    fills from ``provider.rows`` into the least recently used slot.
-    """
-
-    def __init__(self, provider, cache_size: float):
-        m, n = provider.n_kernels, provider.n_samples
-        row_bytes = 8 * m * n
-        capacity = min(n, int(cache_size * _MB) // row_bytes)
-        if capacity < 2:
-            need = 2 * row_bytes / _MB
-            raise ValueError(
-                f"cache_size={cache_size:g} MB holds fewer than two kernel rows of {m} kernels x "
-                f"{n} samples ({row_bytes / _MB:.3g} MB each); SMO-MKL needs at least "
-                f"{need:.3g} MB: raise cache_size"
-            )
-        self.provider = provider
-        self.store = np.empty((capacity, m, n))
-        self.slot_of = np.full(n, -1, dtype=np.int64)
-        self.owner = np.full(capacity, -1, dtype=np.int64)
-        self.last_used = np.zeros(capacity, dtype=np.int64)
-        self.clock = np.zeros(1, dtype=np.int64)
-        self.misses = 0
-        self._filled = 0
-
-    @property
-    def capacity(self) -> int:
-        return self.store.shape[0]
-
-    @property
-    def nbytes(self) -> int:
-        return self.store.nbytes
-
-    def load(self, i: int) -> None:
-        """Compute row i of every kernel into a free or the least recently used slot."""
-        if self._filled < self.capacity:
-            slot = self._filled
-            self._filled += 1
-        else:
-            slot = int(np.argmin(self.last_used))
-            self.slot_of[self.owner[slot]] = -1
-        self.store[slot] = self.provider.rows([i])[:, 0, :]
-        self.owner[slot] = i
-        self.slot_of[i] = slot
-        self.clock[0] += 1
-        self.last_used[slot] = self.clock[0]
-        self.misses += 1
 
 
 def _regularizer_kind(regularizer, n_kernels):
@@ -113,6 +62,7 @@ def smo_mkl(
     callback=None,
     cache_size=200.0,
     closed_form=True,
+    shrinking=True,
 ) -> MKLResult:
     """Solve lp-MKL (p > 1) or KL-regularised MKL in the dual by SMO.
 
@@ -137,6 +87,9 @@ def smo_mkl(
         MB of kernel rows kept (each row holds all m kernels: ``8 m n`` bytes).
     closed_form : bool
         For p = 2, solve the one-dimensional problem by the cubic formula (else Newton).
+    shrinking : bool
+        LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): the per-kernel outputs
+        of shrunk samples are rebuilt from the support's rows before each gap check.
 
     Returns
     -------
@@ -159,7 +112,7 @@ def smo_mkl(
 
     return _solve(provider, y, np.arange(n), -np.ones(n), cost, regularizer, hinge,
                   tol=tol, max_iter=max_iter, callback=callback, cache_size=cache_size,
-                  closed_form=closed_form)
+                  closed_form=closed_form, shrinking=shrinking)
 
 
 def smo_mkl_regression(
@@ -174,6 +127,7 @@ def smo_mkl_regression(
     callback=None,
     cache_size=200.0,
     closed_form=True,
+    shrinking=True,
 ) -> MKLResult:
     """epsilon-insensitive lp-MKL (or KL) regression in the dual by SMO (paper eq. 24-27).
 
@@ -194,7 +148,7 @@ def smo_mkl_regression(
         As in :func:`smo_mkl`.
     epsilon : float >= 0
         Half-width of the insensitive tube, in units of y.
-    tol, max_iter, callback, cache_size, closed_form
+    tol, max_iter, callback, cache_size, closed_form, shrinking
         As in :func:`smo_mkl`.
 
     Returns
@@ -221,7 +175,8 @@ def smo_mkl_regression(
 
     result = _solve(provider, signs, index, linear, np.concatenate([cost, cost]), regularizer,
                     insensitive, tol=tol, max_iter=max_iter, callback=callback,
-                    cache_size=cache_size, closed_form=closed_form)
+                    cache_size=cache_size, closed_form=closed_form,
+                    shrinking=shrinking)
     result.alpha = result.alpha[:n] - result.alpha[n:]
     return result
 
@@ -241,38 +196,35 @@ def best_insensitive_bias(f, y, epsilon, cost):
 
 
 def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, tol, max_iter,
-           callback, cache_size, closed_form):
+           callback, cache_size, closed_form, shrinking):
     """The SMO-MKL loop shared by the tasks; ``primal_loss(f)`` gives (loss, best bias)."""
     start = time.perf_counter()
     n, m = provider.n_samples, provider.n_kernels
     kind, lam, q, prior = _regularizer_kind(regularizer, m)
     use_cubic = bool(closed_form and kind == core.KIND_LP and abs(q - 2.0) < 1e-12)
-    cache = RowCache(provider, cache_size)
-    diag = np.ascontiguousarray(provider.diagonal(), dtype=np.float64)
-    signs = np.ascontiguousarray(signs, dtype=np.float64)
-    index = np.ascontiguousarray(index, dtype=np.int64)
-    linear = np.ascontiguousarray(linear, dtype=np.float64)
-    alpha = np.zeros(signs.size)
+    rows = BaseRows(provider, cache_size)
+    st = SMOState(signs, index, linear, upper, n, np.zeros(len(signs)))
     F = np.zeros((m, n))
     g = np.zeros(m)
     d = np.zeros(m)
+    mkl = (F, g, d, rows.diagonal(), kind, lam, q, prior, use_cubic)
+
+    def reconstruct():  # exact outputs from the support's rows
+        v = st.coefficients()
+        F[:] = rows.matvec(v)
+        g[:] = np.maximum(F @ v, 0.0)
+        core.kernel_weights(g, kind, lam, q, prior, d)
+        st.gradient_from(d @ F)
+
+    alpha = st.alpha
     kkt_tol = KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
-        budget = signs.size
-        while budget > 0:
-            status, missing, steps, violation = core.smo_chunk(
-                alpha, signs, index, linear, upper, F, g, d, diag, cache.store, cache.slot_of,
-                cache.last_used, cache.clock, kind, lam, q, prior, use_cubic, kkt_tol, budget,
-            )
-            n_steps += steps
-            budget -= steps
-            if status == core.STATUS_NEED_ROW:
-                cache.load(int(missing))
-                continue
-            break
-        beta = np.bincount(index, weights=signs * alpha, minlength=n)
-        g = np.maximum(F @ beta, 0.0)  # exact quadratic terms from the outputs (no drift)
+        solved, steps, violation = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
+                                           shrinking=shrinking, reconstruct=reconstruct, mkl=mkl)
+        n_steps += steps
+        beta = st.coefficients()
+        g[:] = np.maximum(F @ beta, 0.0)  # exact quadratic terms from the outputs (no drift)
         core.kernel_weights(g, kind, lam, q, prior, d)
         loss, bias = primal_loss(d @ F)
         upper_bound = regularizer.value(d) + 0.5 * float(d @ g) + loss
@@ -288,8 +240,8 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
             "n_steps": n_steps,
             "n_live": int(np.count_nonzero(d)),
             "n_svm_solves": 0,
-            "cache_misses": cache.misses,
-            "cache_bytes": cache.nbytes,
+            "cache_misses": rows.cache.misses,
+            "cache_bytes": rows.cache.nbytes,
             "time": time.perf_counter() - start,
         }
         history.append(record)
@@ -298,7 +250,7 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
         if rel_gap <= tol:
             converged = True
             break
-        if status == core.STATUS_KKT:
+        if solved:
             if kkt_tol <= KKT_TOL_FLOOR:
                 break
             kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)

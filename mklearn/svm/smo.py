@@ -9,7 +9,8 @@ C-SVC, epsilon-SVR and one-class SVM differ only in ``K``'s index map, ``y``, ``
 ``upper`` (LIBSVM's Q-matrix trick). The working set is chosen by WSS2 of Fan, Chen and Lin
 (JMLR 6, 2005, Algorithm 2): ``i`` maximally violating, ``j`` maximising the second-order gain
 ``b_ij^2 / a_ij``. The column provider here is a dense kernel matrix ``K`` (the combined
-precomputed kernel); columns are read as rows of the symmetric ``K``.
+precomputed kernel) or a row source of :mod:`mklearn.svm.rows`; the loop itself is
+:func:`mklearn.svm.core.smo_loop`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
-_TAU = 1e-12  # curvature used when a_ij <= 0 (Fan, Chen and Lin 2005, eq. 19)
+from mklearn.svm import core
+from mklearn.svm.rows import DenseRows
 
 
 class QPResult(NamedTuple):
@@ -52,77 +53,6 @@ class QPResult(NamedTuple):
     converged: bool
 
 
-@njit(cache=True)
-def _smo_loop(K, index, y, upper, alpha, grad, tol, max_iter):
-    """Run WSS2-SMO in place on ``alpha`` and ``grad``; return (n_iter, violation)."""
-    n_var = alpha.shape[0]
-    diag = np.empty(n_var)
-    for t in range(n_var):
-        diag[t] = K[index[t], index[t]]
-    n_iter = 0
-    violation = np.inf
-    while n_iter < max_iter:
-        # i: maximal violating index in I_up, by m(alpha) = max_{I_up} -y_t G_t
-        m_up = -np.inf
-        i = -1
-        for t in range(n_var):
-            in_up = alpha[t] < upper[t] if y[t] > 0 else alpha[t] > 0.0
-            if in_up:
-                v = -y[t] * grad[t]
-                if v >= m_up:
-                    m_up = v
-                    i = t
-        if i < 0:
-            violation = 0.0
-            break
-        row_i = K[index[i]]
-        # j: in I_low with -y_j G_j < m, maximising b^2 / a (second-order gain)
-        m_low = np.inf
-        best_gain = 0.0
-        j = -1
-        for t in range(n_var):
-            in_low = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < upper[t]
-            if not in_low:
-                continue
-            v = -y[t] * grad[t]
-            if v < m_low:
-                m_low = v
-            b = m_up - v
-            if b > 0.0:
-                a = diag[i] + diag[t] - 2.0 * row_i[index[t]]
-                if a <= 0.0:
-                    a = _TAU
-                gain = b * b / a
-                if gain > best_gain:
-                    best_gain = gain
-                    j = t
-        violation = m_up - m_low
-        if violation <= tol or j < 0:
-            break
-        # Step t >= 0 along d_i = y_i, d_j = -y_j keeps y'alpha fixed.
-        row_j = K[index[j]]
-        a = diag[i] + diag[j] - 2.0 * row_i[index[j]]
-        if a <= 0.0:
-            a = _TAU
-        step = (m_up + y[j] * grad[j]) / a
-        room_i = upper[i] - alpha[i] if y[i] > 0 else alpha[i]
-        room_j = alpha[j] if y[j] > 0 else upper[j] - alpha[j]
-        hit_i = room_i <= step
-        hit_j = room_j <= step
-        if hit_i or hit_j:
-            step = min(room_i, room_j)
-        alpha[i] += y[i] * step
-        alpha[j] -= y[j] * step
-        if hit_i and room_i <= room_j:  # snap exactly onto the bound that was hit
-            alpha[i] = upper[i] if y[i] > 0 else 0.0
-        if hit_j and room_j <= room_i:
-            alpha[j] = 0.0 if y[j] > 0 else upper[j]
-        for t in range(n_var):
-            grad[t] += y[t] * step * (row_i[index[t]] - row_j[index[t]])
-        n_iter += 1
-    return n_iter, violation
-
-
 def _offset(alpha, grad, y, upper):
     """LIBSVM's rho: mean of y_t G_t over free variables, else the midpoint of its bounds."""
     y_grad = y * grad
@@ -141,13 +71,84 @@ def _offset(alpha, grad, y, upper):
     return float(ub if np.isfinite(ub) else lb)
 
 
-def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None):
-    """Solve LIBSVM's generic dual QP by WSS2-SMO.
+class SMOState:
+    """Where an SMO run stands: ``alpha``, the gradient ``G = Q alpha + p`` and the active
+    set, for a QP given by ``signs``, ``index``, ``linear`` and ``upper`` (see
+    :func:`solve_qp`)."""
+
+    def __init__(self, signs, index, linear, upper, n_samples, alpha):
+        self.signs = np.ascontiguousarray(signs, dtype=np.float64)
+        self.index = np.ascontiguousarray(index, dtype=np.int64)
+        self.linear = np.ascontiguousarray(linear, dtype=np.float64)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
+        self.n_samples = int(n_samples)
+        self.alpha = alpha
+        self.G = self.linear.copy()
+        self.active, self.active_samples, self.state = core.new_state(
+            self.signs.size, self.n_samples, self.index)
+
+    def coefficients(self):
+        """``v = sum_t signs_t alpha_t e_index[t]``, shape (n_samples,)."""
+        return np.bincount(self.index, weights=self.signs * self.alpha, minlength=self.n_samples)
+
+    def activate_all(self):
+        n_var = self.signs.size
+        self.active[:] = np.arange(n_var)
+        samples = np.unique(self.index)
+        self.active_samples[:samples.size] = samples
+        self.state[core.N_ACTIVE] = n_var
+        self.state[core.N_ACTIVE_SAMPLES] = samples.size
+
+    def gradient_from(self, Kv):
+        """``G = signs * (K v)[index] + p`` from the product ``K v`` (shape (n_samples,))."""
+        self.G[:] = self.signs * Kv[self.index] + self.linear
+
+
+_NO_MKL = (np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)), 0, 1.0, 2.0,
+           np.zeros(1), False)
+
+
+def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
+    """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
+    solved to ``tol`` or ``max_steps`` steps are spent: load missing rows into ``rows``, and
+    call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
+    for the whole gradient and before returning with variables shrunk.
+
+    ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step.
+    Returns ``(converged, steps, violation)``.
+    """
+    step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
+    extra = _NO_MKL if mkl is None else mkl
+    qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
+    total, violation, n_var = 0, np.inf, st.signs.size
+    while True:
+        status, missing, steps, violation = core.smo_loop(
+            st.alpha, st.G, st.signs, st.index, st.linear, st.upper, qdiag, rows.store,
+            rows.slot_of, rows.last_used, rows.clock, st.active, st.active_samples, st.state,
+            step_kind, *extra, float(tol), int(max_steps - total), bool(shrinking),
+        )
+        total += steps
+        if status == core.STATUS_NEED_ROW:
+            rows.load(int(missing))
+            continue
+        shrunk = st.state[core.N_ACTIVE] < n_var
+        if status == core.STATUS_RECONSTRUCT or (status == core.STATUS_STEPS and shrunk):
+            reconstruct()
+            st.activate_all()
+            if status == core.STATUS_RECONSTRUCT and total < max_steps:
+                continue
+        return status == core.STATUS_KKT, total, float(violation)
+
+
+def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None,
+             shrinking=True):
+    """Solve LIBSVM's generic dual QP by WSS2-SMO with shrinking.
 
     Parameters
     ----------
-    K : ndarray of shape (n, n)
-        Symmetric PSD kernel matrix, C-contiguous float64.
+    K : ndarray of shape (n, n) or a row source
+        Symmetric PSD kernel matrix (float64), or a row source of :mod:`mklearn.svm.rows`
+        (rows computed on demand through an LRU cache).
     y : ndarray of shape (l,)
         Signs in {-1, +1}: the equality-constraint coefficients, also the sign pattern of Q.
     p : ndarray of shape (l,)
@@ -163,42 +164,37 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
         Stopping tolerance on the maximal KKT violation ``m(alpha) - M(alpha)``.
     max_iter : int, optional
         Cap on the number of two-variable steps; default ``max(10**7, 100 l)``.
+    shrinking : bool
+        LIBSVM's shrinking heuristic with gradient reconstruction (same optimum, fewer
+        gradient updates once most variables sit at a bound).
 
     Returns
     -------
     QPResult
     """
-    K = np.ascontiguousarray(K, dtype=np.float64)
+    rows = DenseRows(K) if isinstance(K, np.ndarray) else K
     y = np.ascontiguousarray(y, dtype=np.float64)
-    p = np.ascontiguousarray(p, dtype=np.float64)
-    upper = np.ascontiguousarray(upper, dtype=np.float64)
     n_var = y.shape[0]
     index = np.arange(n_var, dtype=np.int64) if index is None else np.asarray(index, np.int64)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
     if alpha0 is None:
         alpha = np.zeros(n_var)
-        grad = p.copy()
     else:
         alpha = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, upper)
-        grad = p + _q_times(K, index, y, alpha)
+    st = SMOState(y, index, p, upper, rows.n_samples, alpha)
+
+    def reconstruct():
+        st.gradient_from(rows.matvec(st.coefficients()))
+
+    if alpha.any():
+        reconstruct()
     if max_iter is None:
         max_iter = max(10**7, 100 * n_var)
-    n_iter, violation = _smo_loop(K, index, y, upper, alpha, grad, float(tol), int(max_iter))
-    objective = 0.5 * float(alpha @ (grad + p))
-    rho = _offset(alpha, grad, y, upper)
-    return QPResult(
-        alpha, grad, rho, objective, float(violation), int(n_iter), bool(violation <= tol)
-    )
-
-
-def _q_times(K, index, y, alpha):
-    """``Q alpha`` using only the columns of non-zero alpha."""
-    nz = np.flatnonzero(alpha)
-    if nz.size == 0:
-        return np.zeros_like(alpha)
-    if nz.size * 4 >= alpha.size:  # dense enough: one matrix-vector product, no gather
-        weights = np.bincount(index[nz], y[nz] * alpha[nz], minlength=K.shape[0])
-        return y * (K @ weights)[index]
-    return y * (K[np.ix_(index, index[nz])] @ (y[nz] * alpha[nz]))
+    converged, n_iter, violation = run_smo(rows, st, tol=tol, max_steps=max_iter,
+                                           shrinking=shrinking, reconstruct=reconstruct)
+    objective = 0.5 * float(alpha @ (st.G + st.linear))
+    rho = _offset(alpha, st.G, y, upper)
+    return QPResult(alpha, st.G, rho, objective, violation, n_iter, converged)
 
 
 def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None):
@@ -293,7 +289,7 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None):
     """
     if not 0.0 < nu <= 1.0:
         raise ValueError(f"nu must lie in (0, 1], got {nu}")
-    n = K.shape[0]
+    n = K.shape[0] if isinstance(K, np.ndarray) else K.n_samples
     if alpha0 is None:
         total = nu * n
         alpha0 = np.zeros(n)

@@ -1,4 +1,4 @@
-"""numba core of SMO-MKL: kernel weights from alpha, the one-dimensional step, the SMO chunk.
+"""SMO-MKL's pair step: kernel weights from alpha and the exact step along a pair (numba).
 
 Notation of ALGORITHMS.md section 2: ``F[k] = K_k Y alpha`` (per-kernel outputs, shape (m, n)),
 ``g_k = alpha' Y K_k Y alpha``, ``z = g / 2``; the regulariser enters only through its convex
@@ -18,11 +18,6 @@ from numba import njit
 KIND_LP = 0
 KIND_KL = 1
 
-STATUS_NEED_ROW = 0  # the chunk stopped for a kernel row that is not cached
-STATUS_KKT = 1  # maximal KKT violation below the tolerance
-STATUS_STEPS = 2  # the chunk's step budget is spent
-
-_TAU = 1e-12
 _MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
 DIAG_REFRESH = 16  # steps between refreshes of diag K(d), used only by the WSS2 heuristic
 _NEWTON_ITER = 60
@@ -211,7 +206,7 @@ def cubic_step_length(lower, upper, g, a, b, lam, c1):
 
 
 @njit(cache=True, fastmath=True)
-def _weighted_sum(d, A, out):
+def weighted_sum(d, A, out):
     """``out = sum_k d_k A[k]`` over the kernels with non-zero weight (A of shape (m, n))."""
     out[:] = 0.0
     for k in range(A.shape[0]):
@@ -222,7 +217,7 @@ def _weighted_sum(d, A, out):
 
 
 @njit(cache=True, fastmath=True)
-def _weighted_row(d, store, slot, out):
+def weighted_row(d, store, slot, out):
     """``out = sum_k d_k store[slot, k]``: a row of the combined kernel."""
     out[:] = 0.0
     for k in range(store.shape[1]):
@@ -232,21 +227,8 @@ def _weighted_row(d, store, slot, out):
                 out[t] += w * store[slot, k, t]
 
 
-@njit(cache=True, fastmath=True)
-def _update_outputs(F, store, slot_i, slot_j, t_step, d, fd):
-    """``F[k] += t_step (K_k[i] - K_k[j])``, then ``fd = d' F`` in the same pass."""
-    fd[:] = 0.0
-    n = fd.size
-    for k in range(F.shape[0]):
-        w = d[k]
-        for t in range(n):
-            value = F[k, t] + t_step * (store[slot_i, k, t] - store[slot_j, k, t])
-            F[k, t] = value
-            fd[t] += w * value
-
-
 @njit(cache=True)
-def _snap(alpha, t, upper):
+def snap(alpha, t, upper):
     """Put ``alpha[t]`` exactly on a bound it reached up to rounding."""
     value = min(max(alpha[t], 0.0), upper[t])
     if value <= 1e-12 * upper[t]:
@@ -254,111 +236,3 @@ def _snap(alpha, t, upper):
     elif upper[t] - value <= 1e-12 * upper[t]:
         value = upper[t]
     alpha[t] = value
-
-
-@njit(cache=True)
-def smo_chunk(alpha, y, index, linear, upper, F, g, d, diag, cache, slot_of, last_used, clock,
-              kind, lam, q, prior, use_cubic, tol, max_steps):
-    """Run SMO-MKL steps in place until a row is missing, the KKT violation is below ``tol``
-    or ``max_steps`` steps are taken.
-
-    LIBSVM's generic form: variable t has sign ``y[t]``, sample ``index[t]`` and linear term
-    ``linear[t]``; the dual maximised is ``-linear' alpha - r*(g / 2)`` with
-    ``g_k = beta' K_k beta``, ``beta = sum_t y_t alpha_t e_index[t]`` (C-SVC: index = arange(n),
-    linear = -1; epsilon-SVR: 2n variables, ``linear = [eps - y, eps + y]``).
-    ``cache[slot_of[i]]`` holds row i of every base kernel (shape (m, n)). Returns
-    ``(status, missing_sample, steps, violation)``.
-    """
-    m, n = F.shape
-    n_var = alpha.size
-    Kd_diag = np.empty(n)
-    Kd_row_i = np.empty(n)
-    fd = np.empty(n)
-    steps = 0
-    violation = np.inf
-    kernel_weights(g, kind, lam, q, prior, d)
-    _weighted_sum(d, F, fd)
-    _weighted_sum(d, diag, Kd_diag)
-    while steps < max_steps:
-        # WSS2 (Fan, Chen and Lin 2005) on the QP with kernel K(d): G_t = y_t fd[index_t] + p_t
-        m_up = -np.inf
-        i = -1
-        for t in range(n_var):
-            in_up = alpha[t] < upper[t] if y[t] > 0 else alpha[t] > 0.0
-            if in_up:
-                v = -y[t] * (y[t] * fd[index[t]] + linear[t])
-                if v >= m_up:
-                    m_up = v
-                    i = t
-        if i < 0:
-            return STATUS_KKT, -1, steps, 0.0
-        si = index[i]
-        slot_i = slot_of[si]
-        if slot_i < 0:
-            return STATUS_NEED_ROW, si, steps, violation
-        clock[0] += 1
-        last_used[slot_i] = clock[0]
-        _weighted_row(d, cache, slot_i, Kd_row_i)
-        m_low = np.inf
-        best = 0.0
-        j = -1
-        for t in range(n_var):
-            in_low = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < upper[t]
-            if not in_low:
-                continue
-            v = -y[t] * (y[t] * fd[index[t]] + linear[t])
-            if v < m_low:
-                m_low = v
-            gap = m_up - v
-            if gap > 0.0:
-                curv = Kd_diag[si] + Kd_diag[index[t]] - 2.0 * Kd_row_i[index[t]]
-                if curv <= 0.0:
-                    curv = _TAU
-                gain = gap * gap / curv
-                if gain > best:
-                    best = gain
-                    j = t
-        violation = m_up - m_low
-        if violation <= tol or j < 0:
-            return STATUS_KKT, -1, steps, violation
-        sj = index[j]
-        slot_j = slot_of[sj]
-        if slot_j < 0:
-            return STATUS_NEED_ROW, sj, steps, violation
-        clock[0] += 1
-        last_used[slot_j] = clock[0]
-        # exact line search on D along alpha_i += y_i t, alpha_j -= y_j t
-        a = np.empty(m)
-        b = np.empty(m)
-        for k in range(m):
-            a[k] = cache[slot_i, k, si] + cache[slot_j, k, sj] - 2.0 * cache[slot_i, k, sj]
-            b[k] = F[k, si] - F[k, sj]
-        if y[i] > 0:
-            lo_i, hi_i = -alpha[i], upper[i] - alpha[i]
-        else:
-            lo_i, hi_i = alpha[i] - upper[i], alpha[i]
-        if y[j] > 0:
-            lo_j, hi_j = alpha[j] - upper[j], alpha[j]
-        else:
-            lo_j, hi_j = -alpha[j], upper[j] - alpha[j]
-        lower = max(lo_i, lo_j)
-        upper_t = min(hi_i, hi_j)
-        c1 = y[j] * linear[j] - y[i] * linear[i]
-        if use_cubic:
-            t_step = cubic_step_length(lower, upper_t, g, a, b, lam, c1)
-        else:
-            t_step = newton_step_length(lower, upper_t, g, a, b, kind, lam, q, prior, c1)
-        alpha[i] += y[i] * t_step
-        alpha[j] -= y[j] * t_step
-        if t_step == hi_i or t_step == lo_i:
-            _snap(alpha, i, upper)
-        if t_step == hi_j or t_step == lo_j:
-            _snap(alpha, j, upper)
-        for k in range(m):
-            g[k] = max(g[k] + 2.0 * t_step * b[k] + t_step * t_step * a[k], 0.0)
-        kernel_weights(g, kind, lam, q, prior, d)
-        _update_outputs(F, cache, slot_i, slot_j, t_step, d, fd)
-        steps += 1
-        if steps % DIAG_REFRESH == 0:
-            _weighted_sum(d, diag, Kd_diag)
-    return STATUS_STEPS, -1, steps, violation

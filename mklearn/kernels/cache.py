@@ -1,0 +1,152 @@
+"""One least-recently-used cache of kernel rows under a byte budget.
+
+LIBSVM's kernel cache (Chang and Lin, ACM TIST 2011, section 4.3) holds columns of Q within
+``-m`` megabytes and evicts the least recently used. Here a slot holds row i of every kernel
+a *row provider* serves (``rows(indices) -> (r, len(indices), n)``): the ``m`` base kernels,
+or ``r = 1`` combined kernel. The slots are one ``(capacity, r, n)`` float64 array that the
+numba SMO core reads directly: ``store[slot_of[i]]`` is row i when ``slot_of[i] >= 0``; the
+core stamps ``last_used`` on every read and returns to Python on a miss, and :meth:`load`
+computes the row into the least recently used slot. By symmetry, row i is also column i.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RowCache", "MB", "cache_capacity"]
+
+MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
+
+
+def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
+    """Number of rows of ``row_bytes`` bytes that ``cache_size`` MB holds (at most ``n_rows``).
+
+    Raises
+    ------
+    ValueError
+        If ``cache_size`` is not a number or holds fewer than two rows (an SMO step reads two
+        rows at once); the message gives the minimum in MB.
+    """
+    try:
+        budget = float(cache_size) * MB
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cache_size must be a number of MB; got {cache_size!r}.") from exc
+    need = min(2, n_rows) * row_bytes
+    if not budget >= need:  # also rejects NaN
+        raise ValueError(
+            f"cache_size={cache_size!r} MB holds fewer than two rows of {what} "
+            f"({row_bytes / MB:.6g} MB each); it must be at least {need / MB:.6g} MB: raise "
+            "cache_size"
+        )
+    return int(min(budget // row_bytes, n_rows))
+
+
+class RowCache:
+    """LRU cache of kernel rows, laid out for the numba SMO core.
+
+    Parameters
+    ----------
+    provider : object
+        Has ``n_samples``, ``n_kernels`` and ``rows(indices, out=None)`` returning an array of
+        shape ``(n_kernels, len(indices), n_samples)`` (``fills_out = True`` when it can write
+        into ``out``): :class:`~mklearn.kernels.columns.KernelColumns`,
+        :class:`~mklearn.kernels.columns.StackColumns`, or a combined-kernel row source.
+    cache_size : float
+        Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold two rows of
+        ``8 * n_kernels * n_samples`` bytes.
+
+    Attributes
+    ----------
+    store : ndarray of shape (capacity, n_kernels, n_samples)
+        The slots (float64); pages are touched only when a slot is first filled.
+    slot_of : ndarray of shape (n_samples,)
+        Slot of each row, -1 when not cached.
+    last_used : ndarray of shape (capacity,)
+        Stamp of each slot's last read (from ``clock``).
+    clock : ndarray of shape (1,)
+        Read counter shared with the numba core.
+    hits, misses : int
+        Reads served from the cache (through :meth:`get`) and rows computed.
+
+    Raises
+    ------
+    ValueError
+        If ``cache_size`` holds fewer than two rows (the message gives the minimum in MB).
+    """
+
+    def __init__(self, provider: Any, cache_size: float) -> None:
+        m, n = provider.n_kernels, provider.n_samples
+        capacity = cache_capacity(cache_size, 8 * m * n, n, f"{m} kernels x {n} samples")
+        self.provider = provider
+        self.store = np.empty((capacity, m, n))
+        self.slot_of = np.full(n, -1, dtype=np.int64)
+        self.owner = np.full(capacity, -1, dtype=np.int64)
+        self.last_used = np.zeros(capacity, dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)
+        self.hits = 0
+        self.misses = 0
+        self._filled = 0
+
+    def __repr__(self) -> str:
+        return f"RowCache(capacity={self.capacity} rows, held={self._filled})"
+
+    @property
+    def capacity(self) -> int:
+        """Number of rows the budget holds."""
+        return self.store.shape[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the slots filled so far."""
+        return self._filled * self.store[0].nbytes
+
+    def __len__(self) -> int:
+        return self._filled
+
+    def __contains__(self, i: int) -> bool:
+        return bool(self.slot_of[int(i)] >= 0)
+
+    def load(self, i: int) -> int:
+        """Compute row i into a free or the least recently used slot; return the slot."""
+        if self._filled < self.capacity:
+            slot = self._filled
+            self._filled += 1
+        else:
+            slot = int(np.argmin(self.last_used))
+            self.slot_of[self.owner[slot]] = -1
+        target = self.store[slot]
+        if getattr(self.provider, "fills_out", False):
+            self.provider.rows([i], out=target.reshape(target.shape[0], 1, target.shape[1]))
+        else:
+            target[...] = self.provider.rows([i])[:, 0, :]
+        self.owner[slot] = i
+        self.slot_of[i] = slot
+        self.clock[0] += 1
+        self.last_used[slot] = self.clock[0]
+        self.misses += 1
+        return slot
+
+    def get(self, i: int) -> np.ndarray:
+        """Row i of every kernel: ndarray of shape (n_kernels, n_samples), a view of the slot.
+
+        The view is valid until row i is evicted (the next miss after two reads at most
+        recycles the least recently used slot); copy it to keep it longer.
+
+        Raises
+        ------
+        IndexError
+            If i is not a sample index.
+        """
+        i = int(i)
+        slot = int(self.slot_of[i])
+        if slot < 0:
+            slot = self.load(i)
+        else:
+            self.hits += 1
+            self.clock[0] += 1
+            self.last_used[slot] = self.clock[0]
+        row = self.store[slot]
+        row.flags.writeable = False
+        return row

@@ -1,0 +1,277 @@
+"""The one SMO loop: WSS2, shrinking, rows read from a cache, two kinds of pair step.
+
+LIBSVM's generic dual (Chang and Lin, "LIBSVM", ACM TIST 2011, section 4.1)::
+
+    min_a  1/2 a' Q a + p' a   s.t.  y' a = const,  0 <= a_t <= upper_t,
+    Q_ts = y_t y_s K[index_t, index_s],  y_t in {-1, +1}.
+
+C-SVC, epsilon-SVR and one-class SVM differ only in the index map, ``y``, ``p`` and
+``upper``. The working set is chosen by WSS2 (Fan, Chen and Lin, JMLR 6, 2005, Algorithm 2):
+``i`` maximally violating, ``j`` maximising the second-order gain ``b^2 / a``. Shrinking
+follows LIBSVM (section 5.1): every ``min(l, 1000)`` steps variables at a bound whose
+gradient says they stay there leave the active set; when the violation first falls to
+``10 tol``, and again before stopping, the whole gradient is reconstructed (by the caller,
+from ``K v``) and every variable is active again.
+
+Rows come from a slot store ``store[slot_of[s]]`` (see :class:`mklearn.kernels.cache.RowCache`);
+on a miss the loop returns ``STATUS_NEED_ROW`` with the sample, the caller computes the row
+and calls again (the state lives in the arrays, so nothing is lost).
+
+Two pair steps share the loop:
+
+- ``STEP_SVM``: a fixed kernel; ``store[slot, 0]`` is a row of ``K``; the step is LIBSVM's
+  closed form, and the gradient ``G`` is updated from the two rows.
+- ``STEP_MKL``: SMO-MKL (Vishwanathan et al., NIPS 2010; ALGORITHMS.md section 2);
+  ``store[slot]`` holds the row of every base kernel, the per-kernel outputs
+  ``F[k] = K_k v`` and quadratic terms ``g_k = v' K_k v`` move with the pair, the kernel
+  weights are ``d = grad r*(g / 2)``, and the step maximises the MKL dual along the pair
+  (:mod:`mklearn.svm.mkl_step`). ``G_t = y_t (d' F)[index_t] + p_t``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mklearn.svm.mkl_step import (
+    DIAG_REFRESH,
+    cubic_step_length,
+    kernel_weights,
+    newton_step_length,
+    snap,
+    weighted_row,
+    weighted_sum,
+)
+
+STATUS_NEED_ROW = 0  # a row is not cached: the caller loads it and calls again
+STATUS_KKT = 1  # maximal KKT violation over every variable at most tol
+STATUS_STEPS = 2  # the step budget is spent
+STATUS_RECONSTRUCT = 3  # the caller rebuilds the gradient of every variable and calls again
+
+STEP_SVM = 0
+STEP_MKL = 1
+
+# state[] slots, kept between calls
+N_ACTIVE = 0  # variables active[:n_active] are in the working problem
+COUNTER = 1  # steps until the next shrinking
+UNSHRUNK = 2  # 1 once the gradient was rebuilt at a violation of 10 tol (LIBSVM's unshrink)
+N_ACTIVE_SAMPLES = 3  # samples of the active variables: active_samples[:n]
+SHRINK_EVERY = 1000  # LIBSVM's min(l, 1000)
+
+_TAU = 1e-12  # curvature used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
+
+
+def new_state(n_var: int, n_samples: int, index: np.ndarray):
+    """``(active, active_samples, state)`` with every variable active."""
+    active = np.arange(n_var, dtype=np.int64)
+    active_samples = np.unique(index).astype(np.int64)
+    active_samples = np.concatenate(
+        [active_samples, np.zeros(n_samples - active_samples.size, dtype=np.int64)])
+    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0, np.unique(index).size],
+                     dtype=np.int64)
+    return active, active_samples, state
+
+
+@njit(cache=True)
+def _in_up(alpha, y, upper, t):
+    return alpha[t] < upper[t] if y[t] > 0 else alpha[t] > 0.0
+
+
+@njit(cache=True)
+def _in_low(alpha, y, upper, t):
+    return alpha[t] > 0.0 if y[t] > 0 else alpha[t] < upper[t]
+
+
+@njit(cache=True)
+def _shrink(alpha, G, y, index, upper, active, active_samples, state, m_up, m_low, n_samples):
+    """Drop variables at a bound that cannot enter a violating pair (LIBSVM's be_shrunk with
+    ``Gmax1 = m_up``, ``Gmax2 = -m_low``); refresh the active samples."""
+    kept = 0
+    n_active = state[N_ACTIVE]
+    for a in range(n_active):
+        t = active[a]
+        value = -y[t] * G[t]
+        at_upper = alpha[t] >= upper[t]
+        at_lower = alpha[t] <= 0.0
+        drop = False
+        if at_upper:
+            drop = value > m_up if y[t] > 0 else value < m_low
+        elif at_lower:
+            drop = value < m_low if y[t] > 0 else value > m_up
+        if not drop:
+            active[kept] = t
+            kept += 1
+    # dropped variables stay in active[kept:n_active] (order kept for the caller)
+    state[N_ACTIVE] = kept
+    seen = np.zeros(n_samples, dtype=np.bool_)
+    count = 0
+    for a in range(kept):
+        s = index[active[a]]
+        if not seen[s]:
+            seen[s] = True
+            active_samples[count] = s
+            count += 1
+    state[N_ACTIVE_SAMPLES] = count
+
+
+@njit(cache=True)
+def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used, clock,
+             active, active_samples, state, step_kind, F, g, d, base_diag, kind, lam, q, prior,
+             use_cubic, tol, max_steps, shrinking):
+    """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
+    gradient must be rebuilt, or ``max_steps`` steps are taken.
+
+    Returns ``(status, missing_sample, steps, violation)``. With ``STEP_SVM``, ``F``, ``g``,
+    ``d``, ``base_diag`` and ``prior`` are unused; ``qdiag`` is ``diag K``. With
+    ``STEP_MKL``, ``qdiag`` is work space for ``diag K(d)``.
+    """
+    n_var = alpha.size
+    n = slot_of.size
+    mkl = step_kind == STEP_MKL
+    row_buf = np.empty(n)
+    row_i = row_buf
+    fd = np.empty(n)
+    m = F.shape[0]
+    a_k = np.empty(m)
+    b_k = np.empty(m)
+    if mkl:
+        kernel_weights(g, kind, lam, q, prior, d)
+        weighted_sum(d, base_diag, qdiag)
+        weighted_sum(d, F, fd)
+        for a in range(state[N_ACTIVE]):
+            t = active[a]
+            G[t] = y[t] * fd[index[t]] + linear[t]
+    steps = 0
+    violation = np.inf
+    while steps < max_steps:
+        n_active = state[N_ACTIVE]
+        m_up = -np.inf
+        i = -1
+        for a in range(n_active):
+            t = active[a]
+            if _in_up(alpha, y, upper, t):
+                v = -y[t] * G[t]
+                if v >= m_up:
+                    m_up = v
+                    i = t
+        if i < 0:
+            m_up = -np.inf
+        si = index[i] if i >= 0 else -1
+        slot_i = slot_of[si] if i >= 0 else -1
+        if i >= 0 and slot_i < 0:
+            return STATUS_NEED_ROW, si, steps, violation
+        if i >= 0:
+            clock[0] += 1
+            last_used[slot_i] = clock[0]
+            if mkl:
+                weighted_row(d, store, slot_i, row_buf)
+                row_i = row_buf
+            else:
+                row_i = store[slot_i, 0]
+        m_low = np.inf
+        best = 0.0
+        j = -1
+        v_j = 0.0
+        for a in range(n_active):
+            t = active[a]
+            if not _in_low(alpha, y, upper, t):
+                continue
+            v = -y[t] * G[t]
+            if v < m_low:
+                m_low = v
+            gap = m_up - v
+            if i >= 0 and gap > 0.0:
+                curv = qdiag[si] + qdiag[index[t]] - 2.0 * row_i[index[t]]
+                if curv <= 0.0:
+                    curv = _TAU
+                gain = gap * gap / curv
+                if gain > best:
+                    best = gain
+                    j = t
+                    v_j = v
+        violation = max(m_up - m_low, 0.0) if i >= 0 and m_low < np.inf else 0.0
+        if violation <= tol or j < 0:
+            if n_active < n_var:
+                state[COUNTER] = 1  # shrink at the next step, as LIBSVM after a full check
+                return STATUS_RECONSTRUCT, -1, steps, violation
+            return STATUS_KKT, -1, steps, violation
+        if shrinking:
+            state[COUNTER] -= 1
+            if state[COUNTER] <= 0:
+                state[COUNTER] = min(n_var, SHRINK_EVERY)
+                if state[UNSHRUNK] == 0 and violation <= 10.0 * tol:
+                    state[UNSHRUNK] = 1
+                    if n_active < n_var:
+                        return STATUS_RECONSTRUCT, -1, steps, violation
+                _shrink(alpha, G, y, index, upper, active, active_samples, state, m_up, m_low, n)
+        sj = index[j]
+        slot_j = slot_of[sj]
+        if slot_j < 0:
+            return STATUS_NEED_ROW, sj, steps, violation
+        clock[0] += 1
+        last_used[slot_j] = clock[0]
+        if y[i] > 0:
+            lo_i, hi_i = -alpha[i], upper[i] - alpha[i]
+        else:
+            lo_i, hi_i = alpha[i] - upper[i], alpha[i]
+        if y[j] > 0:
+            lo_j, hi_j = alpha[j] - upper[j], alpha[j]
+        else:
+            lo_j, hi_j = -alpha[j], upper[j] - alpha[j]
+        # alpha_i += y_i t, alpha_j -= y_j t keeps y'alpha; t in [lower, upper_t]
+        lower = max(lo_i, lo_j)
+        upper_t = min(hi_i, hi_j)
+        if mkl:
+            for k in range(m):
+                a_k[k] = store[slot_i, k, si] + store[slot_j, k, sj] - 2.0 * store[slot_i, k, sj]
+                b_k[k] = F[k, si] - F[k, sj]
+            c1 = y[j] * linear[j] - y[i] * linear[i]
+            if use_cubic:
+                step = cubic_step_length(lower, upper_t, g, a_k, b_k, lam, c1)
+            else:
+                step = newton_step_length(lower, upper_t, g, a_k, b_k, kind, lam, q, prior, c1)
+        else:
+            curv = qdiag[si] + qdiag[sj] - 2.0 * row_i[sj]
+            if curv <= 0.0:
+                curv = _TAU
+            step = min(max((m_up - v_j) / curv, lower), upper_t)
+        old_i, old_j = alpha[i], alpha[j]
+        alpha[i] += y[i] * step
+        alpha[j] -= y[j] * step
+        if step == hi_i or step == lo_i:
+            snap(alpha, i, upper)
+        if step == hi_j or step == lo_j:
+            snap(alpha, j, upper)
+        steps += 1
+        n_active = state[N_ACTIVE]
+        if mkl:
+            for k in range(m):
+                g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
+            kernel_weights(g, kind, lam, q, prior, d)
+            n_act_s = state[N_ACTIVE_SAMPLES]
+            for k in range(m):
+                for a in range(n_act_s):
+                    s = active_samples[a]
+                    F[k, s] += step * (store[slot_i, k, s] - store[slot_j, k, s])
+            for a in range(n_act_s):
+                fd[active_samples[a]] = 0.0
+            for k in range(m):
+                w = d[k]
+                if w != 0.0:
+                    for a in range(n_act_s):
+                        s = active_samples[a]
+                        fd[s] += w * F[k, s]
+            for a in range(n_active):
+                t = active[a]
+                G[t] = y[t] * fd[index[t]] + linear[t]
+            if steps % DIAG_REFRESH == 0:
+                weighted_sum(d, base_diag, qdiag)
+        else:
+            change_i = y[i] * (alpha[i] - old_i)
+            change_j = y[j] * (alpha[j] - old_j)
+            row_j = store[slot_j, 0]
+            for a in range(n_active):
+                t = active[a]
+                s = index[t]
+                G[t] += y[t] * (change_i * row_i[s] + change_j * row_j[s])
+    return STATUS_STEPS, -1, steps, violation

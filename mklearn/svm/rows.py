@@ -1,0 +1,139 @@
+"""Row sources for the SMO core: where the rows of the kernel ``K`` of one QP come from.
+
+A row source has the slot arrays the numba loop reads (``store`` of shape ``(capacity, r, n)``,
+``slot_of``, ``last_used``, ``clock``), ``load(i)`` for a miss, ``diagonal()`` of shape
+``(r, n)`` and ``matvec(v)``, the product ``K v`` (shape ``(n,)``; with ``r > 1`` base
+kernels, ``K_k v`` of shape ``(r, n)``) computed from the rows of the support of ``v`` only:
+the core's gradient reconstruction.
+
+- :class:`DenseRows`: an ``n x n`` matrix already in memory; every row is a slot.
+- :class:`CombinedRows`: rows of ``K(d) = sum_k d_k K_k`` combined from base-kernel rows of a
+  provider (computed from X, or sliced from a stack) over the kernels with ``d_k > 0``, in
+  an LRU cache of ``cache_size`` MB.
+- :class:`BaseRows`: rows of every base kernel, for the SMO-MKL step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mklearn.kernels.cache import MB, RowCache
+
+SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block when a product runs over a support
+DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather
+
+
+class DenseRows:
+    """Rows of a dense symmetric kernel matrix ``K`` of shape (n, n), float64."""
+
+    def __init__(self, K: np.ndarray) -> None:
+        self.K = np.ascontiguousarray(K, dtype=np.float64)
+        n = self.K.shape[0]
+        self.n_samples = n
+        self.store = self.K.reshape(n, 1, n)
+        self.slot_of = np.arange(n, dtype=np.int64)
+        self.last_used = np.zeros(n, dtype=np.int64)
+        self.clock = np.zeros(1, dtype=np.int64)
+
+    def load(self, i: int) -> None:  # every row is present
+        raise RuntimeError(f"row {i} of a dense kernel matrix cannot be missing")
+
+    def diagonal(self) -> np.ndarray:
+        return np.diagonal(self.K).copy()[None, :]
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        support = np.flatnonzero(v)
+        if support.size * DENSE_SUPPORT_FRACTION >= v.size:
+            return self.K @ v
+        return self.K[:, support] @ v[support]
+
+
+def support_products(provider: Any, v: np.ndarray, kernels: Any = None) -> np.ndarray:
+    """``K_k v`` for the kernels ``kernels`` of ``provider`` (all by default), reading only
+    the rows of the support of ``v`` (``K_k`` is symmetric), in blocks of about
+    ``SUPPORT_BLOCK_BYTES``. Returns float64 of shape (len(kernels), n)."""
+    n = provider.n_samples
+    m = provider.n_kernels if kernels is None else len(kernels)
+    out = np.zeros((m, n))
+    support = np.flatnonzero(v)
+    block = max(1, SUPPORT_BLOCK_BYTES // max(8 * m * n, 1))
+    for start in range(0, support.size, block):
+        rows = support[start:start + block]
+        out += np.einsum("kbn,b->kn", provider.rows(rows, kernels), v[rows])
+    return out
+
+
+class _Combined:
+    """The rows of ``K(d)`` as a one-kernel provider (``rows(indices) -> (1, b, n)``)."""
+
+    fills_out = True
+
+    def __init__(self, provider: Any, d: np.ndarray) -> None:
+        self.provider = provider
+        self.n_samples = provider.n_samples
+        self.n_kernels = 1
+        self.kernels = np.flatnonzero(d > 0)
+        self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
+
+    def rows(self, indices, out=None):
+        base = self.provider.rows(indices, self.kernels)
+        combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
+        if out is None:
+            return combined
+        out[...] = combined
+        return out
+
+
+class CombinedRows:
+    """Rows of ``K(d) = sum_k d_k K_k`` from a base-kernel provider, LRU-cached.
+
+    Parameters
+    ----------
+    provider : KernelColumns, StackColumns or StringColumns
+        Serves ``rows(indices, kernels)`` of shape (len(kernels), len(indices), n).
+    d : ndarray of shape (n_kernels,)
+        Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
+    cache_size : float
+        Budget of the combined rows in MB (at least two rows of ``8 n`` bytes).
+    """
+
+    def __init__(self, provider: Any, d: np.ndarray, cache_size: float) -> None:
+        self._combined = _Combined(provider, np.asarray(d, dtype=np.float64))
+        self.cache = RowCache(self._combined, cache_size)
+        self.n_samples = provider.n_samples
+        self.store, self.slot_of = self.cache.store, self.cache.slot_of
+        self.last_used, self.clock = self.cache.last_used, self.cache.clock
+        self._provider = provider
+
+    def load(self, i: int) -> None:
+        self.cache.load(i)
+
+    def diagonal(self) -> np.ndarray:
+        c = self._combined
+        return (c.weights @ self._provider.diagonal()[c.kernels])[None, :]
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        c = self._combined
+        return c.weights @ support_products(self._provider, v, c.kernels)
+
+
+class BaseRows:
+    """Rows of every base kernel of a provider, LRU-cached (the SMO-MKL step reads them)."""
+
+    def __init__(self, provider: Any, cache_size: float) -> None:
+        self.cache = RowCache(provider, cache_size)
+        self.n_samples = provider.n_samples
+        self.store, self.slot_of = self.cache.store, self.cache.slot_of
+        self.last_used, self.clock = self.cache.last_used, self.cache.clock
+        self._provider = provider
+
+    def load(self, i: int) -> None:
+        self.cache.load(i)
+
+    def diagonal(self) -> np.ndarray:
+        return np.ascontiguousarray(self._provider.diagonal(), dtype=np.float64)
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        return support_products(self._provider, v)
