@@ -233,7 +233,7 @@ def test_bad_input_messages(problems):
     with pytest.raises(ValueError, match="MWUMKL needs labels of both classes"):
         mwu_mkl(columns, np.ones_like(y), 1.0)
     with pytest.raises(ValueError, match="column provider"):
-        mwu_mkl(SumOfKernels(stack), y, 1.0)
+        mwu_mkl(stack, y, 1.0)
     with pytest.raises(ValueError, match="l1"):
         mwu_mkl(columns, y, 1.0, regularizer="lp")
     with pytest.raises(ValueError, match=r"\{-1, \+1\}"):

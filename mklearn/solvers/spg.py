@@ -524,7 +524,9 @@ def _newton_trial(evaluator, point, grad, live):
     y_f = y[free]
     f = free.size
     M = np.zeros((f + 1, f + 1))
-    M[:f, :f] = y_f[:, None] * point["K"][np.ix_(rows, rows)] * y_f[None, :]
+    K = point["K"]
+    block = K.submatrix(rows) if hasattr(K, "submatrix") else K[np.ix_(rows, rows)]
+    M[:f, :f] = y_f[:, None] * block * y_f[None, :]
     M[:f, f] = y_f
     M[f, :f] = y_f
     M[:f, :f] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300) * np.eye(f)

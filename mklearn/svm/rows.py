@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mklearn.kernels.cache import MB, RowCache
+from mklearn.kernels.cache import MB, RowCache, cache_capacity
 
 SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block when a product runs over a support
 DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather
@@ -53,7 +53,11 @@ class DenseRows:
 def support_products(provider: Any, v: np.ndarray, kernels: Any = None) -> np.ndarray:
     """``K_k v`` for the kernels ``kernels`` of ``provider`` (all by default), reading only
     the rows of the support of ``v`` (``K_k`` is symmetric), in blocks of about
-    ``SUPPORT_BLOCK_BYTES``. Returns float64 of shape (len(kernels), n)."""
+    ``SUPPORT_BLOCK_BYTES`` (or by the provider's own ``products``, e.g. through its row
+    cache). Returns float64 of shape (len(kernels), n)."""
+    own = getattr(provider, "products", None)
+    if own is not None:
+        return own(v, kernels)
     n = provider.n_samples
     m = provider.n_kernels if kernels is None else len(kernels)
     out = np.zeros((m, n))
@@ -100,6 +104,7 @@ class CombinedRows:
     """
 
     def __init__(self, provider: Any, d: np.ndarray, cache_size: float) -> None:
+        self.check_budget(provider.n_samples, cache_size)
         self._combined = _Combined(provider, np.asarray(d, dtype=np.float64))
         self.cache = RowCache(self._combined, cache_size)
         self.n_samples = provider.n_samples
@@ -107,8 +112,20 @@ class CombinedRows:
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
         self._provider = provider
 
+    @staticmethod
+    def check_budget(n_samples: int, cache_size: float) -> None:
+        """ValueError naming the minimum when ``cache_size`` MB holds fewer than two rows."""
+        cache_capacity(cache_size, 8 * n_samples, n_samples, f"K(d) ({n_samples} samples)")
+
     def load(self, i: int) -> None:
         self.cache.load(i)
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return self.matvec(v)
+
+    def submatrix(self, indices: np.ndarray) -> np.ndarray:
+        """``K(d)[indices][:, indices]``, float64 of shape (len(indices), len(indices))."""
+        return self._combined.rows(indices)[0][:, indices]
 
     def diagonal(self) -> np.ndarray:
         c = self._combined

@@ -1,0 +1,137 @@
+"""The row-backed kernel operator: ``K(d) = sum_k d_k K_k`` without an ``(n, n, m)`` stack.
+
+:class:`~mklearn.combinations.SumOfKernels` is the stack-backed operator (precomputed kernels,
+or small n). :class:`RowKernels` offers the same methods to the solvers (``kernel(d)``,
+``kernel_gradient``, ``gradient_and_products``, ``kernel_rows_times``, ``rows``,
+``diagonal``) with every number computed from rows of the base kernels, which a provider
+evaluates from X (:class:`~mklearn.kernels.columns.KernelColumns`, string kernels) and one
+LRU cache keeps within a byte budget:
+
+- ``kernel(d)`` is a row source of ``K(d)`` for the SMO core
+  (:class:`~mklearn.svm.rows.CombinedRows`, rows combined over the kernels with ``d_k > 0``);
+  ``K(d) @ v`` multiplies over the support of v;
+- the quadratic terms ``v' K_k v`` and products ``K_k v`` read the rows of the support of
+  ``v`` only (the support vectors);
+
+Memory is ``O(m n)`` plus the cache budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mklearn.kernels.cache import MB, RowCache
+from mklearn.svm.rows import CombinedRows
+
+__all__ = ["RowKernels", "row_path_bytes"]
+
+BLOCK_BYTES = 64 * MB  # rows computed per block when the support does not fit in the cache
+
+
+def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float) -> int:
+    """Bytes the row path needs: the cache budget plus ``O(m n)`` state (per-kernel outputs
+    or products ``K_k v``, diagonals, one block of rows)."""
+    return int(cache_size * MB) + 4 * 8 * n_samples * n_kernels
+
+
+class RowKernels:
+    """``K(d) = sum_k d_k K_k`` over base kernels whose rows a provider computes on demand.
+
+    Parameters
+    ----------
+    provider : KernelColumns, StackColumns or StringColumns
+        ``rows(indices, kernels=None)`` of shape (len(kernels), len(indices), n) and
+        ``diagonal()`` of shape (m, n).
+    cache_size : float
+        MB for kernel rows: half holds rows of every base kernel (``8 m n`` bytes each, the
+        support vectors' rows for the quadratic terms), half rows of ``K(d)`` for the inner
+        SVM (``8 n`` bytes each); each half holds at least two rows.
+
+    Raises
+    ------
+    ValueError
+        If ``cache_size`` holds fewer than two rows of each kind (the message gives the
+        minimum).
+    """
+
+    name = "sum"
+    linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
+
+    def __init__(self, provider: Any, cache_size: float = 200.0) -> None:
+        self.provider = provider
+        self.n_samples = provider.n_samples
+        self.n_kernels = provider.n_kernels
+        self.kernel_names = list(getattr(provider, "kernel_names", []))
+        row_bytes = 8 * self.n_kernels * self.n_samples
+        try:
+            enough = float(cache_size) * MB >= 4 * row_bytes
+        except (TypeError, ValueError):
+            enough = False
+        if not enough:
+            raise ValueError(
+                f"cache_size={cache_size!r} MB cannot hold two rows of the {self.n_kernels} "
+                f"base kernels on {self.n_samples} samples in each half of the cache; it must "
+                f"be at least {4 * row_bytes / MB:.6g} MB: raise cache_size")
+        self.base = RowCache(provider, 0.5 * float(cache_size))
+        self._combined_mb = 0.5 * float(cache_size)
+        self._diagonal = None
+
+    def __repr__(self) -> str:
+        return f"RowKernels(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
+
+    def diagonal(self) -> np.ndarray:
+        """``K_k[i, i]``, float64 of shape (m, n)."""
+        if self._diagonal is None:
+            self._diagonal = np.ascontiguousarray(self.provider.diagonal(), dtype=np.float64)
+        return self._diagonal
+
+    def rows(self, indices, kernels=None) -> np.ndarray:
+        """Rows ``indices`` of the kernels ``kernels`` (all by default), through the cache
+        when they fit in it: float64 of shape (len(kernels), len(indices), n)."""
+        indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        if indices.size > self.base.capacity:
+            return self.provider.rows(indices, kernels)
+        picked = slice(None) if kernels is None else np.asarray(kernels, dtype=np.int64)
+        block = [self.base.get(i)[picked] for i in indices]
+        return np.ascontiguousarray(np.stack(block, axis=1))
+
+    def kernel(self, d: np.ndarray) -> CombinedRows:
+        """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""
+        return CombinedRows(self, np.asarray(d, dtype=np.float64), self._combined_mb)
+
+    def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
+        """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of
+        shape (len(kernels), n). Rows come from the cache when the support fits in it,
+        else in blocks of about 64 MB computed by the provider."""
+        v = np.asarray(v, dtype=np.float64)
+        support = np.flatnonzero(v)
+        m = self.n_kernels if kernels is None else len(kernels)
+        out = np.zeros((m, self.n_samples))
+        if support.size <= self.base.capacity:
+            picked = slice(None) if kernels is None else np.asarray(kernels, dtype=np.int64)
+            for s in support:
+                out += v[s] * self.base.get(s)[picked]
+            return out
+        block = max(1, BLOCK_BYTES // (8 * max(m, 1) * self.n_samples))
+        for start in range(0, support.size, block):
+            rows = support[start:start + block]
+            out += np.einsum("kbn,b->kn", self.provider.rows(rows, kernels), v[rows])
+        return out
+
+    def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
+        """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),)."""
+        return self.gradient_and_products(v, kernels)[0]
+
+    def gradient_and_products(self, v: np.ndarray, kernels=None):
+        """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or the t-th of
+        ``kernels``), in one pass over the support's rows; P has shape (m or len(kernels),
+        n)."""
+        P = self.products(v, kernels)
+        return P @ np.asarray(v, dtype=np.float64), P
+
+    def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
+        """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
+        block = self.rows(rows, kernels)
+        return block @ np.asarray(v, dtype=np.float64)
