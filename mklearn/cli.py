@@ -107,7 +107,17 @@ def _parser() -> argparse.ArgumentParser:
         help="one-class: the label of the inliers (default: the most frequent class)",
     )
     fit.add_argument(
-        "--cache-size", type=float, default=200.0, help="MB of kernel rows (solver smo, mwu)"
+        "--cache-size", type=float, default=200.0,
+        help="MB of kernel rows when kernels are computed on demand",
+    )
+    fit.add_argument(
+        "--kernel-storage", choices=["auto", "stack", "rows"], default="auto",
+        help="hold the base kernels as an (n, n, m) stack, as rows computed on demand, or "
+        "the stack when it fits in the memory budget (auto)",
+    )
+    fit.add_argument(
+        "--memory-budget", type=float, metavar="MB",
+        help="memory a fit may plan for (default: half the memory available)",
     )
     fit.add_argument("-C", type=float, default=100.0, help="SVM cost (default 100)")
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
@@ -164,6 +174,10 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, OSError, ImportError) as exc:
         message = " ".join(str(exc).split())  # one line, whatever the message holds
         print(f"mklearn: error: {message}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("mklearn: error: out of memory; lower --memory-budget (the fit then plans "
+              "for less, e.g. --kernel-storage rows) or --cache-size", file=sys.stderr)
         return 2
 
 
@@ -272,6 +286,8 @@ def _estimator(args, verbose, task="classification"):
         tol=args.tol,
         max_iter=args.max_iter,
         cache_size=args.cache_size,
+        kernel_storage=args.kernel_storage,
+        memory_budget=args.memory_budget,
     )
     options = {"interleaved": True} if args.interleaved else None
     if task == "one-class":

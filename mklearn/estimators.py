@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -17,9 +18,11 @@ from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
+from mklearn.memory import plan_kernel_storage
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, get_solver
 from mklearn.solvers.tasks import RegressionTask
@@ -42,6 +45,7 @@ _OVERFLOW_MESSAGE = (
     "the kernels computed from X overflow (entries near the largest float): the features are "
     "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
 )
+PREDICT_BLOCK_BYTES = 64 << 20  # test-versus-support kernels computed at once in predict
 
 
 class _KernelInput:
@@ -73,13 +77,18 @@ class _KernelInput:
             self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
             self.bank_ = None
             self.views_ = None
+            self.kernel_storage_ = "stack"
             if columns:
                 return StackColumns(stack), y
             return SumOfKernels(stack, kernel_sum=kernel_sum), y
         self.views_ = None
         if is_string_kernels(self.kernels):
-            stack, y = string_training_stack(self, X, y, columns)
-            return (stack if columns else SumOfKernels(stack)), y
+            kernels, y = string_training_stack(self, X, y, True if columns else None)
+            if isinstance(kernels, np.ndarray):
+                self.kernel_storage_ = "stack"
+                return SumOfKernels(kernels), y
+            self.kernel_storage_ = "rows"
+            return (kernels if columns else RowKernels(kernels, float(self.cache_size))), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_numeric(self, X, y, dtype=np.float64)
@@ -96,19 +105,21 @@ class _KernelInput:
         self.bank_ = KernelBank(
             specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
         )
-        if columns:
+        self.n_train_ = X.shape[0]
+        self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, columns)
+        if columns or self.kernel_storage_ == "rows":
             self.bank_.fit(X)
-            self.n_train_ = X.shape[0]
             self.kernel_names_ = names or list(self.bank_.kernel_names)
             provider = KernelColumns(self.bank_)
             with np.errstate(over="ignore", invalid="ignore"):
                 if not np.isfinite(provider.diagonal()).all():
                     raise ValueError(_OVERFLOW_MESSAGE)
-            return provider, y
+            if columns:
+                return provider, y
+            return RowKernels(provider, float(self.cache_size)), y
         with np.errstate(over="ignore", invalid="ignore"):
             stack = self.bank_.fit_transform(X)
             kernel_sum = SumOfKernels(stack).kernel(np.ones(stack.shape[2]))
-        self.n_train_ = X.shape[0]
         self.kernel_names_ = names or list(self.bank_.kernel_names)
         if not np.isfinite(kernel_sum).all():
             raise ValueError(_OVERFLOW_MESSAGE)
@@ -116,6 +127,20 @@ class _KernelInput:
             warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
                                 "or so equal that every kernel entry rounds to the same value)")
         return SumOfKernels(stack, kernel_sum=kernel_sum), y
+
+    def _plan_storage(self, n_samples, n_kernels, rows_only):
+        """"stack" or "rows" within ``memory_budget`` (see :mod:`mklearn.memory`), said in
+        verbose output; ValueError naming the bytes when nothing fits."""
+        storage = plan_kernel_storage(
+            n_samples, n_kernels, itemsize=np.dtype(self.kernel_dtype).itemsize,
+            cache_size=float(self.cache_size), storage=self.kernel_storage,
+            memory_budget=self.memory_budget, rows_only=rows_only)
+        if getattr(self, "verbose", 0):
+            how = ("an (n, n, m) stack in memory" if storage == "stack" else
+                   f"rows computed on demand (cache {float(self.cache_size):g} MB)")
+            print(f"mklearn: {n_kernels} kernels on {n_samples} samples as {how}",
+                  file=sys.stderr)
+        return storage
 
     def _check_learned_kernels(self, kernels, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
@@ -148,32 +173,50 @@ class _KernelInput:
 
     def _kernel_expansion(self, X):
         """``sum_i dual_coef_i K(d)(x_i, x)`` for each test point, shape (n_test,) (one model)."""
-        active = np.flatnonzero(self.kernel_weights_ > 0)
+        return self._expansions(X)[:, 0]
+
+    def _expansions(self, X):
+        """``sum_i dual_coef_[c, i] K(d_c)(x_i, x)`` for each test point and model c, shape
+        (n_test, n_models); test points from X in blocks of about ``PREDICT_BLOCK_BYTES`` of
+        test-versus-support kernels."""
+        weights = np.atleast_2d(self.kernel_weights_)
+        active = np.flatnonzero(np.any(weights > 0, axis=0))
         if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, gives zeros
             active = np.arange(1)
-        cross = self._test_stack(X, active)
-        combined = cross @ self.kernel_weights_[active].astype(cross.dtype)
-        return combined.astype(np.float64) @ self.dual_coef_[0]
-
-    def _test_stack(self, X, active):
         if self._precomputed:
-            stack = check_test_stack(X, self.n_train_, np.atleast_2d(self.kernel_weights_).shape[1])
-            return stack[:, self.support_][:, :, active]
+            stack = check_test_stack(X, self.n_train_, weights.shape[1])
+            return self._combine_cross(stack[:, self.support_][:, :, active], weights, active)
         if isinstance(getattr(self, "bank_", None), StringKernelBank):
-            return string_test_stack(self, X, active)
+            return self._combine_cross(string_test_stack(self, X, active), weights, active)
         views = getattr(self, "views_", None)  # models read by load_model have no views
         if views is not None:
             X = views.concatenate(X)
         X = validate_numeric(self, X, dtype=np.float64, reset=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            cross = self.bank_.transform(X, rows=self.support_, kernel_indices=active)
-        if not np.isfinite(cross).all():
-            raise ValueError(
-                "the kernels between X and the training points overflow: X has values far "
-                "outside the range of the training data (near the largest float); rescale X "
-                "as the training data was"
-            )
-        return cross
+        block = max(1, PREDICT_BLOCK_BYTES // (8 * max(self.support_.size, 1) * active.size))
+        parts = []
+        for start in range(0, X.shape[0], block):
+            with np.errstate(over="ignore", invalid="ignore"):
+                cross = self.bank_.transform(X[start:start + block], rows=self.support_,
+                                             kernel_indices=active)
+            if not np.isfinite(cross).all():
+                raise ValueError(
+                    "the kernels between X and the training points overflow: X has values far "
+                    "outside the range of the training data (near the largest float); rescale "
+                    "X as the training data was"
+                )
+            parts.append(self._combine_cross(cross, weights, active))
+        return np.concatenate(parts) if parts else np.zeros((0, weights.shape[0]))
+
+    def _combine_cross(self, cross, weights, active):
+        """``cross`` (n_test, n_SV, n_active) combined by each model's weights and dual
+        coefficients: shape (n_test, n_models)."""
+        scores = np.empty((cross.shape[0], weights.shape[0]))
+        for c in range(weights.shape[0]):
+            combined = (cross @ weights[c, active].astype(cross.dtype)).astype(np.float64)
+            # one product per test point: its value does not depend on the batch it came in
+            dual = np.ascontiguousarray(self.dual_coef_[c])
+            scores[:, c] = np.matmul(combined[:, None, :], dual)[:, 0]
+        return scores
 
 
 class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
@@ -243,8 +286,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     verbose : int
         If > 0, show a progress bar with the objective and the duality gap.
     cache_size : float > 0
-        Megabytes of kernel rows kept in memory by the solvers that compute kernel columns on
-        demand instead of building the stack (LIBSVM's ``-m``); other solvers ignore it.
+        Megabytes of kernel rows kept in memory when kernels are computed on demand (solvers
+        "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``).
+    kernel_storage : {"auto", "stack", "rows"}
+        How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
+        (fast for small n); "rows", rows computed on demand in an LRU cache of ``cache_size``
+        MB plus ``O(m n)`` state (:class:`mklearn.kernels.operator.RowKernels`); "auto", the
+        stack when it fits in ``memory_budget``, else rows. The choice is ``kernel_storage_``
+        (and said in verbose output). Precomputed stacks are used as given.
+    memory_budget : float or None
+        Megabytes a fit may plan for; None: half the memory available when ``fit`` starts. A
+        fit whose every path needs more raises ``ValueError`` before any kernel is computed,
+        naming the bytes needed (see :mod:`mklearn.memory`).
     groups : None, "view", "features", array-like of shape (n_kernels,) or list of lists
         Group of each base kernel, for ``regularizer="group"`` and for ``group_weights_``.
         "view": one group per view of multi-view input (the default for such input);
@@ -294,6 +347,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Inner SVM solves.
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
+    kernel_storage_ : {"stack", "rows"}
+        How the base kernels were held during the fit (see ``kernel_storage``).
     groups_ : KernelGroups or None
         The kernel groups (None when ``groups`` is None and the input has one view).
     group_names_ : list of str
@@ -335,6 +390,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "groups": [None, StrOptions({"view", "features"}), "array-like"],
         "combination": [StrOptions({"sum", "product"})],
     }
@@ -355,6 +412,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         random_state=None,
         verbose=0,
         cache_size=200.0,
+        kernel_storage="auto",
+        memory_budget=None,
         groups=None,
         combination="sum",
     ):
@@ -371,6 +430,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.cache_size = cache_size
+        self.kernel_storage = kernel_storage
+        self.memory_budget = memory_budget
         self.groups = groups
         self.combination = combination
 
@@ -527,15 +588,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         if getattr(self, "product_", None) is not None:
             return _product.product_decision(self, X)
-        weights = np.atleast_2d(self.kernel_weights_)
-        active = np.flatnonzero(np.any(weights > 0, axis=0))
-        if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, scores = b
-            active = np.arange(1)
-        cross = self._test_stack(X, active)  # (n_test, n_SV, n_active)
-        scores = np.empty((cross.shape[0], weights.shape[0]))
-        for c in range(weights.shape[0]):
-            combined = cross @ weights[c, active].astype(cross.dtype)
-            scores[:, c] = combined.astype(np.float64) @ self.dual_coef_[c] + self.intercept_[c]
+        scores = self._expansions(X) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
@@ -580,6 +633,16 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         Maximal number of duality-gap checks (each after at most 2n SMO steps).
     cache_size : float > 0
         Megabytes of kernel rows kept in memory (LIBSVM's ``-m``).
+    kernel_storage : {"auto", "stack", "rows"}
+        How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
+        (fast for small n); "rows", rows computed on demand in an LRU cache of ``cache_size``
+        MB plus ``O(m n)`` state (:class:`mklearn.kernels.operator.RowKernels`); "auto", the
+        stack when it fits in ``memory_budget``, else rows. The choice is ``kernel_storage_``
+        (and said in verbose output). Precomputed stacks are used as given.
+    memory_budget : float or None
+        Megabytes a fit may plan for; None: half the memory available when ``fit`` starts. A
+        fit whose every path needs more raises ``ValueError`` before any kernel is computed,
+        naming the bytes needed (see :mod:`mklearn.memory`).
     kernel_dtype : {"float64", "float32"}
         Precision of a stack built from X (unused by the on-demand solver).
     verbose : int
@@ -622,6 +685,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "verbose": ["verbose"],
         "solver_options": [dict, None],
@@ -640,6 +705,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         tol=1e-3,
         max_iter=500,
         cache_size=200.0,
+        kernel_storage="auto",
+        memory_budget=None,
         kernel_dtype="float64",
         verbose=0,
         solver_options=None,
@@ -654,6 +721,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.cache_size = cache_size
+        self.kernel_storage = kernel_storage
+        self.memory_budget = memory_budget
         self.kernel_dtype = kernel_dtype
         self.verbose = verbose
         self.solver_options = solver_options

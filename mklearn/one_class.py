@@ -45,6 +45,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         :func:`mklearn.solvers.spg_gmkl`).
     kernel_dtype : {"float64", "float32"}
         Precision of the base-kernel stack built from X.
+    cache_size, kernel_storage, memory_budget
+        As in :class:`mklearn.MKLClassifier`: with rows computed on demand, megabytes of the
+        row cache; how kernels computed from X are held; the memory a fit may plan for.
 
     Attributes
     ----------
@@ -80,6 +83,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "solver_options": [dict, None],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
+        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -92,6 +98,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         max_iter=500,
         solver_options=None,
         kernel_dtype="float64",
+        cache_size=200.0,
+        kernel_storage="auto",
+        memory_budget=None,
     ):
         self.kernels = kernels
         self.solver = solver
@@ -100,6 +109,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.solver_options = solver_options
         self.kernel_dtype = kernel_dtype
+        self.cache_size = cache_size
+        self.kernel_storage = kernel_storage
+        self.memory_budget = memory_budget
 
     def fit(self, X, y=None):
         """Learn the kernel weights and the support of X.

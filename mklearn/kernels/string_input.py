@@ -17,7 +17,9 @@ def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
     """Fit a :class:`StringKernelBank` on the sequences X for ``estimator``.
 
     Sets ``bank_``, ``n_train_`` and ``kernel_names_`` on the estimator and returns the training
-    stack ``(n, n, m)`` (or, with ``columns``, a :class:`StringColumns` provider) and y.
+    stack ``(n, n, m)`` (or, with ``columns``, a :class:`StringColumns` provider) and y; with
+    ``columns=None`` the estimator's ``_plan_storage(n, m, False)`` chooses ("stack" or
+    "rows").
 
     Raises
     ------
@@ -34,6 +36,8 @@ def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
     estimator.bank_ = bank
     estimator.n_train_ = bank.X_fit_.n_samples
     estimator.kernel_names_ = list(bank.kernel_names)
+    if columns is None:
+        columns = estimator._plan_storage(bank.X_fit_.n_samples, bank.n_kernels, False) == "rows"
     if columns:
         return StringColumns(bank), y
     return bank._stack(bank.X_fit_, bank.X_fit_, symmetric=True, kernels=None), y

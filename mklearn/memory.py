@@ -1,0 +1,108 @@
+"""Memory planning: how the base kernels of a fit are held, decided before any allocation.
+
+Two ways to hold ``m`` base kernels on ``n`` points:
+
+- "stack": the ``(n, n, m)`` stack in memory (fast passes over every kernel; small n), with
+  about four ``n x n`` float64 work matrices (the kernel sum, ``K(d)`` and temporaries);
+- "rows": :class:`~mklearn.kernels.operator.RowKernels`, rows computed from X on demand in
+  an LRU cache of ``cache_size`` MB plus ``O(m n)`` state.
+
+:func:`plan_kernel_storage` picks the stack when it fits in the budget, else the rows, and
+raises a ``ValueError`` naming the bytes needed and what to change when neither fits.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mklearn.kernels.cache import MB
+from mklearn.kernels.operator import row_path_bytes
+
+__all__ = ["available_memory", "default_budget", "plan_kernel_storage", "stack_bytes"]
+
+BUDGET_SHARE = 0.5  # of the memory available when the fit starts
+STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux ``MemAvailable``; else free physical pages)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30  # no way to ask: assume 8 GiB
+
+
+def default_budget() -> int:
+    """Bytes a fit may plan for by default: half the memory available now."""
+    return int(BUDGET_SHARE * available_memory())
+
+
+def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
+    """Bytes of the stack path: the stack plus its ``n x n`` float64 work matrices."""
+    n = int(n_samples)
+    return n * n * int(n_kernels) * int(itemsize) + STACK_WORK_MATRICES * 8 * n * n
+
+
+def _gib(nbytes: int) -> str:
+    return f"{nbytes / (1 << 30):.3g} GiB" if nbytes >= (1 << 30) else f"{nbytes / MB:.3g} MB"
+
+
+def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_size: float,
+                        storage: str = "auto", memory_budget: float | None = None,
+                        rows_only: bool = False) -> str:
+    """"stack" or "rows" for a fit on ``n_samples`` points and ``n_kernels`` base kernels.
+
+    Parameters
+    ----------
+    n_samples, n_kernels : int
+        Problem size.
+    itemsize : int
+        Bytes per stack entry (8 for float64, 4 for float32).
+    cache_size : float
+        MB of the row cache of the row path.
+    storage : {"auto", "stack", "rows"}
+        "auto" takes the stack when it fits in the budget, else rows; the others force one
+        (still checked against the budget).
+    memory_budget : float or None
+        MB a fit may use; None: half the memory available now.
+    rows_only : bool
+        The solver reads rows only (SMO-MKL, MWUMKL): "stack" is never chosen.
+
+    Returns
+    -------
+    str
+        "stack" or "rows".
+
+    Raises
+    ------
+    ValueError
+        If the chosen (or every) path needs more than the budget; the message gives the
+        bytes of each path and what to change.
+    """
+    budget = default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+    stack = stack_bytes(n_samples, n_kernels, itemsize)
+    rows = row_path_bytes(n_samples, n_kernels, cache_size)
+    if storage == "stack" and not rows_only:
+        if stack <= budget:
+            return "stack"
+        raise ValueError(
+            f"the kernel stack of {n_kernels} kernels on {n_samples} samples needs "
+            f"{_gib(stack)}, above the memory budget of {_gib(budget)}: use "
+            "kernel_storage='auto' or 'rows' (rows computed on demand), fewer kernels or "
+            "samples, or raise memory_budget")
+    if storage == "auto" and not rows_only and stack <= budget:
+        return "stack"
+    if rows <= budget:
+        return "rows"
+    raise ValueError(
+        f"{n_kernels} kernels on {n_samples} samples need {_gib(rows)} even with rows "
+        f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
+        f"per-kernel values), above the memory budget of {_gib(budget)}: lower cache_size, "
+        "use fewer kernels or samples, or raise memory_budget")

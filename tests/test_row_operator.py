@@ -1,0 +1,108 @@
+"""The row-backed kernel operator: every solver reaches the stack path's optimum from rows
+computed on demand, and memory is planned before any kernel is computed."""
+
+import numpy as np
+import pytest
+
+from mklearn import MKLClassifier, MKLRegressor
+from mklearn.cli import main
+from mklearn.combinations import SumOfKernels
+from mklearn.datasets import load_dataset
+from mklearn.kernels import RBF, KernelBank, Polynomial
+from mklearn.kernels.columns import KernelColumns
+from mklearn.kernels.operator import RowKernels
+from mklearn.memory import plan_kernel_storage, stack_bytes
+from mklearn.one_class import OneClassMKL
+
+KERNELS = [RBF(sigma=s) for s in (1.0, 3.0, 10.0)] + [
+    RBF(sigma=2.0, features=[j]) for j in range(6)] + [Polynomial(degree=2)]
+TIGHT = {"tol": 1e-7, "max_iter": 5000}
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = load_dataset("ionosphere")
+    rows = np.random.default_rng(0).choice(len(y), size=90, replace=False)
+    return X[rows], y[rows]
+
+
+def _pair(estimator, X, y, **params):
+    fits = [estimator(kernels=KERNELS, kernel_storage=storage, **params, **TIGHT).fit(X, y)
+            for storage in ("stack", "rows")]
+    assert [f.kernel_storage_ for f in fits] == ["stack", "rows"]
+    return fits
+
+
+@pytest.mark.parametrize("solver, regularizer, options", [
+    ("spg", "l1", None),
+    ("spg", "lp", None),
+    ("pgd", "l1", None),
+    ("mirror", "l1", None),
+    ("silp", "l1", None),
+    ("silp", "l1", {"interleaved": True}),
+])
+def test_classifier_rows_reach_the_stack_optimum(data, solver, regularizer, options):
+    X, y = data
+    stack, rows = _pair(MKLClassifier, X, y, solver=solver, regularizer=regularizer, p=1.5,
+                        C=10.0, solver_options=options)
+    assert rows.objective_ == pytest.approx(stack.objective_, rel=1e-6)
+    np.testing.assert_allclose(rows.decision_function(X), stack.decision_function(X),
+                               atol=1e-3)
+
+
+@pytest.mark.parametrize("solver", ["spg", "silp"])
+def test_regressor_and_one_class_rows_reach_the_stack_optimum(data, solver):
+    X, _ = data
+    target = X[:, 2] - X[:, 3]
+    stack, rows = _pair(MKLRegressor, X, target, solver=solver, regularizer="l1", C=5.0,
+                        epsilon=0.05)
+    assert rows.objective_ == pytest.approx(stack.objective_, rel=1e-6)
+    stack, rows = _pair(OneClassMKL, X, None, solver=solver, nu=0.2)
+    assert rows.objective_ == pytest.approx(stack.objective_, rel=1e-6)
+
+
+def test_row_operator_quadratic_terms_match_the_stack(data):
+    X, _ = data
+    bank = KernelBank(KERNELS, standardize=True, normalize="trace")
+    stack = SumOfKernels(bank.fit_transform(X))
+    rows = RowKernels(KernelColumns(bank), cache_size=1.0)  # fewer rows than the support
+    v = np.random.default_rng(1).normal(size=X.shape[0]) * (np.arange(X.shape[0]) % 3 == 0)
+    d = np.random.default_rng(2).dirichlet(np.ones(len(KERNELS)))
+    np.testing.assert_allclose(rows.kernel_gradient(d, v), stack.kernel_gradient(d, v),
+                               rtol=1e-10)
+    g, P = rows.gradient_and_products(v, np.array([1, 4]))
+    np.testing.assert_allclose(P, stack.kernel_major[[1, 4]] @ v, atol=1e-12)
+    np.testing.assert_allclose(rows.kernel(d) @ v, stack.kernel(d) @ v, atol=1e-12)
+    idx = np.array([3, 7, 11])
+    np.testing.assert_allclose(rows.kernel(d).submatrix(idx), stack.kernel(d)[np.ix_(idx, idx)],
+                               atol=1e-12)
+
+
+def test_storage_plan_picks_rows_when_the_stack_does_not_fit():
+    n, m = 20_000, 50
+    assert stack_bytes(n, m, 8) > 150 * 2**30
+    assert plan_kernel_storage(n, m, itemsize=8, cache_size=200, memory_budget=1024) == "rows"
+    assert plan_kernel_storage(100, m, itemsize=8, cache_size=200, memory_budget=1024) == "stack"
+    with pytest.raises(ValueError, match=r"kernel_storage='auto' or 'rows'"):
+        plan_kernel_storage(n, m, itemsize=8, cache_size=200, storage="stack",
+                            memory_budget=1024)
+    with pytest.raises(ValueError, match=r"need .* MB even with rows computed on demand"):
+        plan_kernel_storage(n, m, itemsize=8, cache_size=200, memory_budget=100)
+
+
+def test_memory_refusal_comes_before_any_kernel_and_the_cli_exits_2(data, capsys):
+    X, y = data
+    model = MKLClassifier(memory_budget=0.5)
+    with pytest.raises(ValueError, match=r"above the memory budget of 0.5 MB"):
+        model.fit(X, y)
+    assert not hasattr(model, "kernel_weights_")
+    capsys.readouterr()
+    assert main(["fit", "--dataset", "sonar", "--memory-budget", "0.5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "memory budget" in err[0] and "Traceback" not in err[0]
+
+
+def test_verbose_output_says_which_storage(data, capsys):
+    X, y = data
+    MKLClassifier(kernels=KERNELS, kernel_storage="rows", verbose=1, C=10.0).fit(X, y)
+    assert "as rows computed on demand" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""The one SMO core: shrinking, rows read through a cache, and the same optimum on every path."""
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC, SVR, OneClassSVM
+
+from mklearn.combinations import SumOfKernels
+from mklearn.datasets import load_dataset
+from mklearn.kernels import KernelBank, resolve_kernels
+from mklearn.kernels.cache import RowCache
+from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.operator import RowKernels
+from mklearn.regularizers import KLDivergence, LpNorm
+from mklearn.solvers import smo_mkl, smo_mkl_regression
+from mklearn.svm import one_class_dual, solve_qp, svc_dual, svr_dual
+from mklearn.svm.rows import CombinedRows
+
+
+def _rbf_problem(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    K = np.exp(-0.3 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    return X, y, K
+
+
+def _svc_dual_value(K, y, alpha):
+    v = alpha * y
+    return alpha.sum() - 0.5 * v @ K @ v
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0, 1000.0])
+def test_shrinking_reaches_the_same_optimum_as_svc(C):
+    _, y, K = _rbf_problem()
+    ref = SVC(kernel="precomputed", C=C, tol=1e-10).fit(K, y)
+    alpha_ref = np.zeros_like(y)
+    alpha_ref[ref.support_] = np.abs(ref.dual_coef_[0])
+    values = []
+    for shrinking in (True, False):
+        qp = solve_qp(K, y, -np.ones_like(y), np.full(y.size, C), tol=1e-8, shrinking=shrinking)
+        assert qp.converged
+        np.testing.assert_allclose(qp.grad, K @ (qp.alpha * y) * y - 1.0, atol=1e-9 * C)
+        values.append(_svc_dual_value(K, y, qp.alpha))
+        assert abs(qp.rho + ref.intercept_[0]) <= 1e-3 * max(1.0, abs(ref.intercept_[0]))
+    w_ref = _svc_dual_value(K, y, alpha_ref)
+    assert values[0] == pytest.approx(w_ref, rel=1e-7)
+    assert values[1] == pytest.approx(w_ref, rel=1e-7)
+
+
+def test_shrinking_regression_and_one_class_match_libsvm():
+    X, _, K = _rbf_problem(n=200, seed=1)
+    target = np.sin(X[:, 0]) + 0.1 * X[:, 1]
+    for shrinking in (True, False):
+        from mklearn.svm.smo import solve_qp as _solve
+        n = target.size
+        signs = np.r_[np.ones(n), -np.ones(n)]
+        qp = _solve(K, signs, np.r_[0.1 - target, 0.1 + target], np.full(2 * n, 5.0),
+                    index=np.r_[np.arange(n), np.arange(n)], tol=1e-8, shrinking=shrinking)
+        beta = qp.alpha[:n] - qp.alpha[n:]
+        ref = SVR(kernel="precomputed", C=5.0, epsilon=0.1, tol=1e-10).fit(K, target)
+        np.testing.assert_allclose(K @ beta - qp.rho, ref.predict(K), atol=1e-5)
+    ours = one_class_dual(K, 0.3, tol=1e-8)
+    ref = OneClassSVM(kernel="precomputed", nu=0.3, tol=1e-10).fit(K)
+    np.testing.assert_allclose(K @ ours.alpha - ours.rho, ref.decision_function(K) * 1.0,
+                               atol=1e-4 * 0.3 * 200)
+    assert svr_dual(K, target, 5.0, 0.1, tol=1e-8).converged
+
+
+def test_rows_through_a_small_cache_give_the_dense_solution():
+    X, y = load_dataset("sonar")
+    specs, standardize = resolve_kernels("simple_mkl", X[:120])
+    bank = KernelBank(specs[:40], standardize=standardize, normalize="trace")
+    stack = bank.fit_transform(X[:120])
+    combination = SumOfKernels(stack)
+    d = np.random.default_rng(0).dirichlet(np.ones(40))
+    y = y[:120].astype(float)
+    dense = svc_dual(combination.kernel(d), y, 50.0, tol=1e-9)
+    n = y.size
+    rows = CombinedRows(combination, d, cache_size=3 * 8 * n / 2**20)  # three rows: misses
+    assert rows.cache.capacity == 3
+    cached = svc_dual(rows, y, 50.0, tol=1e-9)
+    assert rows.cache.misses > n
+    np.testing.assert_allclose(cached.alpha, dense.alpha, atol=1e-7 * 50)
+    assert cached.objective == pytest.approx(dense.objective, rel=1e-10)
+    warm = svc_dual(rows, y, 50.0, alpha0=dense.alpha, tol=1e-9)  # warm start: nothing to do
+    assert warm.n_iter <= 5
+
+
+def test_row_cache_refuses_a_budget_below_two_rows():
+    _, _, K = _rbf_problem(n=100)
+    provider = StackColumns(K[:, :, None])
+    with pytest.raises(ValueError, match=r"at least 0.00152588 MB"):
+        RowCache(provider, cache_size=0.001)
+    with pytest.raises(ValueError, match=r"raise cache_size"):
+        RowKernels(provider, cache_size=0.002)
+
+
+@pytest.mark.parametrize("regularizer", [LpNorm(1.5, 1.0), LpNorm(2.0, 0.5), KLDivergence(2.0)])
+def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
+    X, y = load_dataset("ionosphere")
+    specs, standardize = resolve_kernels("simple_mkl", X[:150])
+    bank = KernelBank(specs[::7], standardize=standardize, normalize="trace").fit(X[:150])
+    provider = KernelColumns(bank)
+    y = y[:150].astype(float)
+    on = smo_mkl(provider, y, 20.0, regularizer, tol=1e-7, max_iter=5000, shrinking=True)
+    off = smo_mkl(provider, y, 20.0, regularizer, tol=1e-7, max_iter=5000, shrinking=False)
+    assert on.converged and off.converged
+    assert on.objective == pytest.approx(off.objective, rel=1e-6)
+    np.testing.assert_allclose(on.kernel_weights, off.kernel_weights, rtol=1e-3, atol=1e-6)
+    target = X[:150, 0]
+    on = smo_mkl_regression(provider, target, 5.0, regularizer, epsilon=0.05, tol=1e-7,
+                            max_iter=5000, shrinking=True)
+    off = smo_mkl_regression(provider, target, 5.0, regularizer, epsilon=0.05, tol=1e-7,
+                             max_iter=5000, shrinking=False)
+    assert on.objective == pytest.approx(off.objective, rel=1e-6)
