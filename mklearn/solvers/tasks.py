@@ -118,9 +118,15 @@ class OneClassTask:
 
 def best_one_class_offset(f, nu):
     """The rho minimising ``-nu n rho + sum_i max(0, rho - f_i)``: the ``ceil(nu n)``-th
-    smallest output (the slope ``#{f_i < rho} - nu n`` changes sign there)."""
+    smallest output (the slope ``#{f_i < rho} - nu n`` changes sign there). When ``nu n`` is
+    an integer k every rho between the k-th and the (k+1)-th smallest output is optimal: the
+    midpoint, so that no training point sits on the boundary by construction."""
     n = f.size
-    k = min(max(int(np.ceil(nu * n - 1e-12)), 1), n)
+    total = nu * n
+    k = min(max(int(np.ceil(total - 1e-12)), 1), n)
+    if abs(total - round(total)) <= 1e-12 and k < n:
+        low, high = np.partition(f, (k - 1, k))[k - 1:k + 1]
+        return float(0.5 * (low + high))
     return float(np.partition(f, k - 1)[k - 1])
 
 

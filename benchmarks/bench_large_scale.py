@@ -1,0 +1,216 @@
+"""Every solver at growing n on a9a (Adult-9) and w8a (Web-8) with 50 RBF kernels on the fly.
+
+Kernels: 10 RBF widths x 5 feature blocks (all features, and 4 random halves of them, seeded),
+``sigma^2 / 2 = m_f * 2^j`` for ``j = -4..5`` with ``m_f`` the block's mean number of non-zero
+features per row (squared distances of these binary rows are counts of differing features).
+Rows are computed from X on demand (``kernel_storage="rows"``; the (n, n, 50) stack is never
+formed) in an LRU cache of ``--cache-size`` MB. The estimators normalise each kernel to unit
+trace, which divides it by n: ``C = C_svc * n`` makes the same SVM problem as ``C_svc`` on the
+unnormalised kernel, so the anchor, scikit-learn's ``SVC`` with the middle-width RBF kernel
+on all features, gets ``C_svc`` and runs in the same process.
+
+Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own. Reported per
+row: fit time, SVM solves, iterations, relative duality gap, peak RSS, test accuracy (a9a: the
+a9a.t test file; w8a: a seeded 20% split). A solver that exceeds ``--max-seconds`` at one n is
+not run at larger n (reported "skipped").
+
+Paper figures (constants below, for comparison only; other machines and kernels):
+- SMO-MKL (Vishwanathan et al., NIPS 2010, Table 3): Adult (32,561 points, 50 kernels)
+  9,246 s at p = 1.33 and 8,511 s at p = 2; Web (49,749 points) 1,575 s and 2,023 s.
+- SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012): Covertype 64 h against 44 h for one SVM
+  on the uniform kernel (1.45x).
+
+    python benchmarks/bench_large_scale.py --data a9a --sizes 1000 2000 5000
+    python benchmarks/bench_large_scale.py --data w8a --sizes 1000 full --solvers spg-l1 smo-1.33
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as _dt
+import json
+import multiprocessing
+import platform
+import resource
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "large_scale.json"
+PAPER_SECONDS = {
+    ("a9a", "smo-1.33"): 9246.0,
+    ("a9a", "smo-2"): 8511.0,
+    ("w8a", "smo-1.33"): 1575.0,
+    ("w8a", "smo-2"): 2023.0,
+}
+PAPER_SPG_OVER_SVM = 64.0 / 44.0  # Covertype, SPG-GMKL paper
+SOLVERS = {
+    "spg-l1": {"solver": "spg", "regularizer": "l1"},
+    "spg-1.33": {"solver": "spg", "regularizer": "lp", "p": 1.33},
+    "smo-1.33": {"solver": "smo", "regularizer": "lp", "p": 1.33},
+    "smo-2": {"solver": "smo", "regularizer": "lp", "p": 2.0},
+    "silp": {"solver": "silp", "regularizer": "l1"},
+    "silp-interleaved": {"solver": "silp", "regularizer": "l1",
+                         "solver_options": {"interleaved": True}},
+    "mirror": {"solver": "mirror", "regularizer": "l1"},
+    "pgd": {"solver": "pgd", "regularizer": "l1"},
+}
+WIDTH_STEPS = range(-4, 6)
+N_BLOCKS = 5
+
+
+def load(name, seed):
+    """(X_train, y_train, X_test, y_test) as dense float64 arrays."""
+    from mklearn.datasets import load_svmlight
+
+    if name == "a9a":
+        X, y = load_svmlight(DATA / "a9a" / "a9a", n_features=123)
+        X_test, y_test = load_svmlight(DATA / "a9a" / "a9a.t", n_features=123)
+        return X, y, X_test, y_test
+    X, y = load_svmlight(DATA / "w8a" / "w8a", n_features=300)
+    order = np.random.default_rng(seed).permutation(len(y))
+    cut = int(0.8 * len(y))
+    return X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]
+
+
+def kernel_specs(X, seed):
+    """The 50 RBF kernels (see the module docstring) and the anchor's middle width."""
+    from mklearn.kernels import RBF
+
+    rng = np.random.default_rng(seed)
+    d = X.shape[1]
+    blocks = [None] + [np.sort(rng.choice(d, size=d // 2, replace=False)).tolist()
+                       for _ in range(N_BLOCKS - 1)]
+    specs, middle = [], None
+    for block in blocks:
+        cols = X if block is None else X[:, block]
+        mean_nnz = max(float(np.count_nonzero(cols, axis=1).mean()), 1.0)
+        for j in WIDTH_STEPS:
+            sigma = float(np.sqrt(2.0 * mean_nnz * 2.0**j))
+            specs.append(RBF(sigma=sigma, features=block))
+            if block is None and j == 0:
+                middle = sigma
+    return specs, middle
+
+
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_svc(X, y, X_test, y_test, sigma, C, cache_size):
+    from sklearn.svm import SVC
+
+    model = SVC(C=C, kernel="rbf", gamma=1.0 / (2.0 * sigma**2), cache_size=cache_size)
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "accuracy": float(model.score(X_test, y_test)),
+            "n_sv": int(model.support_.size), "peak_mb": _peak_mb()}
+
+
+def run_mkl(X, y, X_test, y_test, specs, C, key, args):
+    from mklearn import MKLClassifier
+
+    params = dict(SOLVERS[key])
+    model = MKLClassifier(kernels=specs, C=C * len(y), tol=args.tol, max_iter=args.max_iter,
+                          kernel_storage="rows", cache_size=args.cache_size, **params)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    seconds = time.perf_counter() - start
+    gap = float(model.duality_gap_) / max(abs(float(model.objective_)), 1e-12)
+    return {
+        "seconds": seconds,
+        "accuracy": float(model.score(X_test, y_test)),
+        "n_svm_solves": int(model.n_svm_solves_),
+        "n_iter": int(model.n_iter_),
+        "relative_gap": gap,
+        "converged": not any("stopped" in str(w.message) for w in caught),
+        "kernel_storage": model.kernel_storage_,
+        "active_kernels": int(np.count_nonzero(model.kernel_weights_)),
+        "peak_mb": _peak_mb(),
+    }
+
+
+def _in_child(fn, *a):
+    with cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        return pool.submit(fn, *a).result()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", choices=["a9a", "w8a"], default="a9a")
+    parser.add_argument("--sizes", nargs="+", default=["1000", "2000", "5000"],
+                        help="training sizes; 'full' for the whole training set")
+    parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
+    parser.add_argument("-C", type=float, default=1.0, help="C of the SVC anchor")
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--max-iter", type=int, default=500)
+    parser.add_argument("--cache-size", type=float, default=1000.0)
+    parser.add_argument("--max-seconds", type=float, default=3600.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args(argv)
+
+    X_all, y_all, X_test, y_test = load(args.data, args.seed)
+    order = np.random.default_rng(args.seed).permutation(len(y_all))
+    specs, middle = kernel_specs(X_all, args.seed)
+    skipped, rows = set(), []
+    print(f"{args.data}: {len(y_all)} training / {len(y_test)} test points, {len(specs)} RBF "
+          f"kernels (10 widths x {N_BLOCKS} feature blocks), rows on demand, "
+          f"cache {args.cache_size:g} MB, C_svc = {args.C:g}, tol {args.tol:g}")
+    header = (f"{'n':>6} {'method':<17} {'fit s':>9} {'x SVC':>6} {'solves':>7} {'iter':>6} "
+              f"{'rel gap':>9} {'peak MB':>8} {'test acc':>8}  paper")
+    print(header)
+    for size in args.sizes:
+        n = len(y_all) if size == "full" else min(int(size), len(y_all))
+        take = order[:n]
+        X, y = X_all[take], y_all[take]
+        anchor = _in_child(run_svc, X, y, X_test, y_test, middle, args.C, args.cache_size)
+        row = {"n": n, "svc": anchor, "mkl": {}}
+        print(f"{n:>6} {'SVC (anchor)':<17} {anchor['seconds']:>9.2f} {1.0:>6.2f} {1:>7} "
+              f"{'':>6} {'':>9} {anchor['peak_mb']:>8.0f} {anchor['accuracy']:>8.4f}", flush=True)
+        for key in args.solvers:
+            if key in skipped:
+                row["mkl"][key] = "skipped"
+                print(f"{n:>6} {key:<17} skipped (over --max-seconds at a smaller n)")
+                continue
+            r = _in_child(run_mkl, X, y, X_test, y_test, specs, args.C, key, args)
+            r["over_svc"] = r["seconds"] / max(anchor["seconds"], 1e-9)
+            paper = PAPER_SECONDS.get((args.data, key)) if n == len(y_all) else None
+            r["paper_seconds"] = paper
+            row["mkl"][key] = r
+            if r["seconds"] > args.max_seconds:
+                skipped.add(key)
+            print(f"{n:>6} {key:<17} {r['seconds']:>9.2f} {r['over_svc']:>6.2f} "
+                  f"{r['n_svm_solves']:>7} {r['n_iter']:>6} {r['relative_gap']:>9.2e} "
+                  f"{r['peak_mb']:>8.0f} {r['accuracy']:>8.4f}  "
+                  f"{'' if paper is None else f'{paper:g} s'}"
+                  f"{'' if r['converged'] else '  (not converged)'}", flush=True)
+        rows.append(row)
+        _save(args, rows)
+    print(f"SPG-GMKL paper: {PAPER_SPG_OVER_SVM:.2f}x one SVM (Covertype). JSON: {args.output}")
+
+
+def _save(args, rows):
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "benchmark": "large_scale",
+        "data": args.data,
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": {"cpu_count": multiprocessing.cpu_count(), "platform": platform.platform()},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "paper_seconds": {f"{d}/{k}": v for (d, k), v in PAPER_SECONDS.items()},
+        "rows": rows,
+    }
+    output = args.output.with_name(f"{args.output.stem}_{args.data}{args.output.suffix}")
+    output.write_text(json.dumps(document, indent=1))
+
+
+if __name__ == "__main__":
+    main()
