@@ -61,17 +61,21 @@ def test_regressor_and_one_class_rows_reach_the_stack_optimum(data, solver):
     assert rows.objective_ == pytest.approx(stack.objective_, rel=1e-6)
 
 
-def test_row_operator_quadratic_terms_match_the_stack(data):
+@pytest.mark.parametrize("cache_size", [0.1, 1.0])  # support rows cached, or the S x S block
+def test_row_operator_quadratic_terms_match_the_stack(data, cache_size):
     X, _ = data
     bank = KernelBank(KERNELS, standardize=True, normalize="trace")
     stack = SumOfKernels(bank.fit_transform(X))
-    rows = RowKernels(KernelColumns(bank), cache_size=1.0)  # fewer rows than the support
+    rows = RowKernels(KernelColumns(bank), cache_size=cache_size)
     v = np.random.default_rng(1).normal(size=X.shape[0]) * (np.arange(X.shape[0]) % 3 == 0)
     d = np.random.default_rng(2).dirichlet(np.ones(len(KERNELS)))
     np.testing.assert_allclose(rows.kernel_gradient(d, v), stack.kernel_gradient(d, v),
                                rtol=1e-10)
-    g, P = rows.gradient_and_products(v, np.array([1, 4]))
+    np.testing.assert_allclose(rows.kernel_gradient(d, v, [2, 5]),
+                               stack.kernel_gradient(d, v, np.array([2, 5])), rtol=1e-10)
+    P = rows.products(v, np.array([1, 4]))
     np.testing.assert_allclose(P, stack.kernel_major[[1, 4]] @ v, atol=1e-12)
+    assert (rows.gradient_and_products(v) is None) == (rows.base.capacity < 30)
     np.testing.assert_allclose(rows.kernel(d) @ v, stack.kernel(d) @ v, atol=1e-12)
     idx = np.array([3, 7, 11])
     np.testing.assert_allclose(rows.kernel(d).submatrix(idx), stack.kernel(d)[np.ix_(idx, idx)],

@@ -116,6 +116,18 @@ class KernelColumns:
         plan = self._subset_plan[1]
         return plan, self._scales[kernels][plan.out_index]
 
+    def restricted(self, indices: Any) -> KernelColumns:
+        """The same kernels on the points ``indices`` only: a provider whose row a is
+        ``K_k[indices[a], indices]`` (the support's block of a quadratic term)."""
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        sub = object.__new__(KernelColumns)
+        sub.__dict__.update(self.__dict__)
+        sub._X = np.ascontiguousarray(self._X[indices])
+        sub.n_samples = sub._X.shape[0]
+        sub._blocks = {}
+        sub._scratch_buffer = None
+        return sub
+
     def _block_points(self, columns: np.ndarray | None):
         """The points restricted to a multi-column block, their squared norms and, for mostly
         zero blocks, a CSR copy (cached). A row's inner products read all of ``Xb``

@@ -45,9 +45,10 @@ class RowKernels:
         ``rows(indices, kernels=None)`` of shape (len(kernels), len(indices), n) and
         ``diagonal()`` of shape (m, n).
     cache_size : float
-        MB for kernel rows: half holds rows of every base kernel (``8 m n`` bytes each, the
-        support vectors' rows for the quadratic terms), half rows of ``K(d)`` for the inner
-        SVM (``8 n`` bytes each); each half holds at least two rows.
+        MB for kernel rows: rows of ``K(d)`` for the inner SVM (``8 n`` bytes each; all n
+        when they fit in half the budget), the rest rows of every base kernel (``8 m n`` bytes
+        each, the support vectors' rows for the quadratic terms); each holds at least two
+        rows.
 
     Raises
     ------
@@ -64,18 +65,21 @@ class RowKernels:
         self.n_samples = provider.n_samples
         self.n_kernels = provider.n_kernels
         self.kernel_names = list(getattr(provider, "kernel_names", []))
-        row_bytes = 8 * self.n_kernels * self.n_samples
+        n, m = self.n_samples, self.n_kernels
+        need = 2 * 8 * (m + 1) * n
         try:
-            enough = float(cache_size) * MB >= 4 * row_bytes
+            budget = float(cache_size) * MB
         except (TypeError, ValueError):
-            enough = False
-        if not enough:
+            budget = float("nan")
+        if not budget >= need:
             raise ValueError(
-                f"cache_size={cache_size!r} MB cannot hold two rows of the {self.n_kernels} "
-                f"base kernels on {self.n_samples} samples in each half of the cache; it must "
-                f"be at least {4 * row_bytes / MB:.6g} MB: raise cache_size")
-        self.base = RowCache(provider, 0.5 * float(cache_size))
-        self._combined_mb = 0.5 * float(cache_size)
+                f"cache_size={cache_size!r} MB cannot hold two rows of the {m} base kernels "
+                f"and two of K(d) on {n} samples; it must be at least {need / MB:.6g} MB: "
+                "raise cache_size")
+        # rows of K(d) first (8 n bytes each, all n of them when they fit in half the budget),
+        # the rest for rows of every base kernel
+        self._combined_mb = max(min(0.5 * budget, 8.0 * n * n), 2 * 8.0 * n) / MB
+        self.base = RowCache(provider, float(cache_size) - self._combined_mb)
         self._diagonal = None
 
     def __repr__(self) -> str:
@@ -88,14 +92,31 @@ class RowKernels:
         return self._diagonal
 
     def rows(self, indices, kernels=None) -> np.ndarray:
-        """Rows ``indices`` of the kernels ``kernels`` (all by default), through the cache
-        when they fit in it: float64 of shape (len(kernels), len(indices), n)."""
+        """Rows ``indices`` of the kernels ``kernels`` (all by default): float64 of shape
+        (len(kernels), len(indices), n). Rows in the cache are read from it; the others are
+        computed for ``kernels`` only and not cached (the cache keeps the support's rows of
+        every kernel, for the quadratic terms)."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
-        if indices.size > self.base.capacity:
-            return self.provider.rows(indices, kernels)
-        picked = slice(None) if kernels is None else np.asarray(kernels, dtype=np.int64)
-        block = [self.base.get(i)[picked] for i in indices]
-        return np.ascontiguousarray(np.stack(block, axis=1))
+        picked = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
+        slots = self.base.slot_of[indices]
+        cached = slots >= 0
+        if not cached.any():
+            return self.provider.rows(indices, picked)
+        out = np.empty((picked.size, indices.size, self.n_samples))
+        out[:, cached] = self.base.store[np.ix_(slots[cached], picked)].transpose(1, 0, 2)
+        if not cached.all():
+            out[:, ~cached] = self.provider.rows(indices[~cached], picked)
+        return out
+
+    def block(self, indices, kernels=None) -> np.ndarray:
+        """``K_k[indices][:, indices]`` for ``kernels`` (all by default): shape
+        (len(kernels), len(indices), len(indices)), computed on those points only when the
+        provider can restrict itself to them."""
+        indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        restricted = getattr(self.provider, "restricted", None)
+        if restricted is None:
+            return self.rows(indices, kernels)[:, :, indices]
+        return restricted(indices).rows(np.arange(indices.size), kernels)
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""
@@ -121,15 +142,36 @@ class RowKernels:
         return out
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
-        """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),)."""
-        return self.gradient_and_products(v, kernels)[0]
+        """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),).
+
+        From cached rows when the support of v fits in the cache; else from the support's
+        block ``K_k[S, S]`` only (a provider with ``restricted``), in blocks of about 64 MB.
+        """
+        v = np.asarray(v, dtype=np.float64)
+        support = np.flatnonzero(v)
+        restricted = getattr(self.provider, "restricted", None)
+        if support.size <= self.base.capacity or restricted is None:
+            return self.products(v, kernels) @ v
+        sub = restricted(support)
+        v_s = v[support]
+        m = self.n_kernels if kernels is None else len(kernels)
+        g = np.zeros(m)
+        block = max(1, BLOCK_BYTES // (8 * max(m, 1) * support.size))
+        for start in range(0, support.size, block):
+            rows = np.arange(start, min(start + block, support.size))
+            g += (sub.rows(rows, kernels) @ v_s) @ v_s[rows]
+        return g
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or the t-th of
         ``kernels``), in one pass over the support's rows; P has shape (m or len(kernels),
-        n)."""
+        n). None when the support does not fit in the cache (then :meth:`kernel_gradient`
+        reads the support's block only, and no P)."""
+        v = np.asarray(v, dtype=np.float64)
+        if np.count_nonzero(v) > self.base.capacity:
+            return None
         P = self.products(v, kernels)
-        return P @ np.asarray(v, dtype=np.float64), P
+        return P @ v, P
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""

@@ -125,15 +125,30 @@ class CombinedRows:
 
     def submatrix(self, indices: np.ndarray) -> np.ndarray:
         """``K(d)[indices][:, indices]``, float64 of shape (len(indices), len(indices))."""
-        return self._combined.rows(indices)[0][:, indices]
+        c = self._combined
+        block = getattr(self._provider, "block", None)
+        if block is None:
+            return c.rows(indices)[0][:, indices]
+        return np.tensordot(c.weights, block(indices, c.kernels), axes=(0, 0))
 
     def diagonal(self) -> np.ndarray:
         c = self._combined
         return (c.weights @ self._provider.diagonal()[c.kernels])[None, :]
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        c = self._combined
-        return c.weights @ support_products(self._provider, v, c.kernels)
+        """``K(d) v`` from the cached rows of the support of v when they fit in the cache
+        (missing ones are loaded), else from base-kernel rows."""
+        support = np.flatnonzero(v)
+        cache = self.cache
+        if support.size > cache.capacity:
+            c = self._combined
+            return c.weights @ support_products(self._provider, v, c.kernels)
+        present = cache.slot_of[support] >= 0
+        cache.clock[0] += 1
+        cache.last_used[cache.slot_of[support[present]]] = cache.clock[0]  # kept while loading
+        for s in support[~present]:
+            cache.load(int(s))
+        return v[support] @ cache.store[cache.slot_of[support], 0, :]
 
 
 class BaseRows:
