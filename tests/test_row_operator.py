@@ -110,3 +110,17 @@ def test_verbose_output_says_which_storage(data, capsys):
     X, y = data
     MKLClassifier(kernels=KERNELS, kernel_storage="rows", verbose=1, C=10.0).fit(X, y)
     assert "as rows computed on demand" in capsys.readouterr().err
+
+
+def test_threaded_kernel_rows_equal_the_serial_ones(data, monkeypatch):
+    from mklearn.kernels import threads
+    from mklearn.kernels.threads import numba_threads
+
+    X, _ = data
+    bank = KernelBank(KERNELS, standardize=True, normalize="trace").fit(X)
+    provider = KernelColumns(bank)
+    serial = provider.rows([0, 5, 17])
+    monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with numba_threads(2) as used:
+        assert used == min(2, threads.numba.config.NUMBA_NUM_THREADS)
+        np.testing.assert_array_equal(provider.rows([0, 5, 17]), serial)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .specs import KIND_LINEAR as _LINEAR
 from .specs import KIND_POLYNOMIAL as _POLYNOMIAL
@@ -114,6 +114,64 @@ def fill_kernel_stack(
                 for i in range(n_x):
                     for j in range(i):
                         K[i, j] = K[j, i]
+
+
+PARALLEL_CHUNK = 2048  # points per task of the parallel row loop
+
+
+@njit(cache=True, parallel=True)
+def fill_kernel_rows_parallel(
+    X,
+    Z,
+    block_cols,
+    block_multi,
+    block_ptr,
+    kinds,
+    gammas,
+    coef0s,
+    degrees,
+    scales,
+    out_index,
+    multi_inner,
+    multi_sq_dist,
+    multi_l1_dist,
+    out,
+    skip_rbf=False,
+):
+    """:func:`fill_kernel_stack` for ``X`` against ``Z`` (not symmetric) on every thread:
+    the ``(i, j)`` pairs are cut into tasks of one row of ``X`` and ``PARALLEL_CHUNK``
+    points of ``Z``, each writing its own entries."""
+    n_x = X.shape[0]
+    n_z = Z.shape[0]
+    n_blocks = block_cols.shape[0]
+    n_chunks = (n_z + PARALLEL_CHUNK - 1) // PARALLEL_CHUNK
+    for task in prange(n_x * n_chunks):
+        i = task // n_chunks
+        j_start = (task % n_chunks) * PARALLEL_CHUNK
+        j_stop = min(j_start + PARALLEL_CHUNK, n_z)
+        for b in range(n_blocks):
+            col = block_cols[b]
+            mb = block_multi[b]
+            for k in range(block_ptr[b], block_ptr[b + 1]):
+                if skip_rbf and kinds[k] == _RBF:
+                    continue
+                target = out[out_index[k], i]
+                for j in range(j_start, j_stop):
+                    if col >= 0:
+                        x_val = X[i, col]
+                        z_val = Z[j, col]
+                        inner = x_val * z_val
+                        diff = x_val - z_val
+                        sq_dist = diff * diff
+                        l1_dist = abs(diff)
+                    else:
+                        inner = multi_inner[mb, i, j]
+                        sq_dist = multi_sq_dist[mb, i, j]
+                        l1_dist = multi_l1_dist[mb, i, j]
+                    value = _kernel_value(
+                        kinds[k], gammas[k], coef0s[k], degrees[k], inner, sq_dist, l1_dist
+                    )
+                    target[j] = scales[k] * value
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
-from ._numba import fill_kernel_stack, rbf_exponents
+from ._numba import fill_kernel_rows_parallel, fill_kernel_stack, rbf_exponents
 from .bank import (
     KernelBank,
     _block,
@@ -29,6 +29,7 @@ from .bank import (
     kernel_diagonals,
 )
 from .specs import KIND_RBF
+from .threads import use_threads
 
 __all__ = ["KernelColumns", "StackColumns"]
 
@@ -211,19 +212,13 @@ class KernelColumns:
             self._rbf_single_precision(plan, scales, indices, sq_dist, out)
             if (plan.kinds == KIND_RBF).all():
                 return out
-        fill_kernel_stack(
-            np.ascontiguousarray(self._X[indices]),
-            self._X,
-            False,
-            *plan.loop_arrays,
-            np.ascontiguousarray(scales),
-            plan.out_index,
-            inner,
-            sq_dist,
-            l1_dist,
-            out,
-            self._single,
-        )
+        arrays = (*plan.loop_arrays, np.ascontiguousarray(scales), plan.out_index, inner,
+                  sq_dist, l1_dist, out, self._single)
+        points = np.ascontiguousarray(self._X[indices])
+        if use_threads(out.size):
+            fill_kernel_rows_parallel(points, self._X, *arrays)
+        else:
+            fill_kernel_stack(points, self._X, False, *arrays)
         return out
 
     def _rbf_single_precision(self, plan, scales, indices, sq_dist, out):
