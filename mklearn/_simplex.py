@@ -24,13 +24,15 @@ def project_simplex_nb(v):
     for i in range(n):
         total += v[i]
     theta = (total - 1.0) / n
-    while True:  # the largest entry always stays above theta: count >= 1
+    while True:  # for finite v the largest entry stays above theta: count >= 1
         total = 0.0
         count = 0
         for i in range(n):
             if v[i] > theta:
                 total += v[i]
                 count += 1
+        if count == 0:  # NaN or infinite entries (an overflowed FISTA step): callers check
+            break
         candidate = (total - 1.0) / count
         if candidate <= theta:
             break
