@@ -8,6 +8,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -22,7 +23,7 @@ from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
-from mklearn.memory import plan_kernel_storage
+from mklearn.memory import densify, plan_kernel_storage
 from mklearn.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, get_solver
 from mklearn.solvers.tasks import RegressionTask
@@ -91,7 +92,8 @@ class _KernelInput:
             return (kernels if columns else RowKernels(kernels, float(self.cache_size))), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
-        X, y = validate_numeric(self, X, y, dtype=np.float64)
+        X, y = validate_numeric(self, X, y, dtype=np.float64, accept_sparse="csr")
+        X = densify(X, self.memory_budget)
         if rows_are_identical(X):
             warn_constant_model(self, "all rows of X are identical (every feature is constant)")
         if self.views_ is not None:
@@ -191,13 +193,14 @@ class _KernelInput:
         views = getattr(self, "views_", None)  # models read by load_model have no views
         if views is not None:
             X = views.concatenate(X)
-        X = validate_numeric(self, X, dtype=np.float64, reset=False)
+        X = validate_numeric(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
         block = max(1, PREDICT_BLOCK_BYTES // (8 * max(self.support_.size, 1) * active.size))
         parts = []
         for start in range(0, X.shape[0], block):
+            points = X[start:start + block]
+            points = points.toarray() if scipy.sparse.issparse(points) else points
             with np.errstate(over="ignore", invalid="ignore"):
-                cross = self.bank_.transform(X[start:start + block], rows=self.support_,
-                                             kernel_indices=active)
+                cross = self.bank_.transform(points, rows=self.support_, kernel_indices=active)
             if not np.isfinite(cross).all():
                 raise ValueError(
                     "the kernels between X and the training points overflow: X has values far "

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import os
 
+import scipy.sparse
+
 from mklearn.kernels.cache import MB
 from mklearn.kernels.operator import row_path_bytes
 
-__all__ = ["available_memory", "default_budget", "plan_kernel_storage", "stack_bytes"]
+__all__ = ["available_memory", "default_budget", "densify", "plan_kernel_storage",
+           "stack_bytes"]
 
 BUDGET_SHARE = 0.5  # of the memory available when the fit starts
 STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
@@ -106,3 +109,26 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
         f"per-kernel values), above the memory budget of {_gib(budget)}: lower cache_size, "
         "use fewer kernels or samples, or raise memory_budget")
+
+
+def densify(X, memory_budget: float | None = None):
+    """A scipy.sparse X as a dense float64 array when it fits in the budget (kernel rows are
+    computed from dense points; the kernels' own memory is planned separately); dense X is
+    returned as it is.
+
+    Raises
+    ------
+    ValueError
+        If the dense copy needs more than the budget (the message gives the bytes).
+    """
+    if not scipy.sparse.issparse(X):
+        return X
+    budget = default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+    need = 8 * X.shape[0] * X.shape[1]
+    if need > budget:
+        raise ValueError(
+            f"the sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros) needs {_gib(need)} "
+            f"as dense points for the kernels, above the memory budget of {_gib(budget)}: "
+            "select features (e.g. drop all-zero columns), use fewer samples, or raise "
+            "memory_budget")
+    return X.toarray()

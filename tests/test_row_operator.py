@@ -124,3 +124,29 @@ def test_threaded_kernel_rows_equal_the_serial_ones(data, monkeypatch):
     with numba_threads(2) as used:
         assert used == min(2, threads.numba.config.NUMBA_NUM_THREADS)
         np.testing.assert_array_equal(provider.rows([0, 5, 17]), serial)
+
+
+def test_sparse_input_gives_the_dense_result_and_clear_errors():
+    import scipy.sparse
+
+    X, y = load_dataset("ionosphere")
+    X, y = X[:80], y[:80]
+    X[np.abs(X) < 0.3] = 0.0  # mostly zero, as LIBSVM files are
+    sparse = scipy.sparse.csr_matrix(X)
+    for storage in ("stack", "rows"):
+        params = dict(kernels=KERNELS, kernel_storage=storage, C=10.0, tol=1e-6)
+        dense = MKLClassifier(**params).fit(X, y)
+        model = MKLClassifier(**params).fit(sparse, y)
+        assert model.objective_ == pytest.approx(dense.objective_, rel=1e-9)
+        np.testing.assert_allclose(model.decision_function(sparse), dense.decision_function(X),
+                                   atol=1e-9)
+    bad = sparse.copy()
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        MKLClassifier(kernels=KERNELS).fit(bad, y)
+    bad.data[0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        MKLClassifier(kernels=KERNELS).fit(bad, y)
+    wide = scipy.sparse.random(80, 10**6, density=1e-5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match=r"needs .* as dense points .* raise memory_budget"):
+        MKLClassifier(kernels=KERNELS, memory_budget=100).fit(wide, y)
