@@ -70,6 +70,7 @@ def product_input(estimator, X, y):
                 f"the distance stack has {stack.shape[0]} samples but y has {y.shape[0]}"
             )
         estimator.product_ = "distances"
+        estimator.kernel_storage_ = "stack"
         estimator.n_train_ = stack.shape[0]
         estimator.kernel_names_ = [f"distance[{k}]" for k in range(stack.shape[2])]
         return ProductOfDistances(stack), y
@@ -83,7 +84,10 @@ def product_input(estimator, X, y):
     estimator.n_train_ = X.shape[0]
     estimator.kernel_names_ = list(fitted.names)
     estimator._product_X = fitted.transform(X)
-    return ProductOfRBF(estimator._product_X, fitted), y
+    # one n x n kernel at a time: the plan of a one-kernel stack decides stack or rows
+    estimator.kernel_storage_ = estimator._plan_storage(X.shape[0], 1, False)
+    cache = None if estimator.kernel_storage_ == "stack" else float(estimator.cache_size)
+    return ProductOfRBF(estimator._product_X, fitted, cache_size=cache), y
 
 
 def product_regularizer(estimator):

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from mklearn._product_ops import distance_quadratic_terms, rbf_product_cross, rbf_product_gram
+from mklearn.svm.rows import CachedRows
 
 
 class FeatureProduct:
@@ -145,6 +146,41 @@ class FittedProduct:
         )
 
 
+class _ProductRows:
+    """Rows of ``K(d) = exp(-sum_f w_f (x_if - x_jf)^2)`` computed from the points: the source
+    of the row path's :class:`~mklearn.svm.rows.CachedRows`."""
+
+    fills_out = True
+    n_kernels = 1
+
+    def __init__(self, X, w):
+        self.X = X
+        self.w = w
+        self.n_samples = X.shape[0]
+
+    def rows(self, indices, out=None):
+        values = rbf_product_cross(np.ascontiguousarray(self.X[indices]), self.X, self.w)[None]
+        if out is None:
+            return values
+        out[...] = values
+        return out
+
+    def diagonal(self):
+        return np.ones((1, self.n_samples))
+
+    def matvec(self, v):
+        support = np.flatnonzero(v)
+        cross = rbf_product_cross(np.ascontiguousarray(self.X[support]), self.X, self.w)
+        return v[support] @ cross
+
+    def block(self, indices, columns=None):
+        """``K[indices][:, columns]`` (``columns`` default ``indices``)."""
+        if columns is None:
+            return rbf_product_gram(np.ascontiguousarray(self.X[indices]), self.w)
+        return rbf_product_cross(np.ascontiguousarray(self.X[indices]),
+                                 np.ascontiguousarray(self.X[columns]), self.w)
+
+
 class ProductOfRBF:
     """``K(d) = exp(-sum_k d_k D_k)`` on standardised training points (GMKL's product).
 
@@ -154,43 +190,59 @@ class ProductOfRBF:
         Training points, already transformed by ``fitted``.
     fitted : FittedProduct
         Block layout and base width.
-
-    Notes
-    -----
-    The last K(d) is kept, so that the gradient at the point just solved does not recompute it.
+    cache_size : float or None
+        None: ``kernel(d)`` is the dense ``(n, n)`` matrix (the last one is kept, so that the
+        gradient at the point just solved does not recompute it). A number: the row path,
+        ``kernel(d)`` a row source for the SMO core whose rows are computed from X into an
+        LRU cache of ``cache_size`` MB, and the gradient's and Newton model's blocks are
+        computed on the support only (``O(n m)`` memory besides the cache).
     """
 
     name = "product"
     linear = False  # no duality gap: SPG stops on the projected-gradient norm
 
-    def __init__(self, X, fitted):
+    def __init__(self, X, fitted, cache_size=None):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.fitted = fitted
         self.n_samples = self.X.shape[0]
         self.n_kernels = fitted.n_kernels
+        self.cache_size = cache_size
         self._last_d, self._last_K = None, None
 
     def initial_weights(self):
         """All ones: the RBF kernel ``exp(-gamma ||x - z||^2)``."""
         return np.ones(self.n_kernels)
 
+    def _source(self, d):
+        w = self.fitted.feature_weights(np.asarray(d, dtype=np.float64))
+        used = np.flatnonzero(w > 0)
+        return _ProductRows(np.ascontiguousarray(self.X[:, used]), w[used])
+
     def kernel(self, d):
-        """``K(d)``, float64 of shape (n, n)."""
+        """``K(d)``: float64 of shape (n, n), or on the row path a row source."""
         d = np.asarray(d, dtype=np.float64)
         if self._last_d is not None and np.array_equal(d, self._last_d):
             return self._last_K
-        w = self.fitted.feature_weights(d)
-        used = np.flatnonzero(w > 0)
-        K = rbf_product_gram(np.ascontiguousarray(self.X[:, used]), w[used])
+        source = self._source(d)
+        if self.cache_size is None:
+            K = rbf_product_gram(source.X, source.w)
+        else:
+            K = CachedRows(source, self.cache_size)
         self._last_d, self._last_K = d.copy(), K
         return K
+
+    def _block(self, d, rows, columns=None):
+        """``K(d)[rows][:, columns]`` (``columns`` default ``rows``)."""
+        K = self.kernel(d)
+        if self.cache_size is None:
+            return K[np.ix_(rows, rows if columns is None else columns)]
+        return K.source.block(rows, columns)
 
     def kernel_gradient(self, d, v, kernels=None):
         """``v' (dK/dd_k) v = -v' (D_k o K(d)) v`` for every block k, or for ``kernels`` only.
 
         Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given.
         """
-        K = self.kernel(d)
         v = np.asarray(v, dtype=np.float64)
         fitted = self.fitted
         m = self.n_kernels
@@ -202,7 +254,7 @@ class ProductOfRBF:
         h[columns] = distance_quadratic_terms(
             np.ascontiguousarray(self.X[np.ix_(support, columns)]),
             v[support],
-            np.ascontiguousarray(K[np.ix_(support, support)]),
+            np.ascontiguousarray(self._block(d, support)),
         )
         g = -fitted.gamma * np.bincount(
             fitted.codes[pairs], weights=h[fitted.features[pairs]], minlength=m
@@ -228,7 +280,6 @@ class ProductOfRBF:
         -------
         ndarray of shape (m, len(rows))
         """
-        K = self.kernel(d)
         fitted = self.fitted
         blocks = np.zeros((self.n_kernels, fitted.mean.size))  # gamma per (block, feature)
         np.add.at(blocks, (fitted.codes, fitted.features), fitted.gamma)
@@ -237,7 +288,7 @@ class ProductOfRBF:
         Xs, vs = self.X[np.ix_(support, used)], v[support]
         Xr = self.X[np.ix_(rows, used)]
         basis = np.hstack([vs[:, None], Xs * vs[:, None], Xs * Xs * vs[:, None]])
-        KB = K[np.ix_(rows, support)] @ basis
+        KB = self._block(d, rows, support) @ basis
         f = used.size
         per_feature = Xr * Xr * KB[:, :1] - 2.0 * Xr * KB[:, 1:1 + f] + KB[:, 1 + f:]
         return -(blocks[:, used] @ per_feature.T)

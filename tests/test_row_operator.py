@@ -150,3 +150,14 @@ def test_sparse_input_gives_the_dense_result_and_clear_errors():
     wide = scipy.sparse.random(80, 10**6, density=1e-5, format="csr", random_state=0)
     with pytest.raises(ValueError, match=r"needs .* as dense points .* raise memory_budget"):
         MKLClassifier(kernels=KERNELS, memory_budget=100).fit(wide, y)
+
+
+@pytest.mark.parametrize("regularizer", ["l1", "lp"])
+def test_product_rows_reach_the_dense_product_point(data, regularizer):
+    X, y = data
+    fits = [MKLClassifier(kernels="features", combination="product", solver="spg",
+                          regularizer=regularizer, lam=0.5, C=10.0, tol=1e-6, max_iter=3000,
+                          kernel_storage=storage).fit(X, y) for storage in ("stack", "rows")]
+    assert [f.kernel_storage_ for f in fits] == ["stack", "rows"]
+    assert fits[1].objective_ == pytest.approx(fits[0].objective_, rel=1e-6)
+    np.testing.assert_allclose(fits[1].kernel_weights_, fits[0].kernel_weights_, atol=1e-4)

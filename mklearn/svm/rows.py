@@ -7,9 +7,10 @@ kernels, ``K_k v`` of shape ``(r, n)``) computed from the rows of the support of
 the core's gradient reconstruction.
 
 - :class:`DenseRows`: an ``n x n`` matrix already in memory; every row is a slot.
-- :class:`CombinedRows`: rows of ``K(d) = sum_k d_k K_k`` combined from base-kernel rows of a
-  provider (computed from X, or sliced from a stack) over the kernels with ``d_k > 0``, in
-  an LRU cache of ``cache_size`` MB.
+- :class:`CachedRows`: rows of one kernel from a source, in an LRU cache of ``cache_size``
+  MB; :class:`CombinedRows`, those of ``K(d) = sum_k d_k K_k`` combined from base-kernel
+  rows of a provider (computed from X, or sliced from a stack) over the kernels with
+  ``d_k > 0`` (products of RBF kernels have their own source, :mod:`mklearn.products`).
 - :class:`BaseRows`: rows of every base kernel, for the SMO-MKL step.
 """
 
@@ -69,48 +70,26 @@ def support_products(provider: Any, v: np.ndarray, kernels: Any = None) -> np.nd
     return out
 
 
-class _Combined:
-    """The rows of ``K(d)`` as a one-kernel provider (``rows(indices) -> (1, b, n)``)."""
+class CachedRows:
+    """Rows of one kernel matrix from a *source*, LRU-cached within ``cache_size`` MB.
 
-    fills_out = True
+    The source has ``n_samples``, ``rows(indices, out=None)`` of shape (1, len(indices), n),
+    ``diagonal()`` of shape (1, n), ``matvec(v)`` (``K v`` without the cache) and
+    ``block(indices)`` (``K[indices][:, indices]``).
 
-    def __init__(self, provider: Any, d: np.ndarray) -> None:
-        self.provider = provider
-        self.n_samples = provider.n_samples
-        self.n_kernels = 1
-        self.kernels = np.flatnonzero(d > 0)
-        self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
-
-    def rows(self, indices, out=None):
-        base = self.provider.rows(indices, self.kernels)
-        combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
-        if out is None:
-            return combined
-        out[...] = combined
-        return out
-
-
-class CombinedRows:
-    """Rows of ``K(d) = sum_k d_k K_k`` from a base-kernel provider, LRU-cached.
-
-    Parameters
-    ----------
-    provider : KernelColumns, StackColumns or StringColumns
-        Serves ``rows(indices, kernels)`` of shape (len(kernels), len(indices), n).
-    d : ndarray of shape (n_kernels,)
-        Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
-    cache_size : float
-        Budget of the combined rows in MB (at least two rows of ``8 n`` bytes).
+    Raises
+    ------
+    ValueError
+        If ``cache_size`` holds fewer than two rows (the message gives the minimum).
     """
 
-    def __init__(self, provider: Any, d: np.ndarray, cache_size: float) -> None:
-        self.check_budget(provider.n_samples, cache_size)
-        self._combined = _Combined(provider, np.asarray(d, dtype=np.float64))
-        self.cache = RowCache(self._combined, cache_size)
-        self.n_samples = provider.n_samples
+    def __init__(self, source: Any, cache_size: float) -> None:
+        self.check_budget(source.n_samples, cache_size)
+        self.source = source
+        self.cache = RowCache(source, cache_size)
+        self.n_samples = source.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
-        self._provider = provider
 
     @staticmethod
     def check_budget(n_samples: int, cache_size: float) -> None:
@@ -124,31 +103,75 @@ class CombinedRows:
         return self.matvec(v)
 
     def submatrix(self, indices: np.ndarray) -> np.ndarray:
-        """``K(d)[indices][:, indices]``, float64 of shape (len(indices), len(indices))."""
-        c = self._combined
-        block = getattr(self._provider, "block", None)
-        if block is None:
-            return c.rows(indices)[0][:, indices]
-        return np.tensordot(c.weights, block(indices, c.kernels), axes=(0, 0))
+        """``K[indices][:, indices]``, float64 of shape (len(indices), len(indices))."""
+        return self.source.block(np.asarray(indices, dtype=np.int64))
 
     def diagonal(self) -> np.ndarray:
-        c = self._combined
-        return (c.weights @ self._provider.diagonal()[c.kernels])[None, :]
+        return self.source.diagonal()
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        """``K(d) v`` from the cached rows of the support of v when they fit in the cache
-        (missing ones are loaded), else from base-kernel rows."""
+        """``K v`` from the cached rows of the support of v when they fit in the cache
+        (missing ones are loaded), else from the source."""
         support = np.flatnonzero(v)
         cache = self.cache
         if support.size > cache.capacity:
-            c = self._combined
-            return c.weights @ support_products(self._provider, v, c.kernels)
+            return self.source.matvec(v)
         present = cache.slot_of[support] >= 0
         cache.clock[0] += 1
         cache.last_used[cache.slot_of[support[present]]] = cache.clock[0]  # kept while loading
         for s in support[~present]:
             cache.load(int(s))
         return v[support] @ cache.store[cache.slot_of[support], 0, :]
+
+
+class _Combined:
+    """The rows of ``K(d) = sum_k d_k K_k`` as a source of :class:`CachedRows`."""
+
+    fills_out = True
+    n_kernels = 1
+
+    def __init__(self, provider: Any, d: np.ndarray) -> None:
+        self.provider = provider
+        self.n_samples = provider.n_samples
+        self.kernels = np.flatnonzero(d > 0)
+        self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
+
+    def rows(self, indices, out=None):
+        base = self.provider.rows(indices, self.kernels)
+        combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
+        if out is None:
+            return combined
+        out[...] = combined
+        return out
+
+    def diagonal(self) -> np.ndarray:
+        return (self.weights @ self.provider.diagonal()[self.kernels])[None, :]
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        return self.weights @ support_products(self.provider, v, self.kernels)
+
+    def block(self, indices: np.ndarray) -> np.ndarray:
+        block = getattr(self.provider, "block", None)
+        if block is None:
+            return self.rows(indices)[0][:, indices]
+        return np.tensordot(self.weights, block(indices, self.kernels), axes=(0, 0))
+
+
+class CombinedRows(CachedRows):
+    """Rows of ``K(d) = sum_k d_k K_k`` from a base-kernel provider, LRU-cached.
+
+    Parameters
+    ----------
+    provider : KernelColumns, StackColumns, StringColumns, SumOfKernels or RowKernels
+        Serves ``rows(indices, kernels)`` of shape (len(kernels), len(indices), n).
+    d : ndarray of shape (n_kernels,)
+        Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
+    cache_size : float
+        Budget of the combined rows in MB (at least two rows of ``8 n`` bytes).
+    """
+
+    def __init__(self, provider: Any, d: np.ndarray, cache_size: float) -> None:
+        super().__init__(_Combined(provider, np.asarray(d, dtype=np.float64)), cache_size)
 
 
 class BaseRows:
