@@ -57,6 +57,11 @@ class _KernelInput:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed
+        # kernels computed from numeric X take scipy.sparse X (densified within the budget)
+        tags.input_tags.sparse = not (
+            self._precomputed or is_string_kernels(self.kernels)
+            or getattr(self, "combination", "sum") == "product"
+        )
         return tags
 
     @property

@@ -88,8 +88,8 @@ def smo_mkl(
     closed_form : bool
         For p = 2, solve the one-dimensional problem by the cubic formula (else Newton).
     shrinking : bool
-        LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): the per-kernel outputs
-        of shrunk samples are rebuilt from the support's rows before each gap check.
+        LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): shrunk variables leave
+        the working-set search and the gradient updates (the per-kernel outputs stay exact).
 
     Returns
     -------
@@ -209,11 +209,7 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
     d = np.zeros(m)
     mkl = (F, g, d, rows.diagonal(), kind, lam, q, prior, use_cubic)
 
-    def reconstruct():  # exact outputs from the support's rows
-        v = st.coefficients()
-        F[:] = rows.matvec(v)
-        g[:] = np.maximum(F @ v, 0.0)
-        core.kernel_weights(g, kind, lam, q, prior, d)
+    def reconstruct():  # F is exact on every sample: the gradient of shrunk variables
         st.gradient_from(d @ F)
 
     alpha = st.alpha

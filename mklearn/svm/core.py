@@ -55,21 +55,16 @@ STEP_MKL = 1
 N_ACTIVE = 0  # variables active[:n_active] are in the working problem
 COUNTER = 1  # steps until the next shrinking
 UNSHRUNK = 2  # 1 once the gradient was rebuilt at a violation of 10 tol (LIBSVM's unshrink)
-N_ACTIVE_SAMPLES = 3  # samples of the active variables: active_samples[:n]
 SHRINK_EVERY = 1000  # LIBSVM's min(l, 1000)
 
 _TAU = 1e-12  # curvature used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
 
 
-def new_state(n_var: int, n_samples: int, index: np.ndarray):
-    """``(active, active_samples, state)`` with every variable active."""
+def new_state(n_var: int):
+    """``(active, state)`` with every variable active."""
     active = np.arange(n_var, dtype=np.int64)
-    active_samples = np.unique(index).astype(np.int64)
-    active_samples = np.concatenate(
-        [active_samples, np.zeros(n_samples - active_samples.size, dtype=np.int64)])
-    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0, np.unique(index).size],
-                     dtype=np.int64)
-    return active, active_samples, state
+    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0], dtype=np.int64)
+    return active, state
 
 
 @njit(cache=True)
@@ -83,54 +78,43 @@ def _in_low(alpha, y, upper, t):
 
 
 @njit(cache=True)
-def _shrink(alpha, G, y, index, upper, active, active_samples, state, m_up, m_low, n_samples):
+def _shrink(alpha, G, y, upper, active, state, m_up, m_low):
     """Drop variables at a bound that cannot enter a violating pair (LIBSVM's be_shrunk with
-    ``Gmax1 = m_up``, ``Gmax2 = -m_low``); refresh the active samples."""
+    ``Gmax1 = m_up``, ``Gmax2 = -m_low``)."""
     kept = 0
-    n_active = state[N_ACTIVE]
-    for a in range(n_active):
+    for a in range(state[N_ACTIVE]):
         t = active[a]
         value = -y[t] * G[t]
-        at_upper = alpha[t] >= upper[t]
-        at_lower = alpha[t] <= 0.0
         drop = False
-        if at_upper:
+        if alpha[t] >= upper[t]:
             drop = value > m_up if y[t] > 0 else value < m_low
-        elif at_lower:
+        elif alpha[t] <= 0.0:
             drop = value < m_low if y[t] > 0 else value > m_up
         if not drop:
             active[kept] = t
             kept += 1
-    # dropped variables stay in active[kept:n_active] (order kept for the caller)
     state[N_ACTIVE] = kept
-    seen = np.zeros(n_samples, dtype=np.bool_)
-    count = 0
-    for a in range(kept):
-        s = index[active[a]]
-        if not seen[s]:
-            seen[s] = True
-            active_samples[count] = s
-            count += 1
-    state[N_ACTIVE_SAMPLES] = count
 
 
 @njit(cache=True)
 def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used, clock,
-             active, active_samples, state, step_kind, F, g, d, base_diag, kind, lam, q, prior,
-             use_cubic, tol, max_steps, shrinking):
+             active, state, step_kind, F, g, d, base_diag, kind, lam, q, prior, use_cubic, tol,
+             max_steps, shrinking):
     """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
     gradient must be rebuilt, or ``max_steps`` steps are taken.
 
     Returns ``(status, missing_sample, steps, violation)``. With ``STEP_SVM``, ``F``, ``g``,
     ``d``, ``base_diag`` and ``prior`` are unused; ``qdiag`` is ``diag K``. With
-    ``STEP_MKL``, ``qdiag`` is work space for ``diag K(d)``.
+    ``STEP_MKL``, ``qdiag`` is work space for ``diag K(d)``, and the per-kernel outputs
+    ``F`` stay exact on every sample (shrinking spares only the working-set search and the
+    gradient updates: the caller rebuilds ``G`` from ``d' F``).
     """
     n_var = alpha.size
     n = slot_of.size
     mkl = step_kind == STEP_MKL
-    row_buf = np.empty(n)
+    row_buf = np.empty(n if mkl else 1)  # combined rows are built only by the MKL step
     row_i = row_buf
-    fd = np.empty(n)
+    fd = np.empty(n if mkl else 1)
     m = F.shape[0]
     a_k = np.empty(m)
     b_k = np.empty(m)
@@ -203,7 +187,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
                     state[UNSHRUNK] = 1
                     if n_active < n_var:
                         return STATUS_RECONSTRUCT, -1, steps, violation
-                _shrink(alpha, G, y, index, upper, active, active_samples, state, m_up, m_low, n)
+                _shrink(alpha, G, y, upper, active, state, m_up, m_low)
         sj = index[j]
         slot_j = slot_of[sj]
         if slot_j < 0:
@@ -248,19 +232,17 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             for k in range(m):
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
-            n_act_s = state[N_ACTIVE_SAMPLES]
-            for k in range(m):
-                for a in range(n_act_s):
-                    s = active_samples[a]
-                    F[k, s] += step * (store[slot_i, k, s] - store[slot_j, k, s])
-            for a in range(n_act_s):
-                fd[active_samples[a]] = 0.0
+            # F[k] += step (K_k[si] - K_k[sj]) on every sample, fd = d' F in the same pass
+            fd[:] = 0.0
             for k in range(m):
                 w = d[k]
-                if w != 0.0:
-                    for a in range(n_act_s):
-                        s = active_samples[a]
-                        fd[s] += w * F[k, s]
+                row_si = store[slot_i, k]
+                row_sj = store[slot_j, k]
+                F_k = F[k]
+                for s in range(n):
+                    value = F_k[s] + step * (row_si[s] - row_sj[s])
+                    F_k[s] = value
+                    fd[s] += w * value
             for a in range(n_active):
                 t = active[a]
                 G[t] = y[t] * fd[index[t]] + linear[t]

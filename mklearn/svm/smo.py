@@ -84,8 +84,7 @@ class SMOState:
         self.n_samples = int(n_samples)
         self.alpha = alpha
         self.G = self.linear.copy()
-        self.active, self.active_samples, self.state = core.new_state(
-            self.signs.size, self.n_samples, self.index)
+        self.active, self.state = core.new_state(self.signs.size)
 
     def coefficients(self):
         """``v = sum_t signs_t alpha_t e_index[t]``, shape (n_samples,)."""
@@ -94,10 +93,7 @@ class SMOState:
     def activate_all(self):
         n_var = self.signs.size
         self.active[:] = np.arange(n_var)
-        samples = np.unique(self.index)
-        self.active_samples[:samples.size] = samples
         self.state[core.N_ACTIVE] = n_var
-        self.state[core.N_ACTIVE_SAMPLES] = samples.size
 
     def gradient_from(self, Kv):
         """``G = signs * (K v)[index] + p`` from the product ``K v`` (shape (n_samples,))."""
@@ -124,7 +120,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
     while True:
         status, missing, steps, violation = core.smo_loop(
             st.alpha, st.G, st.signs, st.index, st.linear, st.upper, qdiag, rows.store,
-            rows.slot_of, rows.last_used, rows.clock, st.active, st.active_samples, st.state,
+            rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
             step_kind, *extra, float(tol), int(max_steps - total), bool(shrinking),
         )
         total += steps
