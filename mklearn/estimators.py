@@ -113,6 +113,7 @@ class _KernelInput:
             specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
         )
         self.n_train_ = X.shape[0]
+        self._check_before_kernels(self.bank_)
         self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, columns)
         if columns or self.kernel_storage_ == "rows":
             self.bank_.fit(X)
@@ -134,6 +135,9 @@ class _KernelInput:
             warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
                                 "or so equal that every kernel entry rounds to the same value)")
         return SumOfKernels(stack, kernel_sum=kernel_sum), y
+
+    def _check_before_kernels(self, bank):
+        """Checks that need the kernel count, run before any kernel is computed (no-op)."""
 
     def _plan_storage(self, n_samples, n_kernels, rows_only):
         """"stack" or "rows" within ``memory_budget`` (see :mod:`mklearn.memory`), said in
@@ -561,7 +565,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             for name in ("group_names_", "group_weights_"):
                 self.__dict__.pop(name, None)
 
-    def _kernel_groups(self):
+    def _check_before_kernels(self, bank):
+        """The groups are checked against the kernel count before any kernel is computed."""
+        self._kernel_groups(bank.n_kernels, bank)
+
+    def _kernel_groups(self, n_kernels=None, bank=None):
         """The validated kernel groups (None without groups); ValueError for bad groups."""
         groups = self.groups
         if groups is None and self.regularizer == "group" and self.views_ is None:
@@ -571,12 +579,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                     "label per kernel"
                 )
             groups = "features"
+        bank = self.bank_ if bank is None else bank
         return resolve_groups(
             groups,
-            len(self.kernel_names_),
+            len(self.kernel_names_) if n_kernels is None else n_kernels,
             views=self.views_,
             view_codes=getattr(self, "_view_codes", None),
-            specs=None if self.bank_ is None else list(self.bank_.specs),
+            specs=None if bank is None else list(bank.specs),
         )
 
     # -------------------------------------------------------------- predict

@@ -161,3 +161,18 @@ def test_product_rows_reach_the_dense_product_point(data, regularizer):
     assert [f.kernel_storage_ for f in fits] == ["stack", "rows"]
     assert fits[1].objective_ == pytest.approx(fits[0].objective_, rel=1e-6)
     np.testing.assert_allclose(fits[1].kernel_weights_, fits[0].kernel_weights_, atol=1e-4)
+
+
+def test_bad_groups_are_refused_before_any_kernel_is_computed(data, monkeypatch):
+    from mklearn.kernels import bank
+
+    X, y = data
+
+    def no_kernels(*args, **kwargs):
+        raise AssertionError("a kernel was computed before the groups were checked")
+
+    monkeypatch.setattr(bank.KernelBank, "fit_transform", no_kernels)
+    monkeypatch.setattr(bank.KernelBank, "fit", no_kernels)
+    with pytest.raises(ValueError, match="group"):
+        MKLClassifier(kernels=KERNELS, regularizer="group", solver="mirror",
+                      groups=[0, 1]).fit(X, y)
