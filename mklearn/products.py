@@ -207,7 +207,13 @@ class ProductOfRBF:
         self.n_samples = self.X.shape[0]
         self.n_kernels = fitted.n_kernels
         self.cache_size = cache_size
-        self._last_d, self._last_K = None, None
+        self._last = None  # (d, K(d)) as one tuple: threads of one-vs-rest read it safely
+
+    @property
+    def thread_safe(self):
+        """One-vs-rest threads may share it: not on the row path (its row cache is written
+        on misses)."""
+        return self.cache_size is None
 
     def initial_weights(self):
         """All ones: the RBF kernel ``exp(-gamma ||x - z||^2)``."""
@@ -221,14 +227,15 @@ class ProductOfRBF:
     def kernel(self, d):
         """``K(d)``: float64 of shape (n, n), or on the row path a row source."""
         d = np.asarray(d, dtype=np.float64)
-        if self._last_d is not None and np.array_equal(d, self._last_d):
-            return self._last_K
+        last = self._last
+        if last is not None and np.array_equal(d, last[0]):
+            return last[1]
         source = self._source(d)
         if self.cache_size is None:
             K = rbf_product_gram(source.X, source.w)
         else:
             K = CachedRows(source, self.cache_size)
-        self._last_d, self._last_K = d.copy(), K
+        self._last = (d.copy(), K)
         return K
 
     def _block(self, d, rows, columns=None):

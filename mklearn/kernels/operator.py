@@ -59,6 +59,7 @@ class RowKernels:
 
     name = "sum"
     linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
+    thread_safe = False  # one row cache, written on misses: one solve at a time
 
     def __init__(self, provider: Any, cache_size: float = 200.0) -> None:
         self.provider = provider
