@@ -109,15 +109,23 @@ class RowKernels:
             out[:, ~cached] = self.provider.rows(indices[~cached], picked)
         return out
 
-    def block(self, indices, kernels=None) -> np.ndarray:
-        """``K_k[indices][:, indices]`` for ``kernels`` (all by default): shape
-        (len(kernels), len(indices), len(indices)), computed on those points only when the
-        provider can restrict itself to them."""
+    def combined_block(self, indices, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]``, shape
+        (len(indices), len(indices)): computed on those points only when the provider can
+        restrict itself to them, in blocks of about 64 MB of rows."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        kernels = np.asarray(kernels, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
         restricted = getattr(self.provider, "restricted", None)
-        if restricted is None:
-            return self.rows(indices, kernels)[:, :, indices]
-        return restricted(indices).rows(np.arange(indices.size), kernels)
+        source = self.provider if restricted is None else restricted(indices)
+        columns = indices if restricted is None else slice(None)
+        positions = indices if restricted is None else np.arange(indices.size)
+        out = np.empty((indices.size, indices.size))
+        block = max(1, BLOCK_BYTES // (8 * max(kernels.size, 1) * source.n_samples))
+        for start in range(0, indices.size, block):
+            part = source.rows(positions[start:start + block], kernels)[:, :, columns]
+            out[start:start + block] = np.tensordot(weights, part, axes=(0, 0))
+        return out
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""

@@ -151,10 +151,10 @@ class _Combined:
         return self.weights @ support_products(self.provider, v, self.kernels)
 
     def block(self, indices: np.ndarray) -> np.ndarray:
-        block = getattr(self.provider, "block", None)
-        if block is None:
+        combined_block = getattr(self.provider, "combined_block", None)
+        if combined_block is None:
             return self.rows(indices)[0][:, indices]
-        return np.tensordot(self.weights, block(indices, self.kernels), axes=(0, 0))
+        return combined_block(indices, self.kernels, self.weights)
 
 
 class CombinedRows(CachedRows):
