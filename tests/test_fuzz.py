@@ -13,8 +13,8 @@ exactly one of:
   predictions on the training input are finite.
 
 Budget: the default ("ci") profile keeps the whole file under about a minute on 2 cores.
-``MKLEARN_FUZZ=slow pytest tests/test_fuzz.py`` runs the slow profile: 10x the examples, new
-random ones each run, no deadline; about 5 minutes (not part of ``make test``).
+``python benchmarks/fuzz_slow.py`` (``MKLEARN_FUZZ=slow``) runs the slow profile: 10x the
+examples, new random ones each run, no deadline; about 5 minutes (not part of ``make test``).
 """
 
 from __future__ import annotations
