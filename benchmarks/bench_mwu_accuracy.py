@@ -122,7 +122,8 @@ def _mwu_model(C, epsilon):
     options = {"epsilon": epsilon, "evaluate_objective": False}
     return make_pipeline(
         MinMaxScaler(),
-        MKLClassifier(kernels=mwumkl_kernels(), solver="mwu", C=C, solver_options=options),
+        MKLClassifier(kernels=mwumkl_kernels(), solver="mwu", C=C, solver_options=options,
+                      kernel_normalization="trace"),  # the paper's protocol
     )
 
 

@@ -39,12 +39,12 @@ def _wd(by):
 FAMILIES = {
     "simple_mkl": Family(
         "SimpleMKL family: 10 RBF widths and polynomial degrees 1-3 on all features and on "
-        "each feature, standardised, unit trace", "numeric", lambda: "simple_mkl"),
+        "each feature, standardised, mean diagonal 1", "numeric", lambda: "simple_mkl"),
     "mwumkl": Family(
         "MWUMKL family: 9 RBF widths and polynomial degrees 1-3 on each feature, features as "
-        "given, unit trace", "numeric", lambda: "mwumkl"),
+        "given, mean diagonal 1", "numeric", lambda: "mwumkl"),
     "mwumkl_all": Family(
-        "MWUMKL's 12 kernels on all features (on each view of multi-view data), unit trace",
+        "MWUMKL's 12 kernels on all features (on each view of multi-view data), mean diagonal 1",
         "numeric", _mwumkl_all),
     "features": Family(
         "product of per-feature RBF kernels (one learned width each, standardised features)",

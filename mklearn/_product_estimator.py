@@ -25,12 +25,12 @@ _KERNELS_HELP = (
 
 def check_product_params(estimator):
     """ValueError for parameters a product combination cannot take."""
-    if estimator.solver not in ("spg", "pgd"):
+    if estimator.solver not in ("auto", "spg", "pgd"):
         raise ValueError(
             f"solver {estimator.solver!r} does not support combination='product' (its kernel "
-            "is not linear in the weights); use solver='spg' or 'pgd'"
+            "is not linear in the weights); use solver='auto', 'spg' or 'pgd'"
         )
-    if estimator.regularizer not in ("l1", "lp"):
+    if isinstance(estimator.regularizer, str) and estimator.regularizer not in ("l1", "lp"):
         raise ValueError(
             f"combination='product' takes regularizer 'l1' (sigma * sum(d), sigma = lam) or "
             f"'lp', got {estimator.regularizer!r}"
@@ -91,7 +91,10 @@ def product_input(estimator, X, y):
 
 
 def product_regularizer(estimator):
-    """"l1": ``lam * sum(d)`` on d >= 0 (the paper's sigma); "lp": ``lam/2 ||d||_p^2``."""
+    """"l1": ``lam * sum(d)`` on d >= 0 (the paper's sigma); "lp": ``lam/2 ||d||_p^2``; an
+    instance is used as given."""
+    if not isinstance(estimator.regularizer, str):
+        return estimator.regularizer
     if estimator.regularizer == "l1":
         return L1Penalty(estimator.lam)
     return LpNorm(estimator.p, estimator.lam)
@@ -130,7 +133,7 @@ def product_convergence_message(estimator, result):
     """What happened and what to do, for a product fit that did not reach ``tol``."""
     pg = result.history[-1]["pg_norm"] if result.history else np.nan
     where = (
-        f"{estimator.solver} stopped after {result.n_iter} iterations with projected-gradient "
+        f"{estimator.solver_} stopped after {result.n_iter} iterations with projected-gradient "
         f"norm {pg:.2e} above tol={estimator.tol:g} (products have no duality gap)"
     )
     if result.stop_reason == "max_iter":

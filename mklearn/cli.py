@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
         "fit",
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, the "
-        "SimpleMKL 13(D+1) kernel family, SPG-GMKL with l1 weights).",
+        "SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, l1 weights, the solver "
+        "chosen by --solver auto, C=1 as in an SVC).",
     )
     source = fit.add_mutually_exclusive_group()
     source.add_argument(
@@ -59,7 +60,10 @@ def _parser() -> argparse.ArgumentParser:
         "SPG for l1)",
     )
     fit.add_argument(
-        "--solver", default=None, choices=sorted(SOLVERS), help="default spg (smo for regression)"
+        "--solver",
+        default="auto",
+        choices=["auto", *sorted(SOLVERS)],
+        help="default auto: smo for lp and kl, mirror for group, spg for l1 and products",
     )
     fit.add_argument(
         "--interleaved",
@@ -119,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
         "--memory-budget", type=float, metavar="MB",
         help="memory a fit may plan for (default: half the memory available)",
     )
-    fit.add_argument("-C", type=float, default=100.0, help="SVM cost (default 100)")
+    fit.add_argument("-C", type=float, default=1.0, help="SVM cost, as in an SVC (default 1)")
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
     split = fit.add_mutually_exclusive_group()
@@ -251,24 +255,16 @@ def _subset(X, y, args, regression):
 
 
 def _resolve_defaults(args, task):
+    """Default regulariser; the estimators check the solver/regulariser pair."""
     if task == "regression":
-        args.solver = args.solver or "smo"
         args.regularizer = args.regularizer or ("l1" if args.solver in ("silp", "spg") else "lp")
-        smo = args.solver == "smo" and args.regularizer in ("lp", "kl")
-        if not smo and not (args.solver in ("silp", "spg") and args.regularizer == "l1"):
-            raise ValueError(
-                "regression is solved by SMO-MKL (--solver smo with --regularizer lp or kl) or "
-                "for l1 by --solver silp or spg"
-            )
     elif task == "one-class":
-        args.solver = args.solver or "silp"
         args.regularizer = args.regularizer or "l1"
-        if args.solver not in ("silp", "spg") or args.regularizer != "l1":
+        if args.solver not in ("auto", "silp", "spg") or args.regularizer != "l1":
             raise ValueError("one-class MKL is solved by --solver silp or spg with l1 weights")
         if args.combination == "product":
             raise ValueError("--combination product is for classification; drop it")
     else:
-        args.solver = args.solver or "spg"
         args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
     if args.interleaved and args.solver != "silp":
         raise ValueError("--interleaved is an option of --solver silp")
@@ -362,18 +358,6 @@ def _fit(args) -> int:
     for k, (train, test) in enumerate(folds):
         model = _estimator(args, verbose=0 if args.json else 1, task=task)
         start = time.perf_counter()
-        if k == 0:
-            family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
-            out.line(
-                f"kernels: {family}; solver {args.solver} "
-                f"({SOLVERS[args.solver].description}), regularizer {args.regularizer}"
-                + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
-                + (f" (lam={args.lam:g})" if args.regularizer == "kl" else "")
-                + (f", C={args.C:g}" if inlier is None else "")
-                + (f", epsilon={args.epsilon:g}" if regression else "")
-                + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
-                   if inlier is not None else "")
-            )
         fit_rows = train if inlier is None else train[y[train] == inlier]
         with compile_clock() as clock:
             fit_start = time.perf_counter()
@@ -385,6 +369,18 @@ def _fit(args) -> int:
             reports[-1]["n_fit"] = int(len(fit_rows))
         _split_compile_time(reports[-1], clock, fit_start, model.kernel_time_)
         if k == 0:
+            family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
+            chosen = " chosen by --solver auto" if args.solver == "auto" else ""
+            out.line(
+                f"kernels: {family}; solver {model.solver_} "
+                f"({SOLVERS[model.solver_].description}){chosen}, regularizer {args.regularizer}"
+                + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
+                + (f" (lam={args.lam:g})" if args.regularizer == "kl" else "")
+                + (f", C={args.C:g}" if inlier is None else "")
+                + (f", epsilon={args.epsilon:g}" if regression else "")
+                + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
+                   if inlier is not None else "")
+            )
             out.line(
                 f"           {len(model.kernel_names_)} base kernels on "
                 f"{len(fit_rows)} training points"
@@ -420,7 +416,8 @@ def _fit(args) -> int:
             "n_samples": int(len(y)),
             "n_features": int(first.n_features_in_) if hasattr(first, "n_features_in_") else None,
             "kernels": args.kernels,
-            "solver": args.solver,
+            "solver": first.solver_,
+            "solver_requested": args.solver,
             "combination": args.combination,
             "regularizer": args.regularizer,
             "C": args.C,
@@ -481,11 +478,14 @@ def _summary(model, X, y, train, test, wall, regression=False):
     fit = {
         "objective": np.atleast_1d(model.objective_).tolist(),
         "duality_gap": np.atleast_1d(model.duality_gap_).tolist(),
+        "relative_duality_gap": np.atleast_1d(model.relative_duality_gap_).tolist(),
         "n_iter": np.atleast_1d(model.n_iter_).tolist(),
         "n_svm_solves": np.atleast_1d(getattr(model, "n_svm_solves_", 0)).tolist(),
     }
     report = {
         **scores,
+        "solver": model.solver_,
+        "n_iter_unit": SOLVERS[model.solver_].n_iter_unit,
         "n_train": int(len(train)),
         "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
@@ -543,7 +543,11 @@ class _Report:
         )
         for item in r["top_weights"]:
             print(f"  {item['weight']:8.4f}  {item['kernel']}")
-        gap = ", ".join(f"{g:.3g}" for g in r["duality_gap"])
+        gap = (
+            ", ".join(f"{g:.3g}" for g in r["duality_gap"])
+            + " (absolute), relative duality gap "
+            + ", ".join(f"{g:.3g}" for g in r["relative_duality_gap"])
+        )
         if all(np.isnan(g) for g in r["duality_gap"]):  # products: stopped on the gradient
             gap = "none (non-convex; stopped on the projected-gradient norm)"
         obj = ", ".join(f"{o:.6g}" for o in r["objective"])
@@ -556,10 +560,10 @@ class _Report:
             print(f"\ntrain accuracy {r['train_accuracy']:.4f} ({r['n_train']} points)")
             print(f"test accuracy  {r['test_accuracy']:.4f} ({r['n_test']} points)")
         if "per_class" in r:
-            self._per_class(r["per_class"])
+            self._per_class(r["per_class"], r["n_iter_unit"])
         else:
             print(
-                f"objective {obj}, duality gap {gap}, iterations "
+                f"objective {obj}, duality gap {gap}, {r['n_iter_unit']} "
                 f"{', '.join(map(str, r['n_iter']))}, SVM solves "
                 f"{', '.join(map(str, r['n_svm_solves']))}"
             )
@@ -574,15 +578,16 @@ class _Report:
         )
 
     @staticmethod
-    def _per_class(rows):
+    def _per_class(rows, n_iter_unit):
         print("\nper class (one-vs-rest):")
         for row in rows:
             gap = row["duality_gap"]
-            gap = "none" if np.isnan(gap) else f"{gap:.3g}"
+            gap = ("none" if np.isnan(gap) else
+                   f"{gap:.3g} (relative {row['relative_duality_gap']:.3g})")
             top = ", ".join(f"{t['weight']:.3f} {t['kernel']}" for t in row["top_weights"][:3])
             print(
                 f"  class {_label_text(row['class'])}: objective {row['objective']:.6g}, "
-                f"duality gap {gap}, iterations {row['n_iter']}, SVM solves "
+                f"duality gap {gap}, {n_iter_unit} {row['n_iter']}, SVM solves "
                 f"{row['n_svm_solves']}, {row['n_selected']} kernels; top {top}"
             )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn._stack_ops import combine, quadratic_terms, quadratic_terms_rows, rows_times
+from mklearn.extending import KernelParameterisation
 
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
@@ -15,7 +16,7 @@ def kernel_major(stack: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(stack.transpose(2, 0, 1))
 
 
-class SumOfKernels:
+class SumOfKernels(KernelParameterisation):
     """``K(d) = sum_k d_k K_k`` over a precomputed stack.
 
     Parameters
@@ -72,6 +73,14 @@ class SumOfKernels:
             n = self.n_samples
             return (d @ self._flat).reshape(n, n)
         return combine(self._km, d, active)
+
+    def derivative(self, d: np.ndarray, k: int) -> np.ndarray:
+        """``dK/dd_k = K_k`` (float64, shape (n, n))."""
+        return self._km[k].astype(np.float64)
+
+    def initial_weights(self) -> np.ndarray:
+        """Uniform ``1 / m``."""
+        return np.full(self.n_kernels, 1.0 / self.n_kernels)
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``v' (dK/dd_k) v``, i.e. ``g_k = v' K_k v``, for every k or for ``kernels`` only.

@@ -9,14 +9,23 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from joblib import Parallel, delayed, effective_n_jobs
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_is_fitted,
+)
 
 from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
+from mklearn.extending import Regularizer
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
@@ -24,8 +33,8 @@ from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.memory import densify, plan_kernel_storage
-from mklearn.regularizers import make_regularizer
-from mklearn.solvers import SOLVERS, check_solver_options, get_solver
+from mklearn.regularizers import REGULARIZERS, make_regularizer
+from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
 from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import (
     DegenerateModelWarning,
@@ -105,12 +114,18 @@ class _KernelInput:
             specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
         else:
             (specs, standardize), names = resolve_kernels(self.kernels, X), None
+            feature_names = getattr(self, "feature_names_in_", None)
+            if feature_names is not None:
+                names = [spec.name_with(feature_names) for spec in specs]
         if not standardize:  # squared norms of the rows enter the kernels: keep them finite
             with np.errstate(over="ignore"):
                 if not np.max(np.einsum("ij,ij->i", X, X)) <= 1e300:
                     raise ValueError(_OVERFLOW_MESSAGE)
         self.bank_ = KernelBank(
-            specs, standardize=standardize, normalize="trace", dtype=np.dtype(self.kernel_dtype)
+            specs,
+            standardize=standardize,
+            normalize=self.kernel_normalization,
+            dtype=np.dtype(self.kernel_dtype),
         )
         self.n_train_ = X.shape[0]
         self._check_before_kernels(self.bank_)
@@ -153,6 +168,31 @@ class _KernelInput:
                   file=sys.stderr)
         return storage
 
+    def _regularizer_part(self, groups=None, probe=False):
+        """The regulariser: the instance given, or the one ``regularizer`` names (with
+        ``probe``, its class, whose declared capabilities choose the solver before the data
+        are read)."""
+        if isinstance(self.regularizer, Regularizer):
+            return self.regularizer
+        if probe:
+            return REGULARIZERS[self.regularizer]
+        return make_regularizer(self.regularizer, p=self.p, lam=self.lam, groups=groups)
+
+    def _resolve_solver(self, task, combination="sum"):
+        """Set ``solver_`` (``solver="auto"``: :func:`mklearn.solvers.choose_solver`) and
+        return its :class:`~mklearn.solvers.SolverInfo`; ValueError if it cannot take the
+        regulariser or the combination."""
+        if combination == "product":
+            part = _product.product_regularizer(self)
+        else:
+            part = self._regularizer_part(probe=True)
+        auto = self.solver == "auto"
+        self.solver_ = choose_solver(part, combination, task) if auto else self.solver
+        info = get_solver(self.solver_, part, combination)
+        if auto and getattr(self, "verbose", 0):
+            print(f"solver='auto' chose {self.solver_!r}: {info.description}", flush=True)
+        return info
+
     def _check_learned_kernels(self, kernels, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
         symmetric (see :func:`mklearn.validation.check_learned_kernel`)."""
@@ -164,10 +204,11 @@ class _KernelInput:
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
         (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero)."""
         if not result.converged:
-            steps = step_name if self.solver == "smo" else "iterations"
+            steps = step_name if self.solver_ == "smo" else "iterations"
             warnings.warn(
-                f"{self.solver} stopped after {result.n_iter} {steps} with relative duality gap "
-                f"{_relative(result):.2e} above tol={self.tol:g}; increase max_iter or tol",
+                f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
+                f"{result.relative_duality_gap:.2e} above tol={self.tol:g}; increase max_iter "
+                "or tol",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -179,6 +220,7 @@ class _KernelInput:
         self.intercept_ = np.array([result.intercept])
         self.objective_ = float(result.objective)
         self.duality_gap_ = float(result.duality_gap)
+        self.relative_duality_gap_ = float(result.relative_duality_gap)
         self.n_iter_ = int(result.n_iter)
         self.history_ = result.history
 
@@ -243,12 +285,16 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         The base kernels. "simple_mkl" is the 13(D+1) family of SimpleMKL (standardised
         features, 10 RBF widths and 3 polynomial degrees on all features and on each feature,
-        unit-trace normalised); "mwumkl" the 12 D family of MWUMKL
+        scaled by ``kernel_normalization``); "mwumkl" the 12 D family of MWUMKL
         (:func:`mklearn.kernels.mwumkl_kernels`; features used as given: scale them to [0, 1]
         first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
         ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``predict`` takes
         ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation).
-    solver : {"spg", "pgd", "smo", "mirror", "mwu", "silp"}
+    solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp"}
+        "auto" (default) picks by what the regulariser declares and by the combination
+        (:func:`mklearn.solvers.choose_solver`): "smo" for "lp" and "kl" (no stack is built),
+        "mirror" for "group", "spg" for "l1", for products and for user regularisers; the
+        choice is ``solver_`` and is shown in the progress bar.
         "spg": SPG-GMKL (spectral step, non-monotone line search, inner precision tuning);
         "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
         "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
@@ -266,23 +312,47 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
         :func:`mklearn.solvers.silp_mkl`).
-    regularizer : {"l1", "lp", "kl", "group"}
+    regularizer : {"l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
-        the generalised KL divergence to the uniform prior ``d0 = 1/m`` (needs
-        ``solver="smo"``); "group": the (l_inf, l_1) mixed norm over ``groups``
-        (Nath et al., NIPS 2009): every group is used, kernels within a group are selected
-        sparsely; needs ``solver="mirror"``.
+        the generalised KL divergence to the uniform prior ``d0 = 1/m`` (solver "smo");
+        "group": the (l_inf, l_1) mixed norm over ``groups`` (Nath et al., NIPS 2009): every
+        group is used, kernels within a group are selected sparsely (solver "mirror"). An
+        instance of a :class:`mklearn.extending.Regularizer` subclass (a built-in one such as
+        ``LpNorm(1.5, 2.0)`` or your own, ``docs/extending.md``) is used as given (``p`` and
+        ``lam`` are then unused); the solvers read the capabilities it declares.
     p : float > 1
         Norm of the "lp" regulariser.
     lam : float > 0
         Weight of the "lp" and "kl" regularisers.
     C : float > 0
-        SVM cost.
+        SVM cost, as in :class:`sklearn.svm.SVC`: with one kernel (or all weight on one) and
+        ``kernel_normalization="diagonal"`` the model is the SVC with that kernel and this C.
+        Sample ``i`` gets the bound ``C * sample_weight[i] * class_weight[y[i]]``.
     tol : float > 0
-        Stop when the relative duality gap falls below ``tol``.
+        Stop when the relative duality gap (``relative_duality_gap_``) falls below ``tol``.
     max_iter : int >= 1
         Maximal number of outer iterations (per binary problem).
+    kernel_normalization : {"diagonal", "trace"} or None
+        Scaling of the base kernels built from X, fitted on the training data. "diagonal"
+        (default): kernel k times ``n / trace(K_k)``, so that its mean diagonal entry is 1, as
+        an RBF kernel's already is, and ``C`` means what it means in an SVC. "trace": unit
+        trace (``1 / trace(K_k)``), the protocol of SimpleMKL and the papers' experiments
+        (which used C of order 100 for it: the same model as "diagonal" with C / n). None: as
+        computed. Precomputed stacks are always used as given.
+    class_weight : dict, "balanced" or None
+        Multiplies C for the samples of a class, as in :class:`sklearn.svm.SVC`; "balanced"
+        uses ``n_samples / (n_classes * np.bincount(y))``. Every solver but "mwu" (one C for
+        all samples) takes it.
+    probability : bool
+        Also fit Platt's sigmoid on 5-fold cross-validated decision values (as
+        ``SVC(probability=True)``, one-vs-rest for more than two classes, then normalised),
+        which enables :meth:`predict_proba` and :meth:`predict_log_proba`; the fit then
+        costs six fits. :meth:`predict` still uses the decision function.
+    n_jobs : int or None
+        Number of one-vs-rest problems (classes) solved in parallel threads, and of
+        cross-validation folds for ``probability=True`` (joblib's meaning: None is 1, -1 all
+        processors).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
         ``second_order`` (bools), ``inner_tol`` and ``eta0`` (see
@@ -293,10 +363,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         vectorised single-precision exp (about 1e-7 relative, as LIBSVM's float kernel
         cache), several times faster; the rows stay float64.
     random_state : int, RandomState or None
-        Unused by the deterministic SPG and PGD solvers; kept so that randomised solvers and
-        model selection share one signature.
+        Shuffles the folds of the cross-validation for ``probability=True``; the solvers are
+        deterministic.
     verbose : int
-        If > 0, show a progress bar with the objective and the duality gap.
+        If > 0, print the solver ``solver="auto"`` chose and show a progress bar with the
+        ``objective`` and the ``relative_duality_gap`` of each history record (its total is
+        ``max_iter`` only where ``max_iter`` caps those records).
     cache_size : float > 0
         Megabytes of kernel rows kept in memory when kernels are computed on demand (solvers
         "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``).
@@ -338,6 +410,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    solver_ : str
+        The solver used (the one ``solver="auto"`` chose, or ``solver``).
     kernel_weights_ : ndarray of shape (n_kernels,) or (n_classes, n_kernels)
         Learned weights d of the base kernels: an SVC with kernel ``sum_k d_k K_k`` and the same
         C reproduces the model. One row per class (one-vs-rest) when there are more than two
@@ -352,7 +426,21 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     objective_ : float or ndarray of shape (n_classes,)
         Final ``T(d)``.
     duality_gap_ : float or ndarray of shape (n_classes,)
-        Absolute duality gap certifying ``objective_`` (see :mod:`mklearn.solvers.spg`).
+        The duality gap ``U - L``: the best upper bound ``U`` on the optimal MKL objective
+        found (a primal value) minus the best lower bound ``L`` (a dual value); absolute, in
+        units of the objective. Zero at the optimum; every solver's stopping rule and the
+        convergence warning use its relative form. NaN where no gap exists (products of
+        kernels, MWUMKL with a hard margin left violated).
+    relative_duality_gap_ : float or ndarray of shape (n_classes,)
+        ``duality_gap_ / max(|U|, 1e-12)``: the quantity compared with ``tol``, shown as
+        ``relative_duality_gap`` in the progress bar, the ``mklearn fit`` summary, its
+        ``--json`` output and each ``history_`` record.
+    history_ : list of dict, or one list per class
+        One record per outer iteration (per gap check for "smo", per LP solve for "silp"):
+        ``iteration``, ``objective``, ``relative_duality_gap``, ``n_svm_solves``, ``time``
+        (seconds) and the solver's own measures under their own names (SILP's ``eps_mkl``,
+        MWUMKL's ``lower``, ``upper`` and absolute ``duality_gap``; see
+        :class:`mklearn.solvers.MKLResult`).
     n_iter_ : int or ndarray of shape (n_classes,)
         Outer iterations.
     n_svm_solves_ : int or ndarray of shape (n_classes,)
@@ -373,6 +461,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Names and column counts of the views of multi-view input.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    class_weight_ : ndarray of shape (n_classes,)
+        The weight of each class (ones without ``class_weight``).
+    probA_, probB_ : ndarray of shape (1,) or (n_classes,)
+        Only with ``probability=True``: Platt's sigmoid
+        ``P(class | f) = 1 / (1 + exp(probA_ * f + probB_))`` of each decision function.
+    feature_names_in_ : ndarray of shape (n_features,)
+        Column names of X when it has them (a DataFrame); they also name the kernels.
     kernel_time_, solve_time_ : float
         Seconds spent building the base kernels and solving.
     product_ : FittedProduct or "distances"
@@ -384,14 +479,20 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     Raises
     ------
     ValueError
-        On invalid parameters, input with NaN/inf, a single class, kernel stacks of the wrong
-        shape or not symmetric PSD, or an unsupported solver/regulariser pair.
+        On invalid parameters, input with NaN/inf, a single class, continuous targets (use
+        :class:`MKLRegressor`), kernel stacks of the wrong shape or not symmetric PSD, an
+        unsupported solver/regulariser pair, a ``class_weight`` for a class not in y,
+        negative ``sample_weight``, or weights with solver "mwu".
     """
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions(set(SOLVERS))],
-        "regularizer": [StrOptions({"l1", "lp", "kl", "group"})],
+        "solver": [StrOptions(set(SOLVERS) | {"auto"})],
+        "regularizer": [StrOptions(set(REGULARIZERS)), Regularizer],
+        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "probability": ["boolean"],
+        "n_jobs": [Integral, None],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -412,13 +513,17 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self,
         *,
         kernels="simple_mkl",
-        solver="spg",
+        solver="auto",
         regularizer="l1",
         p=2.0,
         lam=1.0,
         C=1.0,
         tol=1e-3,
         max_iter=500,
+        kernel_normalization="diagonal",
+        class_weight=None,
+        probability=False,
+        n_jobs=None,
         solver_options=None,
         kernel_dtype="float64",
         random_state=None,
@@ -430,6 +535,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         combination="sum",
     ):
         self.kernels = kernels
+        self.kernel_normalization = kernel_normalization
+        self.class_weight = class_weight
+        self.probability = probability
+        self.n_jobs = n_jobs
         self.solver = solver
         self.regularizer = regularizer
         self.p = p
@@ -448,7 +557,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.combination = combination
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the SVM.
 
         Parameters
@@ -457,12 +566,16 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             Training data, or the base-kernel stack when ``kernels="precomputed"``.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights: sample i gets the SVM bound ``C * sample_weight[i]``
+            (times its class weight), as in :class:`sklearn.svm.SVC`.
 
         Returns
         -------
         self : MKLClassifier
         """
         self._validate_params()
+        _check_classification_labels(y)
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
@@ -476,8 +589,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 "kernels='precomputed_distances' needs combination='product'; for a sum of "
                 "kernels pass kernel values with kernels='precomputed'"
             )
-        info = get_solver(self.solver, self.regularizer, self.combination)
-        options = {**info.defaults, **check_solver_options(self.solver, info,
+        info = self._resolve_solver("classification", self.combination)
+        options = {**info.defaults, **check_solver_options(self.solver_, info,
                                                            self.solver_options)}
         y = check_label_types(y)
         start = time.perf_counter()
@@ -495,6 +608,15 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_.tolist()[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
+        cost = self._costs(y, sample_weight)
+        if self.solver_ == "mwu":
+            if not np.all(cost == cost[0]):
+                raise ValueError(
+                    "solver 'mwu' takes one C for all samples (its normalised algorithm has no "
+                    "per-sample bounds): drop class_weight and sample_weight, or use "
+                    "solver='auto' or 'spg'"
+                )
+            cost = float(cost[0])
         if columns:
             options.setdefault("cache_size", float(self.cache_size))
         if product:
@@ -503,38 +625,93 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             regularizer = _product.product_regularizer(self)
         else:
             self.groups_ = self._kernel_groups()
-            regularizer = make_regularizer(
-                self.regularizer, p=self.p, lam=self.lam, groups=self.groups_
-            )
+            regularizer = self._regularizer_part(self.groups_)
+        get_solver(self.solver_, regularizer, self.combination)  # the instance's capabilities
 
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
-        start = time.perf_counter()
-        results = []
-        for target in targets:
+
+        def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
-            with _progress(self, target if len(targets) > 1 else None) as callback:
+            with _progress(self, target if len(targets) > 1 else None, info) as callback:
                 result = info.function(
                     combination,
                     y_pm,
-                    float(self.C),
+                    cost,
                     regularizer,
                     tol=self.tol,
                     max_iter=self.max_iter,
                     callback=callback,
                     **options,
                 )
+            return result, y_pm
+
+        start = time.perf_counter()
+        if len(targets) > 1 and effective_n_jobs(self.n_jobs) > 1:
+            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(solve)(target) for target in targets
+            )
+        else:
+            results = [solve(target) for target in targets]
+        for result, _ in results:
             if not result.converged:
                 message = (_product.product_convergence_message if product
                            else _convergence_message)(self, result)
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
-            results.append((result, y_pm))
         self.solve_time_ = time.perf_counter() - start
         if not product:
             self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
         self._store(results, len(self.kernel_names_))
         if product:
             _product.finish_product(self)
+        for name in ("probA_", "probB_"):
+            self.__dict__.pop(name, None)
+        if self.probability:
+            self._fit_platt(X, y, sample_weight)
         return self
+
+    def _costs(self, y, sample_weight):
+        """Per-sample SVM bounds ``C * sample_weight_i * class_weight[y_i]``, shape (n,);
+        sets ``class_weight_``. ValueError for weights of absent classes or negative weights."""
+        if isinstance(self.class_weight, dict):
+            missing = [c for c in self.class_weight if not np.any(self.classes_ == c)]
+            if missing:
+                raise ValueError(
+                    f"class_weight names class(es) {missing} that are not in y (classes "
+                    f"{self.classes_.tolist()}); give weights for classes of y only"
+                )
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=self.classes_, y=y)
+        weights = _check_sample_weight(sample_weight, np.empty((len(y), 0)),
+                                       ensure_non_negative=True)
+        cost = float(self.C) * weights * self.class_weight_[np.searchsorted(self.classes_, y)]
+        weighted = np.unique(y[cost > 0])
+        if weighted.size < 2:
+            raise ValueError(
+                f"only {weighted.size} class has samples of positive weight (sample_weight "
+                "times class_weight); MKL classification needs two classes with positive weight"
+            )
+        return cost
+
+    def _fit_platt(self, X, y, sample_weight):
+        """Platt's sigmoids on 5-fold cross-validated decision values (as SVC), fitted by
+        scikit-learn's sigmoid calibration."""
+        from sklearn.calibration import _SigmoidCalibration
+        from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+        folds = StratifiedKFold(5, shuffle=True, random_state=self.random_state)
+        inner = clone(self).set_params(probability=False, verbose=0, n_jobs=None)
+        params = None if sample_weight is None else {"sample_weight": sample_weight}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            scores = cross_val_predict(inner, X, y, cv=folds, method="decision_function",
+                                       params=params, n_jobs=self.n_jobs)
+        scores = scores.reshape(len(y), -1)
+        targets = self.classes_[1:] if self.classes_.size == 2 else self.classes_
+        weights = None if sample_weight is None else np.asarray(sample_weight, float)
+        sigmoids = [_SigmoidCalibration().fit(scores[:, c], (y == target).astype(float),
+                                              weights)
+                    for c, target in enumerate(targets)]
+        self.probA_ = np.array([s.a_ for s in sigmoids])
+        self.probB_ = np.array([s.b_ for s in sigmoids])
 
     def _store(self, results, n_kernels):
         weights = np.array([r.kernel_weights for r, _ in results])
@@ -545,6 +722,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.intercept_ = np.array([r.intercept for r, _ in results])
         self.objective_ = np.array([r.objective for r, _ in results])
         self.duality_gap_ = np.array([r.duality_gap for r, _ in results])
+        self.relative_duality_gap_ = np.array([r.relative_duality_gap for r, _ in results])
         self.n_iter_ = np.array([r.n_iter for r, _ in results])
         self.n_svm_solves_ = np.array([r.n_svm_solves for r, _ in results])
         self.history_ = [r.history for r, _ in results]
@@ -552,6 +730,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             weights = weights[0]
             self.objective_ = float(self.objective_[0])
             self.duality_gap_ = float(self.duality_gap_[0])
+            self.relative_duality_gap_ = float(self.relative_duality_gap_[0])
             self.n_iter_ = int(self.n_iter_[0])
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
             self.history_ = self.history_[0]
@@ -615,6 +794,52 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
 
+    def _has_probability(self):
+        if not self.probability:
+            raise AttributeError(
+                "predict_proba is not available when probability=False; fit with "
+                "probability=True"
+            )
+        return True
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities by Platt scaling of the decision values.
+
+        ``P(class | f) = 1 / (1 + exp(probA_ f + probB_))`` per decision function (Platt,
+        1999, as ``SVC(probability=True)``; the sigmoids are fitted on 5-fold
+        cross-validated decision values); for more than two classes the one-vs-rest
+        probabilities are normalised to sum to 1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+
+        Returns
+        -------
+        ndarray of shape (n_test, n_classes)
+            Columns in the order of ``classes_``.
+
+        Raises
+        ------
+        AttributeError
+            If ``probability=False``.
+        """
+        check_is_fitted(self, "probA_")
+        scores = np.asarray(self.decision_function(X)).reshape(_num_samples(X), -1)
+        proba = expit(-(scores * self.probA_ + self.probB_))
+        if self.classes_.size == 2:
+            return np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
+        total = proba.sum(axis=1, keepdims=True)
+        uniform = np.full_like(proba, 1.0 / proba.shape[1])
+        return np.where(total > 0, proba / np.where(total > 0, total, 1.0), uniform)
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X):
+        """``log(predict_proba(X))``, shape (n_test, n_classes)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
 
 class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     """Multiple Kernel Learning support vector regression (epsilon-insensitive loss).
@@ -628,26 +853,32 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         As in :class:`MKLClassifier`; with "precomputed", ``fit`` takes ``(n, n, m)`` and
         ``predict`` takes ``(n_test, n_train, m)``.
-    solver : {"smo", "silp", "spg"}
-        "smo": SMO-MKL; kernel rows are computed on demand (``cache_size``). "silp": SILP
-        column generation (Sonnenburg et al., JMLR 2006; ``solver_options={"interleaved":
-        True}`` for the chunking algorithm, see :func:`mklearn.solvers.silp_mkl`); "spg":
-        SPG-GMKL with the epsilon-SVR as inner problem. "silp" and "spg" take
-        ``regularizer="l1"`` and build the base-kernel stack.
-    regularizer : {"lp", "kl", "l1"}
-        As in :class:`MKLClassifier`; "l1" (the simplex) needs ``solver="silp"`` or "spg".
+    solver : {"auto", "smo", "silp", "spg"}
+        "auto" (default): "smo" for "lp" and "kl", "spg" for "l1" and other regularisers
+        (:func:`mklearn.solvers.choose_solver`; the choice is ``solver_``). "smo": SMO-MKL;
+        kernel rows are computed on demand (``cache_size``). "silp": SILP column generation
+        (Sonnenburg et al., JMLR 2006; ``solver_options={"interleaved": True}`` for the
+        chunking algorithm, see :func:`mklearn.solvers.silp_mkl`); "spg": SPG-GMKL with the
+        epsilon-SVR as inner problem. "silp" and "spg" build the base-kernel stack.
+    regularizer : {"lp", "kl", "l1"} or mklearn.extending.Regularizer
+        As in :class:`MKLClassifier`; "l1" (the simplex) is solved by "spg" or "silp".
     p : float > 1
         Norm of the "lp" regulariser.
     lam : float > 0
         Weight of the regulariser.
     C : float > 0
-        Cost of the epsilon-insensitive loss.
+        Cost of the epsilon-insensitive loss, as in :class:`sklearn.svm.SVR` (with
+        ``kernel_normalization="diagonal"``); sample i gets ``C * sample_weight[i]``.
     epsilon : float >= 0
         Half-width of the insensitive tube, in units of y.
     tol : float > 0
         Stop when the relative duality gap falls below ``tol``.
     max_iter : int >= 1
-        Maximal number of duality-gap checks (each after at most 2n SMO steps).
+        Maximal number of duality-gap checks (each after at most 2n SMO steps) for "smo",
+        outer iterations for "spg", LP solves for "silp".
+    kernel_normalization : {"diagonal", "trace"} or None
+        Scaling of the base kernels built from X, as in :class:`MKLClassifier` (default
+        "diagonal": mean diagonal entry 1; "trace": unit trace, the papers' protocol).
     cache_size : float > 0
         Megabytes of kernel rows kept in memory (LIBSVM's ``-m``).
     kernel_storage : {"auto", "stack", "rows"}
@@ -669,6 +900,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
+    solver_ : str
+        The solver used.
     kernel_weights_ : ndarray of shape (n_kernels,)
         Learned kernel weights d.
     dual_coef_ : ndarray of shape (1, n_SV)
@@ -677,8 +910,10 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         Indices of the support vectors.
     intercept_ : ndarray of shape (1,)
         The bias b (the one minimising the training loss at the final weights).
-    objective_, duality_gap_ : float
-        Dual value reached and the absolute gap certifying it.
+    objective_ : float
+        MKL objective reached.
+    duality_gap_, relative_duality_gap_ : float
+        Absolute and relative duality gap certifying it (defined in :class:`MKLClassifier`).
     n_iter_ : int
         SMO steps.
     kernel_names_ : list of str
@@ -688,13 +923,15 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     ------
     ValueError
         On invalid parameters, non-finite input, targets that are not real numbers, kernel
-        stacks of the wrong shape, or a regulariser the solver cannot take.
+        stacks of the wrong shape, a regulariser the solver cannot take, or negative
+        ``sample_weight``.
     """
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"smo", "silp", "spg"})],
-        "regularizer": [StrOptions({"lp", "kl", "l1"})],
+        "solver": [StrOptions({"auto", "smo", "silp", "spg"})],
+        "regularizer": [StrOptions({"lp", "kl", "l1"}), Regularizer],
+        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither")],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -713,7 +950,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self,
         *,
         kernels="simple_mkl",
-        solver="smo",
+        solver="auto",
         regularizer="lp",
         p=2.0,
         lam=1.0,
@@ -721,6 +958,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         epsilon=0.1,
         tol=1e-3,
         max_iter=500,
+        kernel_normalization="diagonal",
         cache_size=200.0,
         kernel_storage="auto",
         memory_budget=None,
@@ -737,6 +975,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.epsilon = epsilon
         self.tol = tol
         self.max_iter = max_iter
+        self.kernel_normalization = kernel_normalization
         self.cache_size = cache_size
         self.kernel_storage = kernel_storage
         self.memory_budget = memory_budget
@@ -744,7 +983,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.verbose = verbose
         self.solver_options = solver_options
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the regression function.
 
         Parameters
@@ -753,6 +992,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             Training data, or the base-kernel stack when ``kernels="precomputed"``.
         y : array-like of shape (n_samples,)
             Real targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights: sample i gets the bound ``C * sample_weight[i]`` (as
+            :class:`sklearn.svm.SVR`).
 
         Returns
         -------
@@ -765,13 +1007,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"
             )
-        stacked = self.solver in ("silp", "spg")
-        if stacked != (self.regularizer == "l1"):
-            raise ValueError(
-                f"solver={self.solver!r} does not take regularizer={self.regularizer!r}: use "
-                "solver='silp' or 'spg' with regularizer='l1', solver='smo' with 'lp' or 'kl'"
-            )
-        options = check_solver_options(self.solver, SOLVERS[self.solver], self.solver_options)
+        info = self._resolve_solver("regression")
+        stacked = info.input != "columns"
+        options = check_solver_options(self.solver_, info, self.solver_options)
         y = check_regression_targets(y)
         if y.shape[0] < 2:
             raise ValueError(
@@ -790,15 +1028,18 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         provider, y = self._training_kernels(X, y, columns=not stacked)
         y = np.asarray(y, dtype=np.float64)
         self.kernel_time_ = time.perf_counter() - start
-        regularizer = make_regularizer(self.regularizer, p=self.p, lam=self.lam)
+        regularizer = self._regularizer_part()
+        cost = float(self.C) * _check_sample_weight(sample_weight, np.empty((len(y), 0)),
+                                                    ensure_non_negative=True)
         start = time.perf_counter()
         if stacked:
-            result = _fit_task(self, provider, RegressionTask(y, float(self.C), self.epsilon),
+            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
                                regularizer)
         else:
+            get_solver(self.solver_, regularizer)
             options.setdefault("cache_size", float(self.cache_size))
             result = smo_mkl_regression(
-                provider, y, float(self.C), regularizer, epsilon=float(self.epsilon),
+                provider, y, cost, regularizer, epsilon=float(self.epsilon),
                 tol=self.tol, max_iter=self.max_iter, **options,
             )
         self.solve_time_ = time.perf_counter() - start
@@ -818,33 +1059,43 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         return self._kernel_expansion(X) + self.intercept_[0]
 
 
+def _check_classification_labels(y):
+    """ValueError (with sklearn's "Unknown label type") for continuous targets, saying
+    what to use for regression."""
+    try:
+        kind = type_of_target(y)
+    except ValueError:
+        return  # left to the full validation
+    if kind in ("continuous", "continuous-multioutput"):
+        raise ValueError(
+            "Unknown label type: y holds continuous values, but MKLClassifier needs class "
+            "labels; for regression use MKLRegressor (mklearn fit --task regression)"
+        )
+
+
 def _fit_task(estimator, kernels, task, regularizer):
     """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
     becomes the signed coefficients ``v`` (one per training sample)."""
-    info = get_solver(estimator.solver, regularizer.name)
+    info = get_solver(estimator.solver_, regularizer)
     options = {**info.defaults,
-               **check_solver_options(estimator.solver, info, estimator.solver_options)}
+               **check_solver_options(estimator.solver_, info, estimator.solver_options)}
     result = info.function(kernels, None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result
 
 
-def _relative(result):
-    return result.duality_gap / max(abs(result.objective), 1e-12)
-
-
 def _convergence_message(estimator, result):
     """What happened and what to do, for a fit that did not reach ``tol``."""
     where = (
-        f"{estimator.solver} stopped after {result.n_iter} iterations with relative duality "
-        f"gap {_relative(result):.2e} above tol={estimator.tol:g}"
+        f"{estimator.solver_} stopped after {result.n_iter} iterations with relative duality "
+        f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
     )
     if result.stop_reason == "max_iter":
         return f"{where}; increase max_iter, or increase tol to accept a less precise solution"
     advice = (
         ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
-        if estimator.solver == "pgd"
+        if estimator.solver_ == "pgd"
         else ("increase tol, or lower solver_options['inner_tol'] for a more precise inner SVM")
     )
     return (
@@ -854,14 +1105,19 @@ def _convergence_message(estimator, result):
 
 
 class _progress:
-    """A tqdm bar fed by the solver's callback when ``verbose > 0``; a no-op otherwise."""
+    """A tqdm bar fed by the solver's callback when ``verbose > 0``; a no-op otherwise.
 
-    def __init__(self, estimator, target):
+    It counts the solver's history records (``SolverInfo.record_unit``) and shows
+    ``max_iter`` as the total only where ``max_iter`` caps exactly those records; it shows
+    the ``objective`` and the ``relative_duality_gap`` (as the attribute of that name).
+    """
+
+    def __init__(self, estimator, target, info):
         self.enabled = bool(estimator.verbose)
-        self.total = estimator.max_iter
-        self.label = (
-            f"{estimator.solver} (class {target})" if target is not None else estimator.solver
-        )
+        self.total = estimator.max_iter if info.max_iter_counts_records else None
+        self.unit = info.record_unit
+        solver = getattr(estimator, "solver_", estimator.solver)
+        self.label = f"{solver} (class {target})" if target is not None else solver
         self.bar = None
 
     def __enter__(self):
@@ -869,17 +1125,20 @@ class _progress:
             return None
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=self.total, desc=self.label, leave=True, unit="it")
+        self.bar = tqdm(total=self.total, desc=self.label, leave=True, unit=f" {self.unit}")
         return self._update
 
     def _update(self, record):
-        self.bar.n = record["iteration"]
-        self.bar.set_postfix(
-            objective=f"{record['objective']:.6g}",
-            gap=f"{record['gap']:.2e}",
-            svm=record["n_svm_solves"],
-            refresh=True,
-        )
+        self.bar.update(1)
+        postfix = {
+            "objective": f"{record['objective']:.6g}",
+            "relative_duality_gap": f"{record['relative_duality_gap']:.2e}",
+        }
+        if "n_steps" in record:
+            postfix["smo_steps"] = record["n_steps"]
+        elif record.get("n_svm_solves"):
+            postfix["svm_solves"] = record["n_svm_solves"]
+        self.bar.set_postfix(postfix, refresh=True)
 
     def __exit__(self, *exc):
         if self.bar is not None:

@@ -1,14 +1,55 @@
-"""Base classes for new kernel parameterisations and regularisers of GMKL.
+"""Base classes of the plug-in parts of GMKL: kernel parameterisations and regularisers.
 
-SPG-GMKL and PGD (:func:`mklearn.solvers.spg_gmkl`) minimise ``T(d) = r(d) + W(d)`` for any
-differentiable kernel ``K(d)`` and regulariser ``r`` (Jain, Vishwanathan and Varma, KDD 2012,
-eq. 2; ALGORITHMS.md section 1). They read only a few methods of each; subclass these to
-write one in a small class (the tutorial: ``docs/extending.md``).
+Every built-in part inherits from these: :class:`~mklearn.combinations.SumOfKernels` and
+:class:`~mklearn.products.ProductOfRBF` from :class:`KernelParameterisation`; the
+regularisers of :mod:`mklearn.regularizers` from :class:`Regularizer`. A part declares what it
+can do (its feasible set, and which of the optional methods it implements); the solvers and
+``solver="auto"`` read those declarations through :func:`implements` and never look at a
+part's name. SPG-GMKL and PGD (:func:`mklearn.solvers.spg_gmkl`) minimise
+``T(d) = r(d) + W(d)`` for any differentiable kernel ``K(d)`` and regulariser ``r`` (Jain,
+Vishwanathan and Varma, KDD 2012, eq. 2; ALGORITHMS.md section 1); the tutorial is
+``docs/extending.md``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+SIMPLEX = "simplex"  # sum_k d_k = 1, d >= 0 (l1-MKL)
+ORTHANT = "orthant"  # d >= 0
+GROUP_SIMPLICES = "group simplices"  # a product of simplices, one per kernel group
+
+
+def _optional(method):
+    """Mark a base-class method as a placeholder: a part implements it only by overriding."""
+    method.placeholder = True
+    return method
+
+
+def implements(part, method: str) -> bool:
+    """Whether ``part`` provides ``method`` (defined, and not a base-class placeholder).
+
+    Parameters
+    ----------
+    part : object or class
+        A regulariser or kernel parameterisation, or its class.
+    method : str
+        e.g. "gradient", "project", "conjugate", "hessian", "smo_dual", "derivative_times".
+    """
+    attribute = getattr(part if isinstance(part, type) else type(part), method, None)
+    if attribute is None:
+        attribute = getattr(part, method, None)
+    return callable(attribute) and not getattr(attribute, "placeholder", False)
+
+
+def is_l1_simplex(regularizer) -> bool:
+    """Whether ``regularizer`` is l1-MKL: d on the simplex and ``r = 0`` there (what the
+    column-generation and multiplicative-weights solvers assume)."""
+    if getattr(regularizer, "feasible_set", None) != SIMPLEX:
+        return False
+    if isinstance(regularizer, type) or not implements(regularizer, "value"):
+        return True  # a class: its declaration is all there is to read
+    return float(regularizer.value(np.full(3, 1.0 / 3.0))) == 0.0
 
 
 class KernelParameterisation:
@@ -17,7 +58,8 @@ class KernelParameterisation:
     Subclasses set ``n_kernels`` (the length of d) and implement :meth:`kernel` and
     :meth:`derivative`. The solvers call :meth:`kernel_gradient`, which by default forms each
     derivative matrix in turn; override it when the terms ``v' (dK/dd_k) v`` have a cheaper
-    form (as :class:`mklearn.products.ProductOfRBF` does).
+    form (as :class:`mklearn.products.ProductOfRBF` does). Optional: ``derivative_times(d, v,
+    rows)`` (the rows of ``(dK/dd_k) v``), which enables Gauss-Newton steps in SPG.
 
     Attributes
     ----------
@@ -50,23 +92,52 @@ class KernelParameterisation:
 
 
 class Regularizer:
-    """A regulariser ``r(d)`` with its feasible set, for :func:`~mklearn.solvers.spg_gmkl`.
+    """A regulariser ``r(d)`` with its feasible set.
 
-    Subclasses implement :meth:`value`, :meth:`gradient` and :meth:`project`; :meth:`conjugate`
-    is optional (without it no duality gap is certified and the solver stops on the
-    projected-gradient norm, as for products).
+    Subclasses set :attr:`feasible_set` and implement what their solvers need:
+
+    - :meth:`value`, :meth:`gradient` and :meth:`project`: SPG-GMKL and PGD (solvers "spg",
+      "pgd"); with :meth:`conjugate` they also certify a duality gap;
+    - :meth:`hessian`: Newton steps in SPG on the orthant (products of kernels);
+    - :meth:`smo_dual`: the closed-form smooth conjugate the SMO-MKL core evaluates
+      (solver "smo": lp-norms and the KL divergence);
+    - ``feasible_set = "simplex"`` with ``r = 0`` there: the l1-MKL solvers "silp", "mwu",
+      "mirror" and the simplex Newton steps of SPG.
+
+    Attributes
+    ----------
+    feasible_set : {"simplex", "orthant", "group simplices"}
+        Where d lives (``"orthant"``: ``d >= 0``).
+    name : str
+        A label for messages and reports (never used to dispatch).
     """
 
     name = "custom"
+    feasible_set = ORTHANT
 
+    @_optional
     def value(self, d: np.ndarray) -> float:
+        """``r(d)``."""
         raise NotImplementedError
 
+    @_optional
     def gradient(self, d: np.ndarray) -> np.ndarray:
+        """``dr/dd``, shape (m,)."""
         raise NotImplementedError
 
+    @_optional
     def project(self, d: np.ndarray) -> np.ndarray:
         """Euclidean projection onto the feasible set of d."""
+        raise NotImplementedError
+
+    @_optional
+    def hessian(self, d: np.ndarray) -> np.ndarray:
+        """``d2r/dd2``, shape (m, m)."""
+        raise NotImplementedError
+
+    @_optional
+    def smo_dual(self, n_kernels: int):
+        """``(kind, lam, q, prior)`` of the conjugate for the SMO-MKL core."""
         raise NotImplementedError
 
     def conjugate(self, z: np.ndarray) -> float:
@@ -80,3 +151,7 @@ class Regularizer:
     def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
         """Kernels the solver may freeze at zero for a while: none."""
         return np.zeros(d.shape, dtype=bool)
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({params})"

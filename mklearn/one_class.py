@@ -16,6 +16,8 @@ from mklearn.solvers import SOLVERS, check_solver_options
 from mklearn.solvers.tasks import OneClassTask
 from mklearn.views import is_views
 
+BOUNDARY_MARGIN = 1e-10
+
 
 class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     """One-class SVM with l1 (simplex) MKL: the support of the data under a learned kernel.
@@ -30,8 +32,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     kernels : "simple_mkl", "precomputed", KernelRecipe, KernelSpec or list of KernelSpec
         As in :class:`mklearn.MKLClassifier`; with "precomputed", ``fit`` takes
         ``(n, n, m)`` and the other methods ``(n_test, n_train, m)``.
-    solver : {"silp", "spg"}
-        SILP column generation (``solver_options={"interleaved": True}`` for the chunking
+    solver : {"auto", "silp", "spg"}
+        "auto" (default) is "silp" (recorded in ``solver_``). SILP column generation
+        (``solver_options={"interleaved": True}`` for the chunking
         algorithm) or SPG-GMKL with the one-class SVM as inner problem.
     nu : float in (0, 1]
         Upper bound on the fraction of training points outside the support (outliers), lower
@@ -48,9 +51,13 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     cache_size, kernel_storage, memory_budget
         As in :class:`mklearn.MKLClassifier`: with rows computed on demand, megabytes of the
         row cache; how kernels computed from X are held; the memory a fit may plan for.
+    kernel_normalization : {"diagonal", "trace"} or None
+        Scaling of the base kernels built from X, as in :class:`mklearn.MKLClassifier`.
 
     Attributes
     ----------
+    solver_ : str
+        The solver used.
     kernel_weights_ : ndarray of shape (n_kernels,)
         Learned kernel weights (on the simplex).
     dual_coef_ : ndarray of shape (1, n_SV)
@@ -58,11 +65,15 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors.
     offset_ : float
-        ``rho``: ``decision_function = score_samples - offset_``.
+        ``rho`` (lowered by ``1e-10 |rho|``, so that the support vectors on the boundary stay
+        inside whatever the rounding): ``decision_function = score_samples - offset_``.
     intercept_ : ndarray of shape (1,)
-        ``-rho``.
-    objective_, duality_gap_ : float
-        ``min_d W(d)`` reached and the absolute gap certifying it.
+        ``-offset_``.
+    objective_ : float
+        ``min_d W(d)`` reached.
+    duality_gap_, relative_duality_gap_ : float
+        Absolute and relative duality gap certifying it (defined in
+        :class:`mklearn.MKLClassifier`).
     n_iter_ : int
         Outer iterations.
     kernel_names_ : list of str
@@ -77,7 +88,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"silp", "spg"})],
+        "solver": [StrOptions({"auto", "silp", "spg"})],
+        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "nu": [Interval(Real, 0, 1, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -92,7 +104,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self,
         *,
         kernels="simple_mkl",
-        solver="silp",
+        solver="auto",
         nu=0.5,
         tol=1e-3,
         max_iter=500,
@@ -101,7 +113,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         cache_size=200.0,
         kernel_storage="auto",
         memory_budget=None,
+        kernel_normalization="diagonal",
     ):
+        self.kernel_normalization = kernel_normalization
         self.kernels = kernels
         self.solver = solver
         self.nu = nu
@@ -127,7 +141,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self : OneClassMKL
         """
         self._validate_params()
-        check_solver_options(self.solver, SOLVERS[self.solver], self.solver_options)
+        self.solver_ = "silp" if self.solver == "auto" else self.solver
+        check_solver_options(self.solver_, SOLVERS[self.solver_], self.solver_options)
         start = time.perf_counter()
         kernels, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
         self.kernel_time_ = time.perf_counter() - start
@@ -137,7 +152,11 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self.solve_time_ = time.perf_counter() - start
         self._check_learned_kernels(kernels, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha > 0.0))
-        self.offset_ = -float(result.intercept)
+        rho = -float(result.intercept)
+        # the support vectors on the boundary have score rho exactly; a 1e-10 relative margin
+        # keeps them inside however the test-time sums are rounded (any subset of X)
+        self.offset_ = rho - BOUNDARY_MARGIN * max(abs(rho), 1e-300)
+        self.intercept_ = np.array([-self.offset_])
         return self
 
     def score_samples(self, X):
@@ -156,7 +175,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         return self.score_samples(X) - self.offset_
 
     def predict(self, X):
-        """+1 inside the learned support, -1 outside; shape (n_test,)."""
+        """+1 inside the learned support (points on its boundary included, up to rounding),
+        -1 outside; shape (n_test,)."""
         return np.where(self.decision_function(X) >= 0, 1, -1)
 
 

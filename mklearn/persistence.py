@@ -44,6 +44,7 @@ import numpy as np
 from mklearn._model_file import ModelArchive
 from mklearn.kernels import KernelBank, kernel_from_dict
 from mklearn.kernels.bank import check_feature_indices
+from mklearn.solvers import SOLVERS
 
 FORMAT = "mklearn-model"
 VERSION = 3  # the newest format this module reads and writes
@@ -140,7 +141,10 @@ def _describe(model):
         "fit": {
             "objective": np.atleast_1d(model.objective_).astype(float).tolist(),
             "duality_gap": np.atleast_1d(model.duality_gap_).astype(float).tolist(),
+            "relative_duality_gap": np.atleast_1d(
+                model.relative_duality_gap_).astype(float).tolist(),
             "n_iter": np.atleast_1d(model.n_iter_).astype(int).tolist(),
+            "solver": str(model.solver_),
         },
     }
     if hasattr(model, "classes_"):
@@ -560,6 +564,12 @@ class _Reader:
         else:
             model.objective_, model.duality_gap_ = np.array(objective), np.array(gap)
             model.n_iter_ = np.array(n_iter)
+        if "relative_duality_gap" in fit:  # absent from files written before it existed
+            relative = _numbers(fit["relative_duality_gap"], "fit.relative_duality_gap", n_rows)
+            model.relative_duality_gap_ = relative[0] if n_rows == 1 else np.array(relative)
+        solver = fit.get("solver", model.solver)
+        _check(solver in SOLVERS or solver == "auto", "'fit.solver' must name a solver")
+        model.solver_ = solver
         if kind == "OneClassMKL":
             offset = header["offset"]
             _check(type(offset) in (int, float) and np.isfinite(offset),

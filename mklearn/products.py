@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from mklearn._product_ops import distance_quadratic_terms, rbf_product_cross, rbf_product_gram
+from mklearn.extending import KernelParameterisation
 from mklearn.svm.rows import CachedRows
 
 
@@ -181,7 +182,7 @@ class _ProductRows:
                                  np.ascontiguousarray(self.X[columns]), self.w)
 
 
-class ProductOfRBF:
+class ProductOfRBF(KernelParameterisation):
     """``K(d) = exp(-sum_k d_k D_k)`` on standardised training points (GMKL's product).
 
     Parameters
@@ -301,7 +302,7 @@ class ProductOfRBF:
         return -(blocks[:, used] @ per_feature.T)
 
 
-class ProductOfDistances:
+class ProductOfDistances(KernelParameterisation):
     """``K(d) = exp(-sum_k d_k D_k)`` over a precomputed stack of squared distances.
 
     Parameters

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mklearn.extending import GROUP_SIMPLICES, ORTHANT, SIMPLEX, Regularizer
+
 
 def project_simplex(v: np.ndarray) -> np.ndarray:
     """Euclidean projection onto the unit simplex ``{d >= 0, sum d = 1}`` (sort-based, O(m log m)).
@@ -26,7 +28,7 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
 SCREEN_RATIO = 0.5
 
 
-class L1Simplex:
+class L1Simplex(Regularizer):
     """l1-MKL: the kernel weights live on the simplex ``sum_k d_k = 1, d >= 0``, ``r = 0`` there.
 
     The standard l1-MKL of SimpleMKL, SILP and MWUMKL. Conjugate of the simplex indicator:
@@ -34,6 +36,7 @@ class L1Simplex:
     """
 
     name = "l1"
+    feasible_set = SIMPLEX
 
     def initial_weights(self, n_kernels: int) -> np.ndarray:
         return np.full(n_kernels, 1.0 / n_kernels)
@@ -63,19 +66,33 @@ class L1Simplex:
         return (d == 0.0) & known & (grad > SCREEN_RATIO * best)
 
 
-class LpNorm:
+class LpNorm(Regularizer):
     """``r(d) = lam/2 ||d||_p^2`` on ``d >= 0``, p > 1 (the SMO-MKL regulariser).
 
     Vishwanathan, Sun, Theera-Ampornpunt and Varma, NIPS 2010, eq. 2. Conjugate on ``d >= 0``:
     ``r*(z) = ||z_+||_q^2 / (2 lam)`` with ``1/p + 1/q = 1``.
+
+    Parameters
+    ----------
+    p : float > 1
+    lam : float > 0
     """
 
     name = "lp"
+    feasible_set = ORTHANT
 
     def __init__(self, p: float, lam: float):
+        if not float(p) > 1.0:
+            raise ValueError(f"the lp norm needs p > 1, got {p}; for p = 1 use the l1 simplex")
+        if not float(lam) > 0.0:
+            raise ValueError(f"lam must be > 0, got {lam}")
         self.p = float(p)
         self.lam = float(lam)
         self.q = self.p / (self.p - 1.0)
+
+    def smo_dual(self, n_kernels: int):
+        """The conjugate ``||z_+||_q^2 / (2 lam)`` in the SMO-MKL core's terms."""
+        return "lp", self.lam, self.q, None
 
     def initial_weights(self, n_kernels: int) -> np.ndarray:
         return np.full(n_kernels, n_kernels ** (-1.0 / self.p))  # ||d||_p = 1
@@ -111,12 +128,8 @@ class LpNorm:
     def conjugate(self, z: np.ndarray) -> float:
         return _pnorm(np.maximum(z, 0.0), self.q) ** 2 / (2.0 * self.lam)
 
-    def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        """No kernel is frozen: lp weights are all positive at the optimum."""
-        return np.zeros(d.shape, dtype=bool)
 
-
-class L1Penalty:
+class L1Penalty(Regularizer):
     """``r(d) = sigma * sum_k d_k`` on ``d >= 0``: the l1 penalty of GMKL's product experiments.
 
     Jain, Vishwanathan and Varma, KDD 2012, section 5.4 (ALGORITHMS.md section 1). Unlike
@@ -129,7 +142,8 @@ class L1Penalty:
     sigma : float > 0
     """
 
-    name = "l1"
+    name = "l1 penalty"
+    feasible_set = ORTHANT
 
     def __init__(self, sigma: float):
         self.sigma = float(sigma)
@@ -153,12 +167,8 @@ class L1Penalty:
     def conjugate(self, z: np.ndarray) -> float:
         return 0.0 if float(np.max(z)) <= self.sigma else np.inf
 
-    def screen(self, d: np.ndarray, grad: np.ndarray) -> np.ndarray:
-        """No kernel is frozen (products are non-convex: no safe screening rule)."""
-        return np.zeros(d.shape, dtype=bool)
 
-
-class MixedNorm:
+class MixedNorm(Regularizer):
     """(l_inf, l_1) mixed norm over groups of kernels: ``1/2 (max_j sum_k ||w_jk||)^2``.
 
     Nath et al., NIPS 2009, eq. 1 (ALGORITHMS.md section 4); solved by
@@ -173,6 +183,7 @@ class MixedNorm:
     """
 
     name = "group"
+    feasible_set = GROUP_SIMPLICES
 
     def __init__(self, groups):
         self.groups = groups
@@ -192,7 +203,7 @@ def _pnorm(v: np.ndarray, p: float) -> float:
     return scale * float(np.sum((np.abs(v) / scale) ** p)) ** (1.0 / p)
 
 
-class KLDivergence:
+class KLDivergence(Regularizer):
     """Generalised KL divergence to a prior d0,
     ``r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``.
 
@@ -210,10 +221,17 @@ class KLDivergence:
     """
 
     name = "kl"
+    feasible_set = ORTHANT
 
     def __init__(self, lam: float, prior=None):
+        if not float(lam) > 0.0:
+            raise ValueError(f"lam must be > 0, got {lam}")
         self.lam = float(lam)
         self.prior = prior
+
+    def smo_dual(self, n_kernels: int):
+        """The conjugate ``lam sum_k d0_k (exp(z_k / lam) - 1)`` in the SMO-MKL core's terms."""
+        return "kl", self.lam, 1.0, self.prior_for(n_kernels)
 
     def prior_for(self, n_kernels: int) -> np.ndarray:
         """The prior as an array of shape (n_kernels,); ValueError if it does not fit."""
@@ -258,3 +276,7 @@ def make_regularizer(name: str, *, p: float, lam: float, groups=None):
             raise ValueError("regularizer 'group' needs groups= (the group of each kernel)")
         return MixedNorm(groups)
     raise ValueError(f"unknown regularizer {name!r}; choose 'l1', 'lp', 'kl' or 'group'")
+
+
+#: The regularisers named by the estimators' ``regularizer`` strings.
+REGULARIZERS = {"l1": L1Simplex, "lp": LpNorm, "kl": KLDivergence, "group": MixedNorm}

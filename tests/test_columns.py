@@ -228,7 +228,8 @@ def _uniform_columns_solver(
 @pytest.mark.parametrize("precomputed", [False, True])
 def test_estimator_passes_a_column_provider(monkeypatch, precomputed):
     info = SolverInfo(
-        _uniform_columns_solver, frozenset({"l1"}), frozenset({"sum"}), input="columns"
+        _uniform_columns_solver, lambda regularizer: True, "anything", frozenset({"sum"}),
+        input="columns",
     )
     monkeypatch.setitem(SOLVERS, "pgd", info)
     y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1, 0)
@@ -236,7 +237,8 @@ def test_estimator_passes_a_column_provider(monkeypatch, precomputed):
     bank = KernelBank(specs)
     stack = bank.fit_transform(X)
     kernels, train = ("precomputed", stack) if precomputed else (specs, X)
-    model = MKLClassifier(kernels=kernels, solver="pgd", C=10.0, cache_size=7.0).fit(train, y)
+    model = MKLClassifier(kernels=kernels, solver="pgd", C=10.0, cache_size=7.0,
+                          kernel_normalization="trace").fit(train, y)
     provider = "StackColumns" if precomputed else "KernelColumns"
     assert _uniform_columns_solver.seen == (provider, 7.0)
     reference = SVC(kernel="precomputed", C=10.0, tol=1e-8).fit(stack.mean(axis=2), y)

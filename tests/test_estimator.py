@@ -22,7 +22,14 @@ SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=
         MKLClassifier(kernels=SMALL_FAMILY, solver="smo", regularizer="lp", p=1.5, C=100.0),
         MKLClassifier(kernels=SMALL_FAMILY, solver="smo", regularizer="kl", C=10.0),
         MKLRegressor(kernels=SMALL_FAMILY, p=1.5, C=10.0),
-    ]
+    ],
+    expected_failed_checks=lambda estimator: {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "the solvers stop at a relative duality gap of tol: weighted and repeated fits "
+            "agree to about 1e-6, not the check's 1e-7 (test_sample_weight_is_repetition "
+            "checks the equivalence at the solvers' precision)"
+        ),
+    },
 )
 def test_sklearn_contract(estimator, check):
     check(estimator)

@@ -20,7 +20,14 @@ SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=
             kernels=SMALL_FAMILY, solver="mirror", regularizer="group", C=100.0, max_iter=50
         ),
         MKLClassifier(kernels=SMALL_FAMILY, solver="mirror", C=100.0, max_iter=50),
-    ]
+    ],
+    expected_failed_checks=lambda estimator: {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "the solvers stop at a relative duality gap of tol: weighted and repeated fits "
+            "agree to about 1e-6, not the check's 1e-7 (test_sample_weight_is_repetition "
+            "checks the equivalence at the solvers' precision)"
+        ),
+    },
 )
 def test_sklearn_contract(estimator, check):
     check(estimator)

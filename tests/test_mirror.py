@@ -10,7 +10,7 @@ from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
 from mklearn.groups import check_groups
 from mklearn.kernels import RBF, KernelBank, Polynomial, resolve_kernels
-from mklearn.regularizers import L1Simplex, MixedNorm
+from mklearn.regularizers import L1Penalty, L1Simplex, LpNorm, MixedNorm
 from mklearn.solvers import SOLVERS, mirror_descent, spg_gmkl
 
 
@@ -156,7 +156,7 @@ def test_paper_steps_decrease_the_gap():
     result = mirror_descent(
         SumOfKernels(stack), y, 10.0, MixedNorm(groups), tol=1e-9, max_iter=60, step="paper"
     )
-    gaps = [record["gap"] for record in result.history]
+    gaps = [record["relative_duality_gap"] for record in result.history]
     assert gaps[-1] < 0.2 * gaps[0]
     assert result.stop_reason == "max_iter" and not result.converged
 
@@ -164,7 +164,8 @@ def test_paper_steps_decrease_the_gap():
 def test_registered_for_l1_and_group():
     info = SOLVERS["mirror"]
     assert info.function is mirror_descent
-    assert info.regularizers == {"l1", "group"}
+    assert info.accepts(L1Simplex()) and info.accepts(MixedNorm(None))
+    assert not info.accepts(LpNorm(2.0, 1.0)) and not info.accepts(L1Penalty(0.5))
 
 
 def test_bad_options_are_named():

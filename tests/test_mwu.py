@@ -202,7 +202,8 @@ def test_peak_memory_grows_linearly_in_m_and_n():
 
 def test_estimator_fit_predict_with_columns():
     X, y = _subset("sonar", list(range(0, 60, 6)), n=100)
-    model = MKLClassifier(kernels="mwumkl", solver="mwu", C=1000.0, solver_options={"epsilon": 0.3})
+    model = MKLClassifier(kernels="mwumkl", solver="mwu", C=1000.0, kernel_normalization="trace",
+                          solver_options={"epsilon": 0.3})
     model.fit(X, y)
     assert model.kernel_weights_.shape == (120,) and model.n_svm_solves_ == 1
     assert model.n_iter_ == iteration_count(100, 0.3)

@@ -102,7 +102,7 @@ def test_round_trip_keeps_standardisation_and_trace_scales(tmp_path):
     # The recipe standardises features (columns here have very different scales) and
     # every kernel is unit-trace normalised on the training data: both must be stored.
     X, y, X_new = _data(2)
-    model = MKLClassifier(kernels=RECIPE, C=10).fit(X, y)
+    model = MKLClassifier(kernels=RECIPE, C=10, kernel_normalization="trace").fit(X, y)
     save_model(model, tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz", allow_pickle=False) as archive:
         np.testing.assert_allclose(archive["mean"], X.mean(axis=0))

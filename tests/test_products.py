@@ -263,7 +263,7 @@ def _three_classes():
     [
         ({"kernels": "precomputed"}, "needs distances or X"),
         ({"kernels": "simple_mkl"}, "kernels='features'"),
-        ({"solver": "smo", "regularizer": "lp"}, "use solver='spg' or 'pgd'"),
+        ({"solver": "smo", "regularizer": "lp"}, "use solver='auto', 'spg' or 'pgd'"),
         ({"regularizer": "kl"}, "takes regularizer 'l1'"),
         ({"kernels": [[0, 99]]}, "outside"),
         ({"kernels": FeatureProduct(gamma=-1.0)}, "gamma must be"),

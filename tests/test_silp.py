@@ -40,7 +40,7 @@ def test_classification_reaches_the_exact_optimum(small, C):
         assert result.objective == pytest.approx(optimum, rel=1e-4)
         assert result.objective == pytest.approx(spg.objective, rel=1e-4)
         assert 0.0 <= result.duality_gap <= 1e-4 * abs(optimum)
-        assert result.history[-1]["gap"] <= 1e-6  # eps_MKL, the paper's rule
+        assert result.history[-1]["eps_mkl"] <= 1e-6  # eps_MKL, the paper's rule
         d = result.kernel_weights
         assert np.all(d >= 0) and d.sum() == pytest.approx(1.0)
     assert np.count_nonzero(result.kernel_weights > 1e-6) >= 2  # a mixture, not a vertex

@@ -53,4 +53,4 @@ def test_interleaved_needs_silp_and_regression_needs_l1(capsys, tmp_path):
     path = _csv(tmp_path, regression=True)
     status, _, err = _run(capsys, "fit", "--data", path, "--task", "regression", "--solver",
                           "silp", "--regularizer", "lp")
-    assert status == 2 and "silp or spg" in err
+    assert status == 2 and "'silp' does not support regularizer 'lp'" in err

@@ -133,7 +133,8 @@ def test_classifier_fits_sequences_like_the_precomputed_stack(solver, options):
     seqs = _random_seqs(60, 20, seed=6)
     y = np.where([s[8:10] in ("AC", "GT", "CA") for s in seqs], 1, -1)
     recipe = wd_sub_kernels(5, by="position", block_size=5)
-    model = MKLClassifier(kernels=recipe, solver=solver, C=100.0, **options).fit(seqs, y)
+    model = MKLClassifier(kernels=recipe, solver=solver, C=100.0, kernel_normalization="trace",
+                          **options).fit(seqs, y)
     assert model.kernel_names_[1] == "wd(d=5) at positions 5-9"
     stack = StringKernelBank(recipe.expand(seqs)).fit_transform(seqs)
     reference = MKLClassifier(kernels="precomputed", solver=solver, C=100.0, **options)

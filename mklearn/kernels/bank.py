@@ -16,7 +16,7 @@ from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
 
 __all__ = ["KernelBank", "check_samples", "check_feature_indices"]
 
-_NORMALIZE_OPTIONS = ("trace", None)
+_NORMALIZE_OPTIONS = ("trace", "diagonal", None)
 
 
 def check_samples(X: Any, *, name: str = "X") -> np.ndarray:
@@ -228,10 +228,12 @@ class KernelBank:
     standardize : bool, default=False
         Standardise every feature (zero mean, unit variance, fitted on the training
         data; a constant feature keeps scale 1) before computing the kernels.
-    normalize : {"trace", None}, default="trace"
+    normalize : {"trace", "diagonal", None}, default="trace"
         ``"trace"`` scales kernel k by ``1 / trace(K_k)`` of the *training* kernel
-        (unit trace, as in SimpleMKL); a zero or non-finite trace keeps scale 1.
-        None leaves kernels unscaled.
+        (unit trace, as in SimpleMKL); ``"diagonal"`` by ``n / trace(K_k)`` (mean diagonal
+        entry 1 on the n training points: an RBF kernel is left as it is, so C means what
+        it means in an SVC); a zero or non-finite trace keeps scale 1. None leaves kernels
+        unscaled.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         dtype of the returned stacks (values are computed in float64).
 
@@ -278,7 +280,7 @@ class KernelBank:
                     "mklearn.kernels.string_bank.StringKernelBank."
                 )
         if normalize not in _NORMALIZE_OPTIONS:
-            raise ValueError(f"normalize must be 'trace' or None; got {normalize!r}.")
+            raise ValueError(f"normalize must be 'trace', 'diagonal' or None; got {normalize!r}.")
         try:
             resolved_dtype = np.dtype(dtype)
         except TypeError as exc:
@@ -367,6 +369,8 @@ class KernelBank:
         usable = np.isfinite(traces) & (traces != 0.0)
         scales = np.ones(self.n_kernels)
         scales[usable] = 1.0 / traces[usable]
+        if self.normalize == "diagonal":
+            scales[usable] *= X_fit.shape[0]
         return scales
 
     def fit_transform(self, X: Any) -> np.ndarray:

@@ -81,10 +81,14 @@ def _check_finite(owner: str, name: str, value: Any) -> float:
     return value
 
 
-def _format_features(features: tuple[int, ...] | None) -> str:
+def _format_features(features: tuple[int, ...] | None, feature_names=None) -> str:
     if features is None:
         return "all"
-    return "x[" + ",".join(str(i) for i in features) + "]"
+    if feature_names is None or max(features) >= len(feature_names):
+        return "x[" + ",".join(str(i) for i in features) + "]"
+    if len(features) == 1:
+        return str(feature_names[features[0]])
+    return "[" + ", ".join(str(feature_names[i]) for i in features) + "]"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,6 +121,11 @@ class KernelSpec(ABC):
     def name(self) -> str:
         """Readable name, e.g. ``"rbf(sigma=2) on x[3]"``."""
         return f"{self._label()} on {_format_features(self.features)}"
+
+    def name_with(self, feature_names) -> str:
+        """:attr:`name` with the columns called by ``feature_names`` (e.g. a DataFrame's
+        columns, ``feature_names_in_``) instead of ``x[i]``."""
+        return f"{self._label()} on {_format_features(self.features, feature_names)}"
 
     @abstractmethod
     def _label(self) -> str:

@@ -65,9 +65,9 @@ class StringKernelBank:
     ----------
     specs : sequence of StringKernelSpec
         Base kernels, in stack order; all on the same alphabet.
-    normalize : {"trace", None}, default="trace"
-        "trace" scales kernel k by ``1 / trace(K_k)`` of the training kernel (as
-        :class:`~mklearn.kernels.KernelBank`).
+    normalize : {"trace", "diagonal", None}, default="trace"
+        "trace" scales kernel k by ``1 / trace(K_k)`` of the training kernel, "diagonal" by
+        ``n / trace(K_k)`` (mean diagonal 1; as :class:`~mklearn.kernels.KernelBank`).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         dtype of the returned stacks.
 
@@ -101,8 +101,8 @@ class StringKernelBank:
         alphabets = sorted({spec.alphabet for spec in specs})
         if len(alphabets) > 1:
             raise ValueError(f"all string kernels must share one alphabet; got {alphabets}.")
-        if normalize not in ("trace", None):
-            raise ValueError(f"normalize must be 'trace' or None; got {normalize!r}.")
+        if normalize not in ("trace", "diagonal", None):
+            raise ValueError(f"normalize must be 'trace', 'diagonal' or None; got {normalize!r}.")
         resolved = np.dtype(dtype)
         if resolved not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
@@ -150,10 +150,11 @@ class StringKernelBank:
                 self._vocabularies[spec.order] = np.unique(codes[codes >= 0])
         self.X_fit_ = seqs
         self.trace_scales_ = np.ones(self.n_kernels)
-        if self.normalize == "trace":
+        if self.normalize is not None:
             traces = self._diagonal(seqs).sum(axis=0)
             usable = np.isfinite(traces) & (traces > 0)
-            self.trace_scales_[usable] = 1.0 / traces[usable]
+            per_point = seqs.n_samples if self.normalize == "diagonal" else 1.0
+            self.trace_scales_[usable] = per_point / traces[usable]
         return self
 
     def fit_transform(self, X: Any) -> np.ndarray:

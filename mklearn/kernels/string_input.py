@@ -28,7 +28,8 @@ def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
         WD kernel, or X and y differ in length.
     """
     specs = resolve_string_kernels(estimator.kernels, X)
-    bank = StringKernelBank(specs, normalize="trace", dtype=np.dtype(estimator.kernel_dtype))
+    bank = StringKernelBank(specs, normalize=estimator.kernel_normalization,
+                            dtype=np.dtype(estimator.kernel_dtype))
     bank.fit(X)
     y = column_or_1d(y, warn=True)
     check_consistent_length(np.empty(bank.X_fit_.n_samples), y)

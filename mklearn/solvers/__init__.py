@@ -8,6 +8,7 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
+from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
@@ -16,12 +17,30 @@ from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
 from mklearn.solvers.spg import spg_gmkl
 
 
+def _spg_ready(regularizer):
+    return all(implements(regularizer, m) for m in ("value", "gradient", "project"))
+
+
+def _smo_ready(regularizer):
+    return implements(regularizer, "smo_dual")
+
+
+def _mirror_ready(regularizer):
+    return is_l1_simplex(regularizer) or (
+        getattr(regularizer, "feasible_set", None) == GROUP_SIMPLICES)
+
+
+_SPG_NEEDS = "value, gradient and project"
+_L1_NEEDS = "the l1 simplex (feasible_set 'simplex', r = 0 there)"
+
+
 @dataclass(frozen=True)
 class SolverInfo:
-    """A solver, the formulations it handles and its fixed options."""
+    """A solver, the capabilities it needs of a regulariser and its fixed options."""
 
     function: Callable
-    regularizers: frozenset
+    accepts: Callable  # regulariser (or its class) -> bool, from its declared capabilities
+    needs: str  # what ``accepts`` asks for, for error messages
     combinations: frozenset
     defaults: dict = field(default_factory=dict)
     description: str = ""
@@ -30,6 +49,11 @@ class SolverInfo:
     input: str = "stack"
     # the options a user may set in solver_options, as scikit-learn parameter constraints
     options: dict = field(default_factory=dict)
+    # what one history record (and progress-bar step) stands for, and whether max_iter caps
+    # exactly those records (else the bar shows no total)
+    record_unit: str = "iteration"
+    max_iter_counts_records: bool = True
+    n_iter_unit: str = "iterations"  # what the result's n_iter (the estimators' n_iter_) counts
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -54,14 +78,16 @@ _SILP_OPTIONS = {
 SOLVERS = {
     "spg": SolverInfo(
         spg_gmkl,
-        frozenset({"l1", "lp"}),
+        _spg_ready,
+        _SPG_NEEDS,
         frozenset({"sum", "product"}),
         description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)",
         options=_SPG_OPTIONS,
     ),
     "pgd": SolverInfo(
         spg_gmkl,
-        frozenset({"l1", "lp"}),
+        _spg_ready,
+        _SPG_NEEDS,
         frozenset({"sum", "product"}),
         defaults={
             "spectral": False,
@@ -74,7 +100,8 @@ SOLVERS = {
     ),
     "mirror": SolverInfo(
         mirror_descent,
-        frozenset({"l1", "group"}),
+        _mirror_ready,
+        "the l1 simplex or the group mixed norm (feasible_set 'group simplices')",
         frozenset({"sum"}),
         description="mirror descent for (l_inf, l_1) group MKL (Nath et al., NIPS 2009)",
         options={
@@ -85,15 +112,20 @@ SOLVERS = {
     ),
     "smo": SolverInfo(
         smo_mkl,
-        frozenset({"lp", "kl"}),
+        _smo_ready,
+        "a smooth conjugate the SMO core knows (smo_dual: 'lp' with p > 1, or 'kl')",
         frozenset({"sum"}),
         description="SMO-MKL, lp or KL MKL in the dual (Vishwanathan et al., NIPS 2010)",
         input="columns",
         options=_SMO_OPTIONS,
+        record_unit="gap check",  # n_iter_ counts SMO steps, max_iter the gap checks
+        max_iter_counts_records=False,
+        n_iter_unit="SMO steps",
     ),
     "mwu": SolverInfo(
         mwu_mkl,
-        frozenset({"l1"}),
+        is_l1_simplex,
+        _L1_NEEDS,
         frozenset({"sum"}),
         description="MWUMKL, matrix multiplicative weights (Moeller et al., AISTATS 2014)",
         input="columns",
@@ -104,13 +136,19 @@ SOLVERS = {
             "iterations": [Interval(Integral, 1, None, closed="left"), None],
             "evaluate_objective": ["boolean", None],
         },
+        record_unit="check",  # a fixed number of MWU iterations set by epsilon; ~50 checks
+        max_iter_counts_records=False,
+        n_iter_unit="MWU iterations",
     ),
     "silp": SolverInfo(
         silp_mkl,
-        frozenset({"l1"}),
+        is_l1_simplex,
+        _L1_NEEDS,
         frozenset({"sum"}),
         description="SILP wrapper or interleaved (Sonnenburg et al., JMLR 2006)",
         options=_SILP_OPTIONS,
+        record_unit="LP solve",
+        n_iter_unit="LP solves",
     ),
 }
 
@@ -139,19 +177,62 @@ def check_solver_options(name: str, info: SolverInfo, options) -> dict:
     return dict(options)
 
 
-def get_solver(name: str, regularizer: str, combination: str = "sum") -> SolverInfo:
-    """Look up a solver and check that it supports the formulation; ValueError otherwise."""
+def get_solver(name: str, regularizer, combination: str = "sum") -> SolverInfo:
+    """Look up a solver and check that it can take the regulariser (an instance or its class:
+    the check reads the capabilities it declares) and the combination; ValueError otherwise."""
     if name not in SOLVERS:
-        raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)}")
+        raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)} or 'auto'")
     info = SOLVERS[name]
-    if regularizer not in info.regularizers:
+    if not info.accepts(regularizer):
+        label = getattr(regularizer, "name", None) or repr(regularizer)
+        fits = [s for s, i in SOLVERS.items() if i.accepts(regularizer)
+                and combination in i.combinations]
         raise ValueError(
-            f"solver {name!r} does not support regularizer {regularizer!r}; "
-            f"it supports {sorted(info.regularizers)}"
+            f"solver {name!r} does not support regularizer {label!r}: it needs {info.needs}; "
+            f"use solver='auto'" + (f" (or one of {fits})" if fits else "")
         )
     if combination not in info.combinations:
-        raise ValueError(f"solver {name!r} does not support combination {combination!r}")
+        raise ValueError(f"solver {name!r} does not support combination {combination!r}; "
+                         "use solver='auto'")
     return info
+
+
+def choose_solver(regularizer, combination: str = "sum", task: str = "classification") -> str:
+    """The solver ``solver="auto"`` picks, from what the regulariser declares.
+
+    - products of kernels (``combination != "sum"``): "spg" (SPG-GMKL, the only one for
+      non-linear kernels with "pgd");
+    - the group mixed norm (feasible set "group simplices"): "mirror" (classification);
+    - a smooth conjugate the SMO core knows (``smo_dual``: lp-norms with p > 1, KL): "smo",
+      which reads kernel rows on demand and never builds the stack;
+    - the l1 simplex and any other regulariser with value, gradient and projection: "spg";
+    - one-class: "silp" (the only one-class solver besides "spg", and the paper's).
+
+    Parameters
+    ----------
+    regularizer : Regularizer or its class
+    combination : {"sum", "product"}
+    task : {"classification", "regression", "one-class"}
+
+    Returns
+    -------
+    str
+        A key of :data:`SOLVERS`.
+
+    Notes
+    -----
+    The size of the problem does not enter yet: the row path for stacks that do not fit in
+    memory is the kernel-operator issue's; it will slot in here.
+    """
+    if combination != "sum":
+        return "spg"
+    if task == "one-class":
+        return "silp" if is_l1_simplex(regularizer) else "spg"
+    if task == "classification" and _mirror_ready(regularizer) and not is_l1_simplex(regularizer):
+        return "mirror"
+    if _smo_ready(regularizer):
+        return "smo"
+    return "spg"
 
 
 __all__ = [
@@ -159,6 +240,7 @@ __all__ = [
     "SOLVERS",
     "SolverInfo",
     "check_solver_options",
+    "choose_solver",
     "get_solver",
     "mirror_descent",
     "mwu_mkl",

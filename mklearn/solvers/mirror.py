@@ -48,6 +48,7 @@ import time
 
 import numpy as np
 
+from mklearn.extending import SIMPLEX
 from mklearn.groups import KernelGroups, check_groups
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.solvers.spg import best_hinge_bias
@@ -168,7 +169,7 @@ def _resolve_groups(groups, regularizer, n_kernels) -> KernelGroups:
         raise ValueError(
             f"groups cover {groups.n_kernels} kernels but there are {n_kernels} base kernels"
         )
-    if regularizer.name == "l1" and groups.n_groups > 1:
+    if regularizer.feasible_set == SIMPLEX and groups.n_groups > 1:
         raise ValueError(
             f"regularizer 'l1' puts every kernel in one group, but groups has "
             f"{groups.n_groups} groups; use regularizer='group' for group MKL"
@@ -266,7 +267,7 @@ def mirror_descent(
         record = {
             "iteration": n_iter - 1,
             "objective": certificate.upper,
-            "gap": rel_gap,
+            "relative_duality_gap": rel_gap,
             "inner_tol": eps,
             "step": s if s is not None else np.nan,
             "n_svm_solves": problem.n_solves,
@@ -323,6 +324,7 @@ def mirror_descent(
         intercept=best["bias"],
         objective=certificate.upper,
         duality_gap=certificate.gap,
+        relative_duality_gap=certificate.relative_gap,
         n_iter=n_iter,
         n_svm_solves=problem.n_solves,
         converged=converged,

@@ -71,8 +71,8 @@ import numpy as np
 from numba import njit
 from scipy.optimize import minimize_scalar
 
+from mklearn.extending import is_l1_simplex
 from mklearn.kernels.cache import RowCache
-from mklearn.regularizers import L1Simplex
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.spg import svm_primal
 from mklearn.svm import svc_dual
@@ -204,7 +204,7 @@ def _check_inputs(combination, y, C, regularizer, epsilon, variant):
             "(mklearn.kernels.columns.KernelColumns, or StackColumns(stack) for a precomputed "
             f"stack); got {type(combination).__name__}."
         )
-    if not (isinstance(regularizer, L1Simplex) or regularizer == "l1"):
+    if not (regularizer == "l1" or is_l1_simplex(regularizer)):
         raise ValueError(
             "MWUMKL solves the trace-constrained l1 MKL only (regularizer 'l1'); "
             f"got {regularizer!r}."
@@ -479,7 +479,8 @@ def mwu_mkl(
                 "iteration": t,
                 "lower": lower,
                 "upper": upper,
-                "gap": upper - lower,
+                "duality_gap": upper - lower,
+                "relative_duality_gap": (upper - lower) / max(abs(upper), 1e-12),
                 "objective": upper,
                 "max_weight": float(weights.max()),
                 "cap": cap,
@@ -487,7 +488,7 @@ def mwu_mkl(
                 "cache_hits": cache.hits,
                 "cache_misses": cache.misses,
                 "n_svm_solves": 0,
-                "seconds": time.perf_counter() - start,
+                "time": time.perf_counter() - start,
             }
             history.append(record)
             if callback is not None:
@@ -514,6 +515,8 @@ def mwu_mkl(
         intercept=float(bias),
         objective=float(objective),
         duality_gap=float(upper - lower) if math.isfinite(upper) else math.nan,
+        relative_duality_gap=(float(upper - lower) / max(abs(upper), 1e-12)
+                              if math.isfinite(upper) else math.nan),
         n_iter=T,
         n_svm_solves=n_svm,
         converged=True,

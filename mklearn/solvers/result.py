@@ -22,7 +22,12 @@ class MKLResult:
     objective : float
         ``T(d) = r(d) + W(d)``, W evaluated as the inner SVM's dual value.
     duality_gap : float
-        Upper bound minus lower bound on the optimum (absolute; NaN where no gap exists).
+        The duality gap ``U - L``: best upper bound minus best lower bound on the optimum
+        (absolute, in units of the objective; NaN where no gap exists: products, MWUMKL
+        with a hard margin left violated).
+    relative_duality_gap : float
+        ``(U - L) / max(|U|, 1e-12)``: the quantity ``tol`` is compared with (NaN where no
+        gap exists).
     n_iter : int
         Outer iterations.
     n_svm_solves : int
@@ -33,8 +38,11 @@ class MKLResult:
         "converged", "max_iter", or "stalled" (no step decreased the objective even at the
         tightest inner tolerance: a kink of W or an objective too noisy for the search).
     history : list of dict
-        Per outer iteration: objective, duality gap (relative), projected-gradient norm,
-        inner tolerance, step and elapsed seconds.
+        One record per outer iteration (per gap check for SMO-MKL, per LP solve for SILP):
+        ``iteration``, ``objective``, ``relative_duality_gap`` (as above, at that iteration),
+        ``n_svm_solves``, ``time`` (seconds since the start), and solver-specific keys
+        (SPG: ``pg_norm``, ``inner_tol``; SILP: ``eps_mkl``, the paper's stopping measure
+        ``|1 - S / theta|``; MWUMKL: ``lower``, ``upper``, ``duality_gap``).
     """
 
     kernel_weights: np.ndarray
@@ -47,6 +55,7 @@ class MKLResult:
     converged: bool
     history: list = field(default_factory=list)
     stop_reason: str = "converged"
+    relative_duality_gap: float = np.nan
 
 
 class Certificate:

@@ -31,6 +31,7 @@ import time
 import highspy
 import numpy as np
 
+from mklearn.extending import is_l1_simplex
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.solvers.spg import ClassificationTask
 from mklearn.svm.rows import CombinedRows, support_products
@@ -150,9 +151,10 @@ def silp_mkl(
     ValueError
         If the regulariser is not the l1 simplex, ``inner_tol <= 0`` or ``chunk_steps < 1``.
     """
-    if regularizer.name != "l1":
-        raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only, got regularizer "
-                         f"{regularizer.name!r}; use regularizer='l1', or solver='spg' for lp")
+    if not is_l1_simplex(regularizer):
+        raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only (r = 0 on the simplex), "
+                         f"got {regularizer!r}; use regularizer='l1', or solver='spg' (or "
+                         "'auto') for it")
     if task is None:
         y = np.asarray(y, dtype=np.float64)
         task = ClassificationTask(y, np.broadcast_to(np.asarray(C, float), y.shape).copy())
@@ -201,8 +203,8 @@ class _Progress:
         record = {
             "iteration": len(self.history),
             "objective": -value,
-            "gap": eps,
-            "duality_gap": self.certificate.relative_gap,
+            "eps_mkl": eps,
+            "relative_duality_gap": self.certificate.relative_gap,
             "theta": self.theta,
             "n_svm_solves": n_solves,
             "time": time.perf_counter() - self.start,
@@ -227,6 +229,7 @@ class _Progress:
             intercept=point["bias"],
             objective=point["T"],
             duality_gap=self.certificate.gap,
+            relative_duality_gap=self.certificate.relative_gap,
             n_iter=n_iter,
             n_svm_solves=n_solves,
             converged=converged,

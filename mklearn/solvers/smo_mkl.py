@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from mklearn.extending import implements
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.spg import best_hinge_bias
 from mklearn.svm import mkl_step as core
@@ -39,16 +40,21 @@ KKT_TOL_START = 1e-1
 KKT_TOL_FLOOR = 1e-9
 
 
+_KINDS = {"lp": core.KIND_LP, "kl": core.KIND_KL}
+
+
 def _regularizer_kind(regularizer, n_kernels):
-    """(kind, lam, q, prior) for the numba core; ValueError for regularizers it cannot take."""
-    if regularizer.name == "lp":
-        return core.KIND_LP, regularizer.lam, regularizer.q, np.zeros(1)
-    if regularizer.name == "kl":
-        return core.KIND_KL, regularizer.lam, 1.0, regularizer.prior_for(n_kernels)
-    raise ValueError(
-        f"solver 'smo' needs a smooth dual: regularizer 'lp' (p > 1) or 'kl', got "
-        f"{regularizer.name!r}; use solver='spg' for l1"
-    )
+    """(kind, lam, q, prior) for the numba core, from the regulariser's declared
+    ``smo_dual``; ValueError for regularizers without one."""
+    form = regularizer.smo_dual(n_kernels) if implements(regularizer, "smo_dual") else None
+    if form is None or form[0] not in _KINDS:
+        raise ValueError(
+            f"solver 'smo' needs a smooth dual (a regulariser with smo_dual: 'lp' with p > 1 "
+            f"or 'kl'), got {regularizer!r}; use solver='spg' (or 'auto') for it"
+        )
+    kind, lam, q, prior = form
+    prior = np.zeros(1) if prior is None else np.asarray(prior, dtype=np.float64)
+    return _KINDS[kind], float(lam), float(q), prior
 
 
 def smo_mkl(
@@ -225,13 +231,13 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
         loss, bias = primal_loss(d @ F)
         upper_bound = regularizer.value(d) + 0.5 * float(d @ g) + loss
         lower_bound = -float(linear @ alpha) - core.conjugate(g, kind, lam, q, prior)
-        if best is None or upper_bound - lower_bound < best[0]:
-            best = (upper_bound - lower_bound, d.copy(), alpha.copy(), bias, lower_bound)
         rel_gap = (upper_bound - lower_bound) / max(abs(upper_bound), 1e-12)
+        if best is None or upper_bound - lower_bound < best[0]:
+            best = (upper_bound - lower_bound, d.copy(), alpha.copy(), bias, lower_bound, rel_gap)
         record = {
             "iteration": check,
             "objective": lower_bound,
-            "gap": rel_gap,
+            "relative_duality_gap": rel_gap,
             "inner_tol": kkt_tol,
             "n_steps": n_steps,
             "n_live": int(np.count_nonzero(d)),
@@ -250,13 +256,14 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
             if kkt_tol <= KKT_TOL_FLOOR:
                 break
             kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)
-    gap, d_best, alpha_best, bias, objective = best
+    gap, d_best, alpha_best, bias, objective, relative_gap = best
     return MKLResult(
         kernel_weights=d_best,
         alpha=alpha_best,
         intercept=bias,
         objective=objective,
         duality_gap=gap,
+        relative_duality_gap=relative_gap,
         n_iter=n_steps,
         n_svm_solves=0,
         converged=converged,

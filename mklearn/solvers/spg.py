@@ -64,6 +64,7 @@ import time
 import numpy as np
 
 from mklearn._simplex import fista_orthant, fista_simplex
+from mklearn.extending import ORTHANT, SIMPLEX, implements
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.svm import svc_dual
 
@@ -341,7 +342,7 @@ def spg_gmkl(
         record = {
             "iteration": n_iter - 1,
             "objective": point["T"],
-            "gap": rel_gap,
+            "relative_duality_gap": rel_gap,
             "pg_norm": pg_norm,
             "inner_tol": eps,
             "n_live": int(live.sum()),
@@ -442,6 +443,7 @@ def spg_gmkl(
         intercept=bias,
         objective=point["T"],
         duality_gap=certificate.gap if linear else np.nan,
+        relative_duality_gap=certificate.relative_gap if linear else np.nan,
         n_iter=n_iter,
         n_svm_solves=evaluator.n_solves,
         converged=converged,
@@ -476,17 +478,21 @@ def _unfreeze_predicted(evaluator, point, live, grad):
 
 
 def _simplex_newton(combination, regularizer):
-    """Second-order steps on the simplex: l1-MKL over a sum of kernels."""
-    return regularizer.name == "l1" and getattr(combination, "linear", False)
+    """Second-order steps on the simplex: l1-MKL (``r = 0`` on the simplex) over a sum of
+    kernels."""
+    return (
+        getattr(regularizer, "feasible_set", None) == SIMPLEX
+        and getattr(combination, "linear", False)
+    )
 
 
 def _orthant_newton(combination, regularizer):
     """Second-order steps on ``d >= 0``: a combination with ``derivative_times`` (products of
     RBF kernels) and a regulariser with a Hessian, projected onto the orthant."""
     return (
-        hasattr(combination, "derivative_times")
-        and hasattr(regularizer, "hessian")
-        and regularizer.name in ("l1", "lp")
+        implements(combination, "derivative_times")
+        and implements(regularizer, "hessian")
+        and getattr(regularizer, "feasible_set", None) == ORTHANT
     )
 
 

@@ -1,0 +1,152 @@
+"""Defaults that work: ``MKLClassifier()`` against ``SVC()`` and ``MKLRegressor()`` against
+``SVR()``, every parameter at its default, 5-fold cross-validation (issue 18, item 1).
+
+- Data: every bundled data set (``mklearn datasets``) and scikit-learn's small sets (iris,
+  wine, breast cancer, digits; diabetes for regression). Sets above ``--max-samples`` points
+  are stratified-subsampled to that size (seeded), so that the run takes a few minutes on two
+  cores: the SimpleMKL family has 13 (D + 1) kernels and the stack n^2 of them.
+- Both estimators see the same folds (``StratifiedKFold(5, shuffle=True, random_state=0)``;
+  ``KFold`` for regression) and X as loaded: no scaling (MKLClassifier standardises inside
+  its kernel family; SVC() does not, which is part of what its defaults mean).
+- Reported: mean accuracy (R^2 for regression) over the folds, the difference, the solver
+  ``solver="auto"`` chose and the seconds of each.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_defaults.py`` (writes
+``benchmarks/results/defaults.json``); ``--sets sonar iris`` for a subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn import datasets as skdata
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import KFold, StratifiedKFold, cross_validate, train_test_split
+from sklearn.svm import SVC, SVR
+
+from mklearn import MKLClassifier, MKLRegressor
+from mklearn.datasets import dataset_info, list_datasets, load_dataset
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import machine_info  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "defaults.json"
+SKLEARN_SETS = {
+    "sklearn:iris": ("classification", skdata.load_iris),
+    "sklearn:wine": ("classification", skdata.load_wine),
+    "sklearn:breast_cancer": ("classification", skdata.load_breast_cancer),
+    "sklearn:digits": ("classification", skdata.load_digits),
+    "sklearn:diabetes": ("regression", skdata.load_diabetes),
+}
+
+
+def _sets():
+    names = {name: dataset_info(name)["task"] for name in list_datasets()}
+    names.update({name: task for name, (task, _) in SKLEARN_SETS.items()})
+    return names
+
+
+def _load(name):
+    if name in SKLEARN_SETS:
+        return SKLEARN_SETS[name][1](return_X_y=True)
+    return load_dataset(name)
+
+
+def _subsample(X, y, task, max_samples):
+    if len(y) <= max_samples:
+        return X, y
+    stratify = y if task == "classification" else None
+    rows, _ = train_test_split(np.arange(len(y)), train_size=max_samples, stratify=stratify,
+                               random_state=0)
+    rows = np.sort(rows)
+    return X[rows], y[rows]
+
+
+def _score(estimator, X, y, folds):
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = cross_validate(estimator, X, y, cv=folds, return_estimator=True)
+    seconds = time.perf_counter() - start
+    solvers = sorted({getattr(e, "solver_", "") for e in result["estimator"]} - {""})
+    warned = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return float(np.mean(result["test_score"])), float(np.std(result["test_score"])), \
+        seconds, solvers, warned
+
+
+def run(name, task, max_samples):
+    X, y = _load(name)
+    X, y = _subsample(np.asarray(X, dtype=np.float64), np.asarray(y), task, max_samples)
+    if task == "classification":
+        folds = StratifiedKFold(5, shuffle=True, random_state=0)
+        mkl, peer, peer_name = MKLClassifier(), SVC(), "SVC()"
+    else:
+        folds = KFold(5, shuffle=True, random_state=0)
+        mkl, peer, peer_name = MKLRegressor(), SVR(), "SVR()"
+    m_mean, m_std, m_sec, solvers, warned = _score(mkl, X, y, folds)
+    p_mean, p_std, p_sec, _, _ = _score(peer, X, y, folds)
+    return {
+        "data": name,
+        "task": task,
+        "metric": "accuracy" if task == "classification" else "r2",
+        "n_samples": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "mkl": m_mean,
+        "mkl_std": m_std,
+        "mkl_seconds": m_sec,
+        "mkl_solver": solvers,
+        "mkl_convergence_warnings": warned,
+        "peer": peer_name,
+        "peer_score": p_mean,
+        "peer_std": p_std,
+        "peer_seconds": p_sec,
+        "difference": m_mean - p_mean,
+        "meets_goal": bool(m_mean >= p_mean),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", nargs="*", help="data sets (default: all)")
+    parser.add_argument("--max-samples", type=int, default=300,
+                        help="stratified subsample of larger sets (default 300)")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    sets = _sets()
+    chosen = args.sets or list(sets)
+    rows = []
+    print(f"{'data':24} {'n':>5} {'d':>4}  {'metric':8} {'MKL default':>12} {'peer':>12} "
+          f"{'diff':>7}  solver  seconds (MKL / peer)")
+    for name in chosen:
+        row = run(name, sets[name], args.max_samples)
+        rows.append(row)
+        print(f"{name:24} {row['n_samples']:5d} {row['n_features']:4d}  {row['metric']:8} "
+              f"{row['mkl']:12.4f} {row['peer_score']:12.4f} {row['difference']:+7.4f}  "
+              f"{','.join(row['mkl_solver']):6}  {row['mkl_seconds']:.1f} / "
+              f"{row['peer_seconds']:.2f}" + ("" if row["meets_goal"] else "   <- below"),
+              flush=True)
+    met = sum(r["meets_goal"] for r in rows)
+    print(f"\nMKL default >= peer default on {met} of {len(rows)} sets")
+    document = {
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "config": {"folds": "StratifiedKFold(5, shuffle=True, random_state=0) (KFold for "
+                   "regression)", "max_samples": args.max_samples,
+                   "mkl": "MKLClassifier() / MKLRegressor(), all defaults",
+                   "peer": "SVC() / SVR(), all defaults"},
+        "results": rows,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"written {args.output}")
+
+
+if __name__ == "__main__":
+    main()
