@@ -222,6 +222,7 @@ def test_regressor_fits_sequences():
 
     seqs = _random_seqs(80, 20, seed=8)
     y = np.array([s[5:10].count("A") for s in seqs], dtype=float)
-    model = MKLRegressor(kernels=wd_sub_kernels(4, block_size=5), C=100.0).fit(seqs, y)
+    model = MKLRegressor(kernels=wd_sub_kernels(4, block_size=5), C=100.0,
+                         kernel_normalization="trace").fit(seqs, y)
     assert np.argmax(model.kernel_weights_) == 1  # positions 5-9 carry the signal
     assert model.score(seqs, y) > 0.9
