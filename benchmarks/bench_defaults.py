@@ -37,6 +37,7 @@ from mklearn.datasets import dataset_info, list_datasets, load_dataset
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_small_sets import machine_info  # noqa: E402
 
+TIE = 1e-9  # equal mean accuracies differ by rounding of the fold means
 RESULTS = Path(__file__).resolve().parent / "results" / "defaults.json"
 SKLEARN_SETS = {
     "sklearn:iris": ("classification", skdata.load_iris),
@@ -108,15 +109,15 @@ def run(name, task, max_samples):
         "peer_std": p_std,
         "peer_seconds": p_sec,
         "difference": m_mean - p_mean,
-        "meets_goal": bool(m_mean >= p_mean),
+        "meets_goal": bool(m_mean >= p_mean - TIE),
     }
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", nargs="*", help="data sets (default: all)")
-    parser.add_argument("--max-samples", type=int, default=300,
-                        help="stratified subsample of larger sets (default 300)")
+    parser.add_argument("--max-samples", type=int, default=250,
+                        help="stratified subsample of larger sets (default 250)")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     sets = _sets()

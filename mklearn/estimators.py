@@ -575,7 +575,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self : MKLClassifier
         """
         self._validate_params()
-        _check_classification_labels(y)
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
@@ -593,6 +592,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         options = {**info.defaults, **check_solver_options(self.solver_, info,
                                                            self.solver_options)}
         y = check_label_types(y)
+        _check_classification_labels(y)
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:

@@ -480,7 +480,8 @@ def mwu_mkl(
                 "lower": lower,
                 "upper": upper,
                 "duality_gap": upper - lower,
-                "relative_duality_gap": (upper - lower) / max(abs(upper), 1e-12),
+                "relative_duality_gap": ((upper - lower) / max(abs(upper), 1e-12)
+                                         if math.isfinite(upper) else math.nan),
                 "objective": upper,
                 "max_weight": float(weights.max()),
                 "cap": cap,
