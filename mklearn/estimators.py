@@ -32,6 +32,7 @@ from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
+from mklearn.kernels.threads import numba_threads
 from mklearn.memory import densify, plan_kernel_storage
 from mklearn.regularizers import REGULARIZERS, make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
@@ -352,7 +353,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     n_jobs : int or None
         Number of one-vs-rest problems (classes) solved in parallel threads, and of
         cross-validation folds for ``probability=True`` (joblib's meaning: None is 1, -1 all
-        processors).
+        processors). With one problem, or kernels computed on demand (whose row cache one
+        solve uses at a time), the classes run one after the other and kernel rows are
+        computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
         ``second_order`` (bools), ``inner_tol`` and ``eta0`` (see
@@ -646,12 +649,16 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             return result, y_pm
 
         start = time.perf_counter()
-        if len(targets) > 1 and effective_n_jobs(self.n_jobs) > 1:
+        # classes side by side (each on one numba thread) when the kernels can be shared,
+        # else one after the other with n_jobs numba threads for the kernel rows
+        if (len(targets) > 1 and effective_n_jobs(self.n_jobs) > 1
+                and getattr(combination, "thread_safe", True)):
             results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(solve)(target) for target in targets
+                delayed(_on_one_thread)(solve, target) for target in targets
             )
         else:
-            results = [solve(target) for target in targets]
+            with numba_threads(self.n_jobs):
+                results = [solve(target) for target in targets]
         for result, _ in results:
             if not result.converged:
                 message = (_product.product_convergence_message if product
@@ -1071,6 +1078,11 @@ def _check_classification_labels(y):
             "Unknown label type: y holds continuous values, but MKLClassifier needs class "
             "labels; for regression use MKLRegressor (mklearn fit --task regression)"
         )
+
+
+def _on_one_thread(solve, target):
+    with numba_threads(1):
+        return solve(target)
 
 
 def _fit_task(estimator, kernels, task, regularizer):

@@ -176,3 +176,18 @@ def test_bad_groups_are_refused_before_any_kernel_is_computed(data, monkeypatch)
     with pytest.raises(ValueError, match="group"):
         MKLClassifier(kernels=KERNELS, regularizer="group", solver="mirror",
                       groups=[0, 1]).fit(X, y)
+
+
+def test_n_jobs_gives_the_serial_model_on_rows_and_on_the_stack(data, monkeypatch):
+    from mklearn.kernels import threads
+
+    X, y = data
+    y3 = np.where(X[:, 4] > 0.5, 2, y)  # three classes: one-vs-rest
+    monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)  # threads even for tiny rows
+    for storage in ("stack", "rows"):
+        params = dict(kernels=KERNELS, kernel_storage=storage, C=10.0, tol=1e-6)
+        serial = MKLClassifier(**params).fit(X, y3)
+        parallel = MKLClassifier(**params, n_jobs=2).fit(X, y3)
+        np.testing.assert_allclose(parallel.kernel_weights_, serial.kernel_weights_,
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))

@@ -2,11 +2,13 @@
 
 :func:`numba_threads` sets numba's thread count for the calling thread (numba keeps it per
 thread) from ``n_jobs`` (None: 1, unless inside ``joblib.parallel_config``; -1: every core);
-:func:`use_threads` tells a loop whether its work is large enough to pay for threads.
+outside it the loops run serially. :func:`use_threads` tells a loop whether threads are on and
+its work is large enough to pay for them.
 """
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 import numba
@@ -15,22 +17,26 @@ from joblib import effective_n_jobs
 __all__ = ["numba_threads", "use_threads", "PARALLEL_MIN_VALUES"]
 
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
-# 2 cores, a9a rows of 50 RBF kernels: see benchmarks/bench_threads.py)
+# 2 cores, a9a rows of 50 RBF kernels: see docs/large_scale.md)
 PARALLEL_MIN_VALUES = 200_000
+
+_granted = threading.local()  # threads granted to the calling thread by numba_threads
 
 
 @contextmanager
 def numba_threads(n_jobs):
     """Run the block with ``effective_n_jobs(n_jobs)`` numba threads (at most numba's pool)."""
     wanted = max(1, min(effective_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS))
-    before = numba.get_num_threads()
+    before, granted = numba.get_num_threads(), getattr(_granted, "n", 1)
     numba.set_num_threads(wanted)
+    _granted.n = wanted
     try:
         yield wanted
     finally:
         numba.set_num_threads(before)
+        _granted.n = granted
 
 
 def use_threads(n_values: int) -> bool:
     """Whether a loop producing ``n_values`` values should run on numba's threads."""
-    return numba.get_num_threads() > 1 and n_values >= PARALLEL_MIN_VALUES
+    return getattr(_granted, "n", 1) > 1 and n_values >= PARALLEL_MIN_VALUES
