@@ -200,7 +200,8 @@ def main(argv=None):
                   f"{'' if r['converged'] else '  (not converged)'}", flush=True)
         rows.append(row)
         _save(args, rows)
-    print(f"SPG-GMKL paper: {PAPER_SPG_OVER_SVM:.2f}x one SVM (Covertype). JSON: {args.output}")
+    print(f"SPG-GMKL paper: {PAPER_SPG_OVER_SVM:.2f}x one SVM (Covertype). JSON: "
+          f"{_output(args)}")
 
 
 def _save(args, rows):
@@ -214,8 +215,11 @@ def _save(args, rows):
         "paper_seconds": {f"{d}/{k}": v for (d, k), v in PAPER_SECONDS.items()},
         "rows": rows,
     }
-    output = args.output.with_name(f"{args.output.stem}_{args.data}{args.output.suffix}")
-    output.write_text(json.dumps(document, indent=1))
+    _output(args).write_text(json.dumps(document, indent=1))
+
+
+def _output(args):
+    return args.output.with_name(f"{args.output.stem}_{args.data}{args.output.suffix}")
 
 
 if __name__ == "__main__":
