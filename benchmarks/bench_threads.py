@@ -1,0 +1,101 @@
+"""``n_jobs`` on a run bound by kernel rows: a9a with the 50 RBF kernels of
+``bench_large_scale.py``, rows computed on demand.
+
+1. Kernel rows alone: one row of all 50 kernels against n points, 1 and 2 numba threads
+   (the crossover that sets ``mklearn.kernels.threads.PARALLEL_MIN_VALUES``).
+2. A fit bound by kernel rows: SMO-MKL (p = 1.33) on ``--n`` points with a small row cache
+   (``--cache-size`` MB), ``n_jobs=1`` against ``n_jobs=2``; the objective must be identical.
+
+    python benchmarks/bench_threads.py [--n 8000] [--cache-size 100] [--tol 1e-2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_large_scale as large  # noqa: E402
+
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "threads.json"
+
+
+def row_times(X_all, specs, sizes):
+    from mklearn.kernels import KernelBank, threads
+    from mklearn.kernels.columns import KernelColumns
+
+    rows, minimum = [], threads.PARALLEL_MIN_VALUES
+    threads.PARALLEL_MIN_VALUES = 0  # time the threaded loop at every size
+    try:
+        for n in sizes:
+            provider = KernelColumns(KernelBank(specs, normalize="trace").fit(X_all[:n]))
+            seconds = {}
+            for jobs in (1, 2):
+                with threads.numba_threads(jobs):
+                    provider.rows([0, 1])
+                    reps = max(5, 100_000 // n)
+                    start = time.perf_counter()
+                    for r in range(reps):
+                        provider.rows([r % n])
+                    seconds[jobs] = (time.perf_counter() - start) / reps
+            rows.append({"n": n, "values": len(specs) * n, "ms_1": 1e3 * seconds[1],
+                         "ms_2": 1e3 * seconds[2], "speedup": seconds[1] / seconds[2]})
+            print(f"rows: n={n:>6} values {len(specs) * n:>8}  1 thread {1e3 * seconds[1]:7.3f} "
+                  f"ms  2 threads {1e3 * seconds[2]:7.3f} ms  speedup "
+                  f"{seconds[1] / seconds[2]:.2f}", flush=True)
+    finally:
+        threads.PARALLEL_MIN_VALUES = minimum
+    return rows
+
+
+def fit_times(X, y, specs, args):
+    from mklearn import MKLClassifier
+
+    params = dict(kernels=specs, solver="smo", regularizer="lp", p=1.33, C=float(len(y)),
+                  tol=args.tol, cache_size=args.cache_size, kernel_storage="rows",
+                  kernel_normalization="trace")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        MKLClassifier(**params).fit(X[:60], y[:60])  # load the compiled loops
+        result = {}
+        for jobs in (1, 2):
+            start = time.perf_counter()
+            model = MKLClassifier(**params, n_jobs=jobs).fit(X, y)
+            result[jobs] = {"seconds": time.perf_counter() - start,
+                            "objective": float(model.objective_), "steps": int(model.n_iter_)}
+            print(f"fit: n={len(y)} n_jobs={jobs}: {result[jobs]['seconds']:.1f} s, objective "
+                  f"{result[jobs]['objective']:.6f}, SMO steps {result[jobs]['steps']}",
+                  flush=True)
+    result["speedup"] = result[1]["seconds"] / result[2]["seconds"]
+    result["same_objective"] = result[1]["objective"] == result[2]["objective"]
+    print(f"fit speedup with n_jobs=2: {result['speedup']:.2f} (goal 1.6); identical objective: "
+          f"{result['same_objective']}")
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=8000)
+    parser.add_argument("--cache-size", type=float, default=100.0)
+    parser.add_argument("--tol", type=float, default=1e-2)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000, 5000, 20000])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args(argv)
+    X_all, y_all, _, _ = large.load("a9a", 0)
+    specs, _ = large.kernel_specs(X_all, 0)
+    order = np.random.default_rng(0).permutation(len(y_all))[: args.n]
+    document = {"benchmark": "threads", "rows": row_times(X_all, specs, args.sizes),
+                "fit": fit_times(X_all[order], y_all[order], specs, args),
+                "settings": {"n": args.n, "cache_size": args.cache_size, "tol": args.tol}}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(document, indent=1))
+
+
+if __name__ == "__main__":
+    main()
