@@ -888,16 +888,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "diagonal": mean diagonal entry 1; "trace": unit trace, the papers' protocol).
     cache_size : float > 0
         Megabytes of kernel rows kept in memory (LIBSVM's ``-m``).
-    kernel_storage : {"auto", "stack", "rows"}
-        How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
-        (fast for small n); "rows", rows computed on demand in an LRU cache of ``cache_size``
-        MB plus ``O(m n)`` state (:class:`mklearn.kernels.operator.RowKernels`); "auto", the
-        stack when it fits in ``memory_budget``, else rows. The choice is ``kernel_storage_``
-        (and said in verbose output). Precomputed stacks are used as given.
-    memory_budget : float or None
-        Megabytes a fit may plan for; None: half the memory available when ``fit`` starts. A
-        fit whose every path needs more raises ``ValueError`` before any kernel is computed,
-        naming the bytes needed (see :mod:`mklearn.memory`).
+    kernel_storage, memory_budget
+        As in :class:`MKLClassifier`: how kernels computed from X are held ("auto", "stack"
+        or "rows"; ``kernel_storage_`` says which) and the megabytes a fit may plan for.
     kernel_dtype : {"float64", "float32"}
         Precision of a stack built from X (unused by the on-demand solver).
     verbose : int

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVR, OneClassSVM
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn_checks import expected_failed_checks
 
 from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
 from mklearn.kernels import RBF, Polynomial
@@ -22,16 +23,7 @@ SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=
         OneClassMKL(kernels=SMALL_FAMILY, nu=0.3),
         OneClassMKL(kernels=SMALL_FAMILY, solver="spg", nu=0.3),
     ],
-    expected_failed_checks=lambda estimator: {
-        "check_sample_weight_equivalence_on_dense_data": (
-            "the solvers stop at a relative duality gap of tol: weighted and repeated fits "
-            "agree to about 1e-6, not the check's 1e-7 (test_sample_weight_is_repetition "
-            "checks the equivalence at the solvers' precision)"
-        ),
-        "check_sample_weight_equivalence_on_sparse_data": (
-            "as on dense data: the solvers' tol, not the check's 1e-7"
-        ),
-    },
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_contract(estimator, check):
     check(estimator)

@@ -41,6 +41,21 @@ def _kernel_value(kind, gamma, coef0, degree, inner, sq_dist, l1_dist):
     return math.exp(-gamma * l1_dist)
 
 
+@njit(cache=True, inline="always")
+def _pair_terms(X, Z, i, j, col, mb, multi_inner, multi_sq_dist, multi_l1_dist, same_point):
+    """(inner product, squared distance, L1 distance) of ``X[i]`` and ``Z[j]`` on a block:
+    read from the points for a single column, else from the precomputed block arrays
+    (distances exactly 0 for ``same_point``)."""
+    if col >= 0:
+        x_val = X[i, col]
+        z_val = Z[j, col]
+        diff = x_val - z_val
+        return x_val * z_val, diff * diff, abs(diff)
+    if same_point:
+        return multi_inner[mb, i, j], 0.0, 0.0
+    return multi_inner[mb, i, j], multi_sq_dist[mb, i, j], multi_l1_dist[mb, i, j]
+
+
 @njit(cache=True)
 def fill_kernel_stack(
     X,
@@ -87,21 +102,10 @@ def fill_kernel_stack(
         for i in range(n_x):
             j_start = i if symmetric else 0
             for j in range(j_start, n_z):
-                if col >= 0:
-                    x_val = X[i, col]
-                    z_val = Z[j, col]
-                    inner = x_val * z_val
-                    diff = x_val - z_val
-                    sq_dist = diff * diff
-                    l1_dist = abs(diff)
-                else:
-                    inner = multi_inner[mb, i, j]
-                    if symmetric and i == j:
-                        sq_dist = 0.0
-                        l1_dist = 0.0
-                    else:
-                        sq_dist = multi_sq_dist[mb, i, j]
-                        l1_dist = multi_l1_dist[mb, i, j]
+                inner, sq_dist, l1_dist = _pair_terms(
+                    X, Z, i, j, col, mb, multi_inner, multi_sq_dist, multi_l1_dist,
+                    symmetric and i == j,
+                )
                 for t in range(n_eval):
                     k = kernels[t]
                     value = _kernel_value(
@@ -157,17 +161,9 @@ def fill_kernel_rows_parallel(
                     continue
                 target = out[out_index[k], i]
                 for j in range(j_start, j_stop):
-                    if col >= 0:
-                        x_val = X[i, col]
-                        z_val = Z[j, col]
-                        inner = x_val * z_val
-                        diff = x_val - z_val
-                        sq_dist = diff * diff
-                        l1_dist = abs(diff)
-                    else:
-                        inner = multi_inner[mb, i, j]
-                        sq_dist = multi_sq_dist[mb, i, j]
-                        l1_dist = multi_l1_dist[mb, i, j]
+                    inner, sq_dist, l1_dist = _pair_terms(
+                        X, Z, i, j, col, mb, multi_inner, multi_sq_dist, multi_l1_dist, False
+                    )
                     value = _kernel_value(
                         kinds[k], gammas[k], coef0s[k], degrees[k], inner, sq_dist, l1_dist
                     )
