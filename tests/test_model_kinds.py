@@ -144,7 +144,7 @@ def test_multi_view_model_checks_views_after_loading(tmp_path):
 
 
 def test_feature_names_are_kept(tmp_path):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     X, X_new = _data()
     frame = pd.DataFrame(X, columns=["u", "v", "w"])
     model = MKLClassifier(kernels=SPECS, C=10).fit(frame, _binary(X))

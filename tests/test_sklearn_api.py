@@ -231,7 +231,7 @@ def test_no_predict_proba_without_probability(liver):
 
 # ------------------------------------------------------------------------ names
 def test_kernel_names_use_column_names():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     X, y = _iris()
     frame = pd.DataFrame(X, columns=["sepal length", "sepal width", "petal length",
                                      "petal width"])
