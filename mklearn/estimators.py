@@ -706,6 +706,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
 
         folds = StratifiedKFold(5, shuffle=True, random_state=self.random_state)
         inner = clone(self).set_params(probability=False, verbose=0, n_jobs=None)
+        if isinstance(self.class_weight, dict):  # cross_val_predict gives y as 0, 1, ...
+            inner.set_params(class_weight={int(np.searchsorted(self.classes_, label)): weight
+                                           for label, weight in self.class_weight.items()})
         params = None if sample_weight is None else {"sample_weight": sample_weight}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

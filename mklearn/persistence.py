@@ -15,7 +15,12 @@ keep reading what they can):
 3. adds ``MKLRegressor``, ``OneClassMKL``, multi-view models (view names and widths), and
    Pipelines of whitelisted scikit-learn scalers ending in an mklearn estimator; also records
    the sizes every array must have (``n_support``, ``n_block_pairs``), kernel groups and
-   ``feature_names_in_``.
+   ``feature_names_in_``;
+4. adds what refitting or ``predict_proba`` needs beyond prediction: a ``class_weight`` dict
+   (as ``[class, weight]`` pairs, so that any label type survives JSON), a regulariser given
+   as a built-in instance (:data:`REGULARIZER_PARAMS`: class name and constructor
+   parameters; other instances are refused at save time, since loading them would mean
+   running code named by the file), and Platt's ``probA_`` and ``probB_``.
 
 The loader trusts nothing: it reads only the members the model needs, checks every ``.npy``
 header and zip-directory size against the shapes the JSON header declares before reading
@@ -47,7 +52,16 @@ from mklearn.kernels.bank import check_feature_indices
 from mklearn.solvers import SOLVERS
 
 FORMAT = "mklearn-model"
-VERSION = 3  # the newest format this module reads and writes
+VERSION = 4  # the newest format this module reads and writes
+
+#: regulariser instances a model file can rebuild: class name -> constructor parameters
+#: (``regularizer=LpNorm(1.5, 2.0)`` is stored as ``{"type": "LpNorm", "params": {...}}``)
+REGULARIZER_PARAMS = {
+    "L1Simplex": (),
+    "LpNorm": ("p", "lam"),
+    "L1Penalty": ("sigma",),
+    "KLDivergence": ("lam", "prior"),
+}
 
 #: scikit-learn transformers a saved Pipeline may hold before its mklearn estimator, with the
 #: fitted arrays (each ``None`` or of shape ``(n_features_in_,)``) that their transform reads.
@@ -58,6 +72,12 @@ PIPELINE_TRANSFORMERS = {
     "RobustScaler": ("center_", "scale_"),
     "Normalizer": (),
 }
+
+
+def _regularizer_classes():
+    from mklearn import regularizers
+
+    return {name: getattr(regularizers, name) for name in REGULARIZER_PARAMS}
 
 
 def _estimator_classes():
@@ -83,8 +103,9 @@ def save_model(estimator, path) -> None:
     ------
     ValueError
         If the estimator is not fitted, is of another type, was fitted on precomputed kernels,
-        distances or strings (the file could not rebuild test kernels), or a Pipeline holds a
-        step outside the whitelist.
+        distances or strings (the file could not rebuild test kernels), has a regulariser
+        instance outside :data:`REGULARIZER_PARAMS` (a user-defined one), or a Pipeline holds
+        a step outside the whitelist.
     OSError
         If the directory is not writable; no partial file is left behind.
     """
@@ -101,6 +122,8 @@ def save_model(estimator, path) -> None:
 
 def _version(header):
     """The lowest format version that holds the model (see the module docstring)."""
+    if any(key in header for key in ("class_weight", "regularizer", "platt")):
+        return 4
     if header["estimator"] != "MKLClassifier" or "views" in header or "pipeline" in header:
         return 3
     return 2 if header.get("combination") == "product" else 1
@@ -169,6 +192,7 @@ def _describe(model):
         "dual_coef": model.dual_coef_,
         "intercept": model.intercept_,
     }
+    _describe_refit_parts(model, header, arrays)
     if product is not None:
         header["params"]["combination"] = "product"
         header.update(
@@ -207,6 +231,47 @@ def _describe(model):
         }
     )
     return header, arrays
+
+
+def _describe_refit_parts(model, header, arrays):
+    """Store a ``class_weight`` dict, a regulariser instance and Platt's sigmoids (format 4)."""
+    params = model.get_params(deep=False)
+    class_weight = params.get("class_weight")
+    if isinstance(class_weight, dict):
+        pairs = [[_plain(label), _plain(weight)] for label, weight in class_weight.items()]
+        if not all(type(label) in (int, float, str, bool) and type(weight) in (int, float)
+                   for label, weight in pairs):
+            raise ValueError(
+                f"class_weight={class_weight!r} cannot be saved: its keys must be class labels "
+                "(numbers or strings) and its values numbers"
+            )
+        header["class_weight"] = pairs
+        header["params"].pop("class_weight", None)
+    regularizer = params.get("regularizer", "")  # OneClassMKL has none
+    if not isinstance(regularizer, str):
+        header["regularizer"] = _regularizer_entry(regularizer)
+    if hasattr(model, "probA_"):
+        header["platt"] = True
+        arrays["probA"] = np.asarray(model.probA_, dtype=np.float64)
+        arrays["probB"] = np.asarray(model.probB_, dtype=np.float64)
+
+
+def _regularizer_entry(regularizer):
+    kind = type(regularizer).__name__
+    if _regularizer_classes().get(kind) is not type(regularizer):
+        raise ValueError(
+            f"regularizer={regularizer!r} cannot be saved: a model file rebuilds only the "
+            f"regularisers named by a string or the built-in {', '.join(REGULARIZER_PARAMS)} "
+            "instances, so that loading never runs code a file names; refit with one of those "
+            "(or keep the fitted object in memory)"
+        )
+    params = {}
+    for name in REGULARIZER_PARAMS[kind]:
+        value = getattr(regularizer, name)
+        if name == "prior" and value is not None:
+            value = np.asarray(value, dtype=np.float64).ravel().tolist()
+        params[name] = _plain(value)
+    return {"type": kind, "params": params}
 
 
 def _params(model):
@@ -536,6 +601,10 @@ class _Reader:
         params = header["params"]
         _check(isinstance(params, dict), "'params' must be a dict")
         params = {k: v for k, v in params.items() if k not in ("kernels", "combination")}
+        if classifier and "class_weight" in header:
+            params["class_weight"] = self._class_weight(labels)
+        if "regularizer" in header:
+            params["regularizer"] = self._regularizer(n_kernels)
         cls = classes[kind]
         if header.get("combination") == "product":
             _check(classifier and self.version >= 2, "product models are MKLClassifier, v2+")
@@ -581,7 +650,60 @@ class _Reader:
             )
         if classifier:
             self._groups(model, n_kernels)
+            self._platt(model, n_rows)
         return model
+
+    def _class_weight(self, labels):
+        """The ``class_weight`` dict from its ``[class, weight]`` pairs (format 4)."""
+        pairs = self.header["class_weight"]
+        _check(self.version >= 4, "'class_weight' pairs need format version 4")
+        _check(isinstance(pairs, list) and all(
+            isinstance(pair, list) and len(pair) == 2
+            and type(pair[0]) in (int, float, str, bool) and type(pair[1]) in (int, float)
+            and np.isfinite(pair[1]) for pair in pairs),
+            "'class_weight' must be a list of [class, finite weight] pairs")
+        known = labels.tolist()
+        weights = {}
+        for label, weight in pairs:
+            _check(label in known, f"'class_weight' names class {label!r}, which the model "
+                   "does not have")
+            weights[known[known.index(label)]] = float(weight)
+        _check(len(weights) == len(pairs), "'class_weight' names a class twice")
+        return weights
+
+    def _regularizer(self, n_kernels):
+        """A built-in regulariser instance from its class name and parameters (format 4)."""
+        entry = self.header["regularizer"]
+        _check(self.version >= 4, "a stored regulariser needs format version 4")
+        _check(isinstance(entry, dict) and entry.get("type") in REGULARIZER_PARAMS
+               and isinstance(entry.get("params"), dict)
+               and set(entry["params"]) == set(REGULARIZER_PARAMS[entry["type"]]),
+               f"'regularizer' must be one of {sorted(REGULARIZER_PARAMS)} with its parameters")
+        params = {}
+        for name, value in entry["params"].items():
+            if name == "prior" and value is None:
+                pass
+            elif name == "prior":
+                prior = np.array(_numbers(value, "regularizer.prior", n_kernels), dtype=float)
+                _check(np.all(np.isfinite(prior) & (prior > 0)),
+                       "'regularizer.prior' must hold finite weights > 0")
+                value = prior
+            else:
+                _check(type(value) in (int, float) and np.isfinite(value) and value > 0,
+                       f"'regularizer.{name}' must be a finite number > 0")
+            params[name] = value
+        return _regularizer_classes()[entry["type"]](**params)
+
+    def _platt(self, model, n_rows):
+        """Platt's ``probA_`` and ``probB_`` (format 4), which ``predict_proba`` reads."""
+        platt = self.header.get("platt", False)
+        _check(type(platt) is bool, "'platt' must be true or false")
+        if not platt:
+            return
+        _check(self.version >= 4 and model.probability,
+               "Platt's sigmoids need format version 4 and probability=True")
+        model.probA_ = self.archive.read("probA", shape=(n_rows,))
+        model.probB_ = self.archive.read("probB", shape=(n_rows,))
 
     def _classes(self):
         header = self.header

@@ -426,3 +426,82 @@ def test_failed_first_save_leaves_nothing(tmp_path, fitted, monkeypatch):
     with pytest.raises(OSError):
         save_model(model, tmp_path / "m.npz")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------- parameters beyond prediction (format 4)
+@pytest.mark.parametrize("labels", [(-1, 1), ("no", "yes")], ids=["int", "str"])
+def test_class_weight_dict_round_trips(tmp_path, labels):
+    X, y, X_new = _data(2)
+    y = np.where(y == 1, labels[1], labels[0])
+    weights = {labels[0]: 3.0, np.array([labels[1]])[0]: 0.5}  # a numpy key too
+    model = MKLClassifier(kernels=SPECS, C=10, class_weight=weights).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert loaded.class_weight == {labels[0]: 3.0, labels[1]: 0.5}
+    np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
+    refit = clone(loaded).fit(X, y)
+    np.testing.assert_allclose(refit.decision_function(X_new), model.decision_function(X_new))
+
+
+@pytest.mark.parametrize(
+    "regularizer",
+    ["LpNorm(1.5, 2.0)", "KLDivergence(0.5)", "KLDivergence(1.0, prior=np.arange(1.0, 7.0))"],
+)
+def test_built_in_regularizer_instances_round_trip(tmp_path, regularizer):
+    from mklearn.regularizers import KLDivergence, LpNorm  # noqa: F401 (used by eval)
+
+    X, y, X_new = _data(2)
+    model = MKLClassifier(kernels=SPECS, C=10, regularizer=eval(regularizer)).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert type(loaded.regularizer) is type(model.regularizer)
+    for key, value in vars(model.regularizer).items():
+        np.testing.assert_array_equal(getattr(loaded.regularizer, key), value)
+    refit = clone(loaded).fit(X, y)
+    np.testing.assert_allclose(refit.kernel_weights_, model.kernel_weights_, atol=1e-8)
+
+
+def test_user_regularizer_is_refused_at_save_time(tmp_path):
+    from mklearn.regularizers import LpNorm
+
+    class MyNorm(LpNorm):
+        pass
+
+    X, y, _ = _data(2)
+    model = MKLClassifier(kernels=SPECS, C=10, regularizer=MyNorm(2.0, 1.0)).fit(X, y)
+    with pytest.raises(ValueError, match=r"regularizer=MyNorm.* cannot be saved.*LpNorm"):
+        save_model(model, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probability_model_round_trips_predict_proba(tmp_path, n_classes):
+    X, y, X_new = _data(n_classes, n=60)
+    model = MKLClassifier(kernels=SPECS, C=10, probability=True, random_state=0).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    np.testing.assert_array_equal(loaded.predict_proba(X_new), model.predict_proba(X_new))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"class_weight": [[7, 1.0]]}, "names class 7"),
+        ({"class_weight": [[1, float("nan")]]}, "class, finite weight"),
+        ({"class_weight": {"1": 2.0}}, "class, finite weight"),
+        ({"regularizer": {"type": "os.system", "params": {}}}, "must be one of"),
+        ({"regularizer": {"type": "LpNorm", "params": {"p": 0.5, "lam": 1.0}}}, "p > 1"),
+        ({"regularizer": {"type": "KLDivergence", "params": {"lam": 1.0, "prior": [1.0]}}},
+         "regularizer.prior"),
+        ({"platt": "yes"}, "'platt'"),
+        ({"platt": True}, "probability=True"),
+        ({"version": 3}, "version 4"),
+    ],
+)
+def test_edited_format_4_parts_give_a_clear_value_error(tmp_path, change, message):
+    X, y, _ = _data(2)
+    model = MKLClassifier(kernels=SPECS, C=10, class_weight={1: 2.0}).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "edited.npz", **change)
+    with pytest.raises(ValueError, match=message):
+        load_model(tmp_path / "edited.npz")

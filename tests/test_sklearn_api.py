@@ -213,6 +213,18 @@ def test_probability_multiclass_and_parallel_classes():
     np.testing.assert_allclose(parallel.predict_proba(X), proba)
 
 
+def test_probability_with_a_class_weight_dict_of_string_labels():
+    # the internal cross-validation sees y encoded as 0, 1, 2: the dict's labels follow
+    X, y = _iris()
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    weights = {"virginica": 3.0, "setosa": 0.5}
+    common = dict(kernels=SMALL_FAMILY, C=1.0, probability=True, random_state=0)
+    model = MKLClassifier(**common, class_weight=weights).fit(X, names)
+    coded = MKLClassifier(**common, class_weight={2: 3.0, 0: 0.5}).fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X), coded.predict_proba(X))
+    assert not np.allclose(model.probA_, MKLClassifier(**common).fit(X, y).probA_)
+
+
 def _iris():
     from sklearn.datasets import load_iris
 
