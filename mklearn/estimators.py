@@ -25,6 +25,7 @@ from sklearn.utils.validation import (
 
 from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
+from mklearn.distributed import DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
@@ -98,13 +99,16 @@ class _KernelInput:
                 return StackColumns(stack), y
             return SumOfKernels(stack, kernel_sum=kernel_sum), y
         self.views_ = None
+        client = active_client(getattr(self, "n_jobs", None))
+        # on a Dask cluster the kernels stay rows, computed where they are needed
+        rows_only = columns or (client is not None and self.kernel_storage == "auto")
         if is_string_kernels(self.kernels):
-            kernels, y = string_training_stack(self, X, y, True if columns else None)
+            kernels, y = string_training_stack(self, X, y, True if rows_only else None)
             if isinstance(kernels, np.ndarray):
                 self.kernel_storage_ = "stack"
                 return SumOfKernels(kernels), y
             self.kernel_storage_ = "rows"
-            return (kernels if columns else RowKernels(kernels, float(self.cache_size))), y
+            return (kernels if columns else self._row_operator(kernels, client)), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
         X, y = validate_numeric(self, X, y, dtype=np.float64, accept_sparse="csr")
@@ -130,7 +134,7 @@ class _KernelInput:
         )
         self.n_train_ = X.shape[0]
         self._check_before_kernels(self.bank_)
-        self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, columns)
+        self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, rows_only)
         if columns or self.kernel_storage_ == "rows":
             self.bank_.fit(X)
             self.kernel_names_ = names or list(self.bank_.kernel_names)
@@ -140,7 +144,7 @@ class _KernelInput:
                     raise ValueError(_OVERFLOW_MESSAGE)
             if columns:
                 return provider, y
-            return RowKernels(provider, float(self.cache_size)), y
+            return self._row_operator(provider, client), y
         with np.errstate(over="ignore", invalid="ignore"):
             stack = self.bank_.fit_transform(X)
             kernel_sum = SumOfKernels(stack).kernel(np.ones(stack.shape[2]))
@@ -151,6 +155,17 @@ class _KernelInput:
             warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
                                 "or so equal that every kernel entry rounds to the same value)")
         return SumOfKernels(stack, kernel_sum=kernel_sum), y
+
+    def _row_operator(self, provider, client):
+        """The row-backed operator; with a Dask client (:func:`mklearn.distributed.
+        active_client`), one whose per-kernel passes run on the cluster."""
+        operator = RowKernels(provider, float(self.cache_size))
+        if client is None:
+            return operator
+        if getattr(self, "verbose", 0):
+            print(f"mklearn: per-kernel passes on Dask ({len(client.nthreads())} workers)",
+                  file=sys.stderr)
+        return DaskKernels(operator, client)
 
     def _check_before_kernels(self, bank):
         """Checks that need the kernel count, run before any kernel is computed (no-op)."""
@@ -651,13 +666,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         # classes side by side (each on one numba thread) when the kernels can be shared,
         # else one after the other with n_jobs numba threads for the kernel rows
-        if (len(targets) > 1 and effective_n_jobs(self.n_jobs) > 1
+        n_jobs = local_jobs(self.n_jobs)  # 1 inside a Dask worker's task
+        if (len(targets) > 1 and effective_n_jobs(n_jobs) > 1
                 and getattr(combination, "thread_safe", True)):
-            results = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(_on_one_thread)(solve, target) for target in targets
             )
         else:
-            with numba_threads(self.n_jobs):
+            with numba_threads(n_jobs):
                 results = [solve(target) for target in targets]
         for result, _ in results:
             if not result.converged:

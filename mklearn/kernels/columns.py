@@ -129,6 +129,21 @@ class KernelColumns:
         sub._scratch_buffer = None
         return sub
 
+    def kernel_subset(self, kernels: Any) -> KernelColumns:
+        """The kernels ``kernels`` only (in that order) on the same points: a provider of
+        ``len(kernels)`` kernels, small to send to another process (a block of kernels that
+        a Dask worker evaluates, :mod:`mklearn.distributed`)."""
+        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        sub = object.__new__(KernelColumns)
+        sub.__dict__.update(self.__dict__)
+        sub._specs = [self._specs[k] for k in kernels]
+        sub._scales = self._scales[kernels]
+        sub.n_kernels = kernels.size
+        sub.kernel_names = [self.kernel_names[k] for k in kernels]
+        sub._full_plan = _build_plan(sub._specs, self._X.shape[1])
+        sub._subset_plan, sub._blocks, sub._scratch_buffer = None, {}, None
+        return sub
+
     def _block_points(self, columns: np.ndarray | None):
         """The points restricted to a multi-column block, their squared norms and, for mostly
         zero blocks, a CSR copy (cached). A row's inner products read all of ``Xb``
@@ -312,6 +327,12 @@ class StackColumns:
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
             block = self._km[np.ix_(kernels, indices)]
         return np.ascontiguousarray(block, dtype=np.float64)
+
+    def kernel_subset(self, kernels: Any) -> StackColumns:
+        """The kernels ``kernels`` only (in that order): a provider of ``len(kernels)``
+        kernels (a copy of their part of the stack)."""
+        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        return StackColumns(self._km[kernels].transpose(1, 2, 0))
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""

@@ -1,0 +1,13 @@
+"""Per-kernel work on a Dask cluster (optional extra ``mklearn[dask]``).
+
+Inside ``joblib.parallel_config(backend="dask")`` with a live ``distributed.Client``, an
+estimator with ``n_jobs`` other than 1 wraps its row-backed kernel operator in
+:class:`DaskKernels`: the points go to every worker once, and each outer iteration's quadratic
+terms ``v' K_k v`` and products ``K_k v`` run on the workers in blocks of kernels. See
+``docs/distributed.md``.
+"""
+
+from mklearn.distributed.backend import active_client, check_workers, in_dask_worker, local_jobs
+from mklearn.distributed.operator import DaskKernels
+
+__all__ = ["DaskKernels", "active_client", "check_workers", "in_dask_worker", "local_jobs"]

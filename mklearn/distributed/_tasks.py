@@ -1,0 +1,54 @@
+"""What a Dask worker computes for one block of kernels. Each kernel's number is computed
+the same way whatever the block holds (kernels in chunks, rows in chunks whose size depends
+on the support and n only), so the results do not depend on how kernels are split into
+blocks or workers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mklearn.kernels.cache import MB
+
+__all__ = ["quadratic_terms", "products", "CHUNK_BYTES"]
+
+CHUNK_BYTES = 64 * MB  # kernel rows a worker holds at once
+
+
+def _chunks(n_kernels, n_rows, width):
+    """(rows per chunk, kernels per chunk) for rows of ``width`` values within CHUNK_BYTES."""
+    rows = max(1, CHUNK_BYTES // (8 * width))
+    kernels = max(1, CHUNK_BYTES // (8 * width * min(n_rows, rows)))
+    return rows, kernels
+
+
+def quadratic_terms(provider, support, v_s, kernels=None):
+    """``g_t = v_s' K_k[S, S] v_s`` for ``k = kernels[t]`` (all kernels of ``provider`` by
+    default), from the support's block only when the provider can restrict itself to the
+    support points (``restricted``). float64 of shape (len(kernels),)."""
+    picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
+    restricted = getattr(provider, "restricted", None)
+    source = provider if restricted is None else restricted(support)
+    positions = support if restricted is None else np.arange(support.size)
+    columns = support if restricted is None else slice(None)
+    step_rows, step_kernels = _chunks(picked.size, support.size, source.n_samples)
+    g = np.zeros(picked.size)
+    for k0 in range(0, picked.size, step_kernels):
+        chunk = picked[k0:k0 + step_kernels]
+        for r0 in range(0, support.size, step_rows):
+            block = source.rows(positions[r0:r0 + step_rows], chunk)[:, :, columns]
+            g[k0:k0 + step_kernels] += ((block @ v_s) * v_s[r0:r0 + step_rows]).sum(axis=1)
+    return g
+
+
+def products(provider, support, v_s, kernels=None):
+    """``K_k v`` over the support (rows ``support`` weighted by ``v_s``) for ``k =
+    kernels[t]``; float64 of shape (len(kernels), n)."""
+    picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
+    step_rows, step_kernels = _chunks(picked.size, support.size, provider.n_samples)
+    out = np.zeros((picked.size, provider.n_samples))
+    for k0 in range(0, picked.size, step_kernels):
+        chunk = picked[k0:k0 + step_kernels]
+        for r0 in range(0, support.size, step_rows):
+            rows = provider.rows(support[r0:r0 + step_rows], chunk)
+            out[k0:k0 + step_kernels] += v_s[r0:r0 + step_rows] @ rows
+    return out

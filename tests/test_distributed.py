@@ -1,0 +1,251 @@
+"""Per-kernel work on a Dask cluster (mklearn.distributed): a LocalCluster of 2 worker
+processes with 1 thread each, shared by the tests of this module."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+joblib = pytest.importorskip("joblib")
+
+from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
+from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
+
+import mklearn  # noqa: E402
+from mklearn import MKLClassifier  # noqa: E402
+from mklearn.distributed import (  # noqa: E402
+    DaskKernels,
+    active_client,
+    check_workers,
+    local_jobs,
+)
+from mklearn.kernels import RBF, KernelBank  # noqa: E402
+from mklearn.kernels.columns import KernelColumns, StackColumns  # noqa: E402
+from mklearn.kernels.operator import RowKernels  # noqa: E402
+from mklearn.regularizers import make_regularizer  # noqa: E402
+from mklearn.solvers.spg import spg_gmkl  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    import cloudpickle
+
+    # the worker processes cannot import this test module: send its classes by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        yield client
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _data(n=70, n_features=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 0.4, 1, -1)
+    return X, y
+
+
+SPECS = [RBF(sigma=s, features=f) for f in range(5) for s in (0.5, 1.0, 2.0, 4.0)]
+
+
+def _operator(X, cache_size=1.0):
+    return RowKernels(KernelColumns(KernelBank(SPECS).fit(X)), cache_size)
+
+
+def _coefficients(n, seed=1):
+    rng = np.random.default_rng(seed)
+    return np.where(rng.random(n) < 0.4, rng.normal(size=n), 0.0)
+
+
+def _workers(stream):
+    return {event["worker"] for event in stream.data}
+
+
+def test_operator_on_workers_equals_in_process(client):
+    X, _ = _data()
+    local = _operator(X)
+    v = _coefficients(X.shape[0])
+    live = np.array([17, 3, 9, 0, 12])
+    reference = DaskKernels(local, None)  # the same blocks, one after the other, here
+    with get_task_stream(client) as stream:
+        remote = DaskKernels(local, client)
+        g = remote.kernel_gradient(None, v)
+        P = remote.products(v)
+        g_live = remote.kernel_gradient(None, v, live)
+    assert len(_workers(stream)) == 2  # the blocks ran on both workers
+    # fixed reduction order: bit for bit the in-process result
+    assert np.array_equal(g, reference.kernel_gradient(None, v))
+    assert np.array_equal(P, reference.products(v))
+    assert np.array_equal(g_live, g[live])
+    # and the wrapped operator's numbers, up to rounding
+    np.testing.assert_allclose(g, local.kernel_gradient(None, v), rtol=1e-12)
+    np.testing.assert_allclose(P, local.products(v), rtol=1e-12, atol=1e-15)
+    assert remote.n_calls == 3 and 0 < remote.bytes_received
+    assert remote.bytes_received == g.nbytes + P.nbytes + g_live.nbytes
+
+
+def test_operator_on_a_stack_and_on_a_provider_without_blocks(client):
+    X, _ = _data()
+    stack = KernelBank(SPECS).fit_transform(X)
+    v = _coefficients(X.shape[0])
+    local = RowKernels(StackColumns(stack), 1.0)
+    expected = np.einsum("i,ijk,j->k", v, stack, v)
+    np.testing.assert_allclose(DaskKernels(local, client).kernel_gradient(None, v), expected,
+                               rtol=1e-12)
+    # a provider without kernel_subset is sent whole; blocks name their kernels
+    whole = RowKernels(_NoSubset(StackColumns(stack)), 1.0)
+    np.testing.assert_allclose(DaskKernels(whole, client, n_blocks=3).kernel_gradient(None, v),
+                               expected, rtol=1e-12)
+
+
+class _NoSubset:
+    """A provider that cannot split itself into blocks of kernels."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.n_samples, self.n_kernels = inner.n_samples, inner.n_kernels
+
+    def rows(self, indices, kernels=None):
+        return self.inner.rows(indices, kernels)
+
+    def diagonal(self):
+        return self.inner.diagonal()
+
+
+def test_spg_on_the_cluster_is_the_in_process_run(client):
+    X, y = _data()
+    y = y.astype(float)
+    local = _operator(X)
+    l1 = make_regularizer("l1", p=2.0, lam=1.0)
+    a, b = (spg_gmkl(DaskKernels(local, where), y, 1.0, l1, tol=1e-4)
+            for where in (None, client))
+    assert a.n_iter == b.n_iter and a.n_svm_solves == b.n_svm_solves
+    assert np.array_equal(a.kernel_weights, b.kernel_weights)
+    assert np.array_equal(a.alpha, b.alpha) and a.objective == b.objective
+
+
+@pytest.mark.parametrize("solver, regularizer", [("spg", "l1"), ("mirror", "l1"),
+                                                 ("silp", "l1")])
+def test_estimator_under_the_dask_backend(client, solver, regularizer):
+    X, y = _data()
+    params = dict(kernels=SPECS, solver=solver, regularizer=regularizer, tol=1e-4)
+    with get_task_stream(client) as stream:
+        local = MKLClassifier(**params).fit(X, y)
+    assert not stream.data  # outside the backend nothing goes to the cluster
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
+        remote = MKLClassifier(n_jobs=-1, **params).fit(X, y)
+    assert remote.kernel_storage_ == "rows"
+    assert len(_workers(stream)) == 2
+    assert any("quadratic_terms" in event["key"] or "products" in event["key"]
+               for event in stream.data)
+    # the same optimum (numbers equal to rounding; paths may differ within tol)
+    mine, theirs = float(np.ravel(remote.objective_)[0]), float(np.ravel(local.objective_)[0])
+    assert abs(mine - theirs) <= 1e-3 * abs(theirs)
+    assert np.mean(remote.predict(X) == local.predict(X)) >= 0.97
+
+
+def test_n_jobs_one_stays_local(client):
+    X, y = _data()
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
+        MKLClassifier(kernels=SPECS, n_jobs=1, kernel_storage="rows").fit(X, y)
+    assert not stream.data
+
+
+def test_grid_search_and_cross_validation_under_dask(client):
+    X, y = _data(n=60)
+    stack = KernelBank(SPECS[:8]).fit_transform(X)
+    grid = {"C": [0.5, 4.0]}
+    search_local = GridSearchCV(MKLClassifier(kernels="precomputed"), grid, cv=3).fit(stack, y)
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
+        search = GridSearchCV(MKLClassifier(kernels="precomputed"), grid, cv=3,
+                              n_jobs=-1).fit(stack, y)
+        scores = cross_val_score(MKLClassifier(kernels=SPECS[:8], n_jobs=-1), X, y, cv=3,
+                                 n_jobs=-1)
+    assert len(_workers(stream)) == 2
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"],
+                               search_local.cv_results_["mean_test_score"])
+    assert search.best_params_ == search_local.best_params_
+    np.testing.assert_allclose(
+        scores, cross_val_score(MKLClassifier(kernels=SPECS[:8]), X, y, cv=3))
+
+
+def test_workers_use_one_thread_per_fit(client):
+    assert client.submit(local_jobs, -1, pure=False).result() == 1
+    assert local_jobs(-1) == -1
+
+
+class _KillsItsWorker(_NoSubset):
+    """Rows that end the worker process computing them while ``flag`` exists (once)."""
+
+    def __init__(self, inner, flag):
+        super().__init__(inner)
+        self.flag = flag
+
+    def rows(self, indices, kernels=None):
+        if _on_worker() and os.path.exists(self.flag):
+            os.remove(self.flag)
+            os._exit(1)
+        return self.inner.rows(indices, kernels)
+
+
+def _on_worker():
+    from mklearn.distributed import in_dask_worker
+
+    return in_dask_worker()
+
+
+def test_a_worker_killed_mid_pass_gives_the_right_result(client, tmp_path):
+    X, _ = _data()
+    stack = KernelBank(SPECS).fit_transform(X)
+    v = _coefficients(X.shape[0])
+    flag = tmp_path / "kill-once"
+    flag.touch()
+    provider = _KillsItsWorker(StackColumns(stack), str(flag))
+    before = set(client.nthreads())
+    operator = DaskKernels(RowKernels(provider, 1.0), client, n_blocks=4)
+    g = operator.kernel_gradient(None, v)
+    assert not flag.exists()  # a worker did die
+    client.wait_for_workers(2, timeout=60)
+    assert set(client.nthreads()) != before  # the nanny started a new one
+    np.testing.assert_allclose(g, np.einsum("i,ijk,j->k", v, stack, v), rtol=1e-12)
+
+
+def test_a_closed_client_is_a_clear_error():
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as cluster:
+        closed = Client(cluster, set_as_default=False)
+        with joblib.parallel_config(backend="dask", client=closed):
+            closed.close()
+            with pytest.raises(RuntimeError, match="Client is closed.*Client\\(LocalCluster"):
+                MKLClassifier(kernels=SPECS, n_jobs=-1).fit(*_data())
+    assert active_client(-1) is None  # no Dask backend: local
+
+
+def test_no_client_is_a_clear_error():
+    """Without any Client, the Dask backend refuses to start and names what to create."""
+    code = ("import joblib\n"
+            "try:\n"
+            "    with joblib.parallel_config(backend='dask'):\n"
+            "        pass\n"
+            "except ValueError as error:\n"
+            "    print(error)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert "create a Dask Client" in out and "Client()" in out
+
+
+def test_worker_versions_are_checked(client):
+    versions = check_workers(client)
+    assert set(versions) == set(client.nthreads())
+    mine = re.escape(mklearn.__version__)
+    with pytest.raises(RuntimeError, match=rf"need mklearn 9\.9 .*found .*: {mine}"):
+        check_workers(client, expected="9.9")
+    with pytest.raises(RuntimeError, match="not installed"):
+        check_workers(client, package="mklearn_not_installed", expected="1.0")
+
