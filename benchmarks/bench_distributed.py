@@ -1,0 +1,226 @@
+"""Per-kernel work on Dask (issue 17): Sonar with many RBF kernels computed on the fly,
+SPG-GMKL with the l1 simplex (relative duality gap 1e-3).
+
+Kernels: the RBF part of the MWUMKL family of ``bench_mwu_scaling.py`` (Sonar's 208 points,
+features scaled to [0, 1]; per feature, Gaussians ``exp(-||x_f - z_f||^2 / b)`` with
+``m / 60`` bandwidths ``b`` log-spaced in ``2^-2 .. 2^6``), mean-diagonal normalisation,
+``C = 1``, float32 kernel values (``kernel_dtype="float32"``: the vectorised exp). Rows are
+computed on demand (``RowKernels``); nothing of size ``m n^2`` is ever formed.
+
+Set-ups, on the same kernels and the same solver call (``spg_gmkl(operator, y, C, l1)``):
+
+- ``n_jobs1``: one process, ``n_jobs=1`` (numba loops serial);
+- ``n_jobs2``: one process, ``n_jobs=2`` (kernel rows on 2 numba threads);
+- ``dask1`` / ``dask2``: ``DaskKernels`` on a ``LocalCluster`` of 1 / 2 worker processes
+  with one thread each (the quadratic terms run on the workers in blocks of kernels; the
+  inner SVM stays in the client).
+
+Reported per run: total seconds of the solve, seconds per outer iteration, iterations, SVM
+solves, relative gap, objective, and for Dask the array bytes sent and received per
+iteration (task arguments and results; Dask's own messages are not counted) and the
+seconds to scatter the kernel blocks. Parallel efficiency is ``t(1) / (2 t(2))`` for both
+pairs. ``--small`` adds the overhead on a small problem: Sonar with the SimpleMKL family
+(793 kernels) through ``MKLClassifier``, locally and under ``parallel_config(backend=
+"dask")``. The machine has 2 cores shared with other jobs: the load average at the start of
+each run is recorded.
+
+    python benchmarks/bench_distributed.py --kernels 10000 100000 [--small]
+    python benchmarks/bench_distributed.py --kernels 1000000 --setups dask2 dask1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import _write_json, machine_info  # noqa: E402
+
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "distributed.json"
+SETUPS = ("n_jobs1", "n_jobs2", "dask1", "dask2")
+
+
+def sonar():
+    from mklearn.datasets import load_dataset
+
+    X, y = load_dataset("sonar")
+    X = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    return X, np.where(y == np.unique(y)[1], 1.0, -1.0)
+
+
+def rbf_specs(n_kernels, n_features):
+    from mklearn.kernels import RBF
+
+    per_feature = max(1, n_kernels // n_features)
+    bandwidths = np.logspace(-2, 6, per_feature, base=2.0)
+    return [RBF(sigma=float(np.sqrt(b / 2)), features=f)
+            for f in range(n_features) for b in bandwidths]
+
+
+def one_run(setup, provider, y, args):
+    """Solve once on ``setup``; a dict of the measurements."""
+    from mklearn.distributed import DaskKernels
+    from mklearn.kernels.operator import RowKernels
+    from mklearn.kernels.threads import numba_threads
+    from mklearn.regularizers import make_regularizer
+    from mklearn.solvers.spg import spg_gmkl
+
+    n, m = provider.n_samples, provider.n_kernels
+    cache = max(args.cache_size, 1.05 * 2 * 8 * (m + 1) * n / 2**20)  # two rows of every kernel
+    local = RowKernels(provider, cache)
+    record = {"setup": setup, "load_average_at_start": list(os.getloadavg())}
+    cluster = client = None
+    try:
+        if setup.startswith("dask"):
+            from distributed import Client, LocalCluster
+
+            workers = int(setup[4:])
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+            start = time.perf_counter()
+            operator = DaskKernels(local, client)
+            record["scatter_seconds"] = time.perf_counter() - start
+            jobs = 1
+        else:
+            operator, jobs = local, int(setup[-1])
+        regularizer = make_regularizer("l1", p=2.0, lam=1.0)
+        with numba_threads(jobs):
+            start = time.perf_counter()
+            result = spg_gmkl(operator, y, args.C, regularizer, tol=args.tol,
+                              max_time=args.max_time)
+            seconds = time.perf_counter() - start
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    record.update({
+        "seconds": seconds,
+        "n_iter": int(result.n_iter),
+        "seconds_per_iteration": seconds / max(result.n_iter, 1),
+        "n_svm_solves": int(result.n_svm_solves),
+        "relative_duality_gap": float(result.relative_duality_gap),
+        "objective": float(result.objective),
+        "converged": bool(result.converged),
+        "stop_reason": result.stop_reason,
+        "active_kernels": int(np.count_nonzero(result.kernel_weights > 1e-12)),
+        "support_vectors": int(np.count_nonzero(result.alpha)),
+    })
+    if setup.startswith("dask"):
+        record.update({
+            "blocks": int(operator.bounds.size - 1),
+            "distributed_passes": int(operator.n_calls),
+            "bytes_sent_per_iteration": operator.bytes_sent / max(result.n_iter, 1),
+            "bytes_received_per_iteration": operator.bytes_received / max(result.n_iter, 1),
+        })
+    print(f"  {setup:8s} {seconds:9.1f} s  {result.n_iter:4d} it  "
+          f"{record['seconds_per_iteration']:8.2f} s/it  gap {result.relative_duality_gap:.1e}"
+          f"  objective {result.objective:.6g}  load {record['load_average_at_start'][0]:.2f}",
+          flush=True)
+    return record
+
+
+def many_kernels(n_kernels, args, X, y):
+    from mklearn.kernels import KernelBank
+    from mklearn.kernels.columns import KernelColumns
+
+    specs = rbf_specs(n_kernels, X.shape[1])
+    start = time.perf_counter()
+    bank = KernelBank(specs, dtype=np.float32).fit(X)
+    provider = KernelColumns(bank)
+    setup_seconds = time.perf_counter() - start
+    print(f"m = {len(specs)} kernels: bank and provider in {setup_seconds:.1f} s", flush=True)
+    runs = {setup: one_run(setup, provider, y, args) for setup in args.setups}
+    return {"kernels": len(specs), "points": int(X.shape[0]),
+            "kernel_setup_seconds": setup_seconds, "runs": runs}
+
+
+def add_speedups(entry):
+    """Speed-up of 2 over 1 (seconds per iteration, and total) and parallel efficiency."""
+    runs = entry["runs"]
+    for one, two in (("n_jobs1", "n_jobs2"), ("dask1", "dask2")):
+        if one in runs and two in runs:
+            speedup = runs[one]["seconds_per_iteration"] / runs[two]["seconds_per_iteration"]
+            entry[f"speedup_{two}_over_{one}"] = speedup
+            entry[f"speedup_total_{two}_over_{one}"] = runs[one]["seconds"] / runs[two]["seconds"]
+            entry[f"parallel_efficiency_{two}"] = speedup / 2
+    return entry
+
+
+def small_overhead(args, X, y):
+    """Sonar, SimpleMKL family (793 kernels), MKLClassifier fit locally and under Dask."""
+    import joblib
+    from distributed import Client, LocalCluster
+
+    from mklearn import MKLClassifier
+
+    params = dict(kernels="simple_mkl", solver="spg", regularizer="l1", tol=args.tol)
+    MKLClassifier(max_iter=3, **params).fit(X[:40], y[:40])  # compile outside the timing
+    out = {}
+    for storage in ("auto", "rows"):
+        start = time.perf_counter()
+        model = MKLClassifier(kernel_storage=storage, **params).fit(X, y)
+        out[f"local_{storage}_seconds"] = time.perf_counter() - start
+        out[f"local_{storage}_storage"] = model.kernel_storage_
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster):
+        with joblib.parallel_config(backend="dask"):
+            MKLClassifier(n_jobs=-1, max_iter=3, **params).fit(X[:40], y[:40])  # warm workers
+            start = time.perf_counter()
+            model = MKLClassifier(n_jobs=-1, **params).fit(X, y)
+            out["dask2_seconds"] = time.perf_counter() - start
+            out["dask2_storage"] = model.kernel_storage_
+    out["kernels"] = len(model.kernel_names_)
+    print(f"small (Sonar, {out['kernels']} kernels): " + ", ".join(
+        f"{k} {v:.2f}" for k, v in out.items() if k.endswith("seconds")), flush=True)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--kernels", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--setups", nargs="+", default=list(SETUPS), choices=SETUPS)
+    parser.add_argument("--C", type=float, default=1.0)
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--cache-size", type=float, default=200.0)
+    parser.add_argument("--max-time", type=float, default=None,
+                        help="stop a solve after this many seconds (recorded as not converged)")
+    parser.add_argument("--small", action="store_true", help="measure the 793-kernel overhead")
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    args = parser.parse_args(argv)
+
+    X, y = sonar()
+    # compile the numba loops outside every timing
+    one_run("n_jobs1", _provider(X, 60), y, argparse.Namespace(**{**vars(args), "tol": 1e-2}))
+    data = json.loads(args.output.read_text()) if args.output.exists() else {}
+    data.update({"benchmark": "distributed", "machine": machine_info(),
+                 "args": {k: str(v) if isinstance(v, Path) else v
+                          for k, v in vars(args).items()}})
+    results = data.setdefault("many_kernels", {})
+    for n_kernels in args.kernels:
+        entry = many_kernels(n_kernels, args, X, y)
+        old = results.get(str(entry["kernels"]), {})
+        entry["runs"] = {**old.get("runs", {}), **entry["runs"]}
+        results[str(entry["kernels"])] = add_speedups({**old, **entry})
+        _write_json(data, args.output)
+    if args.small:
+        data["small_overhead"] = small_overhead(args, X, y)
+        _write_json(data, args.output)
+    return data
+
+
+def _provider(X, n_kernels):
+    from mklearn.kernels import KernelBank
+    from mklearn.kernels.columns import KernelColumns
+
+    return KernelColumns(KernelBank(rbf_specs(n_kernels, X.shape[1]), dtype=np.float32).fit(X))
+
+
+if __name__ == "__main__":
+    main()
