@@ -118,13 +118,45 @@ class _NoSubset:
         return self.inner.diagonal()
 
 
-def test_spg_on_the_cluster_is_the_in_process_run(client):
-    X, y = _data()
+def test_combined_rows_on_workers(client, monkeypatch):
+    from mklearn.distributed import operator as dask_operator
+
+    monkeypatch.setattr(dask_operator, "DISTRIBUTE_MIN_VALUES", 0)  # every request remote
+    X, _ = _data()
+    local = _operator(X)
+    v = _coefficients(X.shape[0])
+    d = np.random.default_rng(2).random(local.n_kernels)
+    d[[1, 5]] = 0.0
+    kernels = np.flatnonzero(d)
+    indices = np.array([4, 0, 33])
+    reference, remote = DaskKernels(local, None), DaskKernels(local, client)
+    with get_task_stream(client) as stream:
+        rows = remote.combined_rows(indices, kernels, d[kernels])
+        block = remote.combined_block(indices, kernels, d[kernels])
+        product = remote.combined_products(v, kernels, d[kernels])
+    assert {"weighted_rows", "weighted_products"} <= {e["key"].split("-")[0]
+                                                      for e in stream.data}
+    assert np.array_equal(rows, reference.combined_rows(indices, kernels, d[kernels]))
+    assert np.array_equal(product, reference.combined_products(v, kernels, d[kernels]))
+    expected = np.tensordot(d[kernels], local.rows(indices, kernels), axes=(0, 0))
+    np.testing.assert_allclose(rows, expected, rtol=1e-12)
+    np.testing.assert_allclose(block, expected[:, indices], rtol=1e-12)
+    np.testing.assert_allclose(product, local.kernel(d) @ v, rtol=1e-12)
+
+
+def test_spg_on_the_cluster_is_the_in_process_run(client, monkeypatch):
+    from mklearn.distributed import operator as dask_operator
+
+    monkeypatch.setattr(dask_operator, "DISTRIBUTE_MIN_VALUES", 0)  # K(d) rows too
+    X, y = _data(n=40)
     y = y.astype(float)
     local = _operator(X)
     l1 = make_regularizer("l1", p=2.0, lam=1.0)
-    a, b = (spg_gmkl(DaskKernels(local, where), y, 1.0, l1, tol=1e-4)
-            for where in (None, client))
+    a = spg_gmkl(DaskKernels(local, None, n_blocks=2), y, 1.0, l1, tol=1e-3)
+    with get_task_stream(client) as stream:
+        b = spg_gmkl(DaskKernels(local, client, n_blocks=2), y, 1.0, l1, tol=1e-3)
+    tasks = {e["key"].split("-")[0] for e in stream.data}
+    assert "weighted_rows" in tasks and tasks & {"quadratic_terms", "products"}
     assert a.n_iter == b.n_iter and a.n_svm_solves == b.n_svm_solves
     assert np.array_equal(a.kernel_weights, b.kernel_weights)
     assert np.array_equal(a.alpha, b.alpha) and a.objective == b.objective

@@ -9,7 +9,7 @@ import numpy as np
 
 from mklearn.kernels.cache import MB
 
-__all__ = ["quadratic_terms", "products", "CHUNK_BYTES"]
+__all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_products", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 64 * MB  # kernel rows a worker holds at once
 
@@ -52,3 +52,29 @@ def products(provider, support, v_s, kernels=None):
             rows = provider.rows(support[r0:r0 + step_rows], chunk)
             out[k0:k0 + step_kernels] += v_s[r0:r0 + step_rows] @ rows
     return out
+
+
+def weighted_rows(provider, indices, weights, kernels=None, restrict=False):
+    """``sum_t weights[t] K_{kernels[t]}[indices, :]`` (all kernels of ``provider`` by
+    default): float64 of shape (len(indices), n), or (len(indices), len(indices)) with
+    ``restrict`` (the points ``indices`` only, when the provider can restrict itself)."""
+    picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
+    restricted = getattr(provider, "restricted", None) if restrict else None
+    source = provider if restricted is None else restricted(indices)
+    positions = indices if restricted is None else np.arange(indices.size)
+    columns = indices if restrict and restricted is None else slice(None)
+    step_rows, step_kernels = _chunks(picked.size, indices.size, source.n_samples)
+    width = indices.size if restrict else source.n_samples
+    out = np.zeros((indices.size, width))
+    for k0 in range(0, picked.size, step_kernels):
+        chunk = picked[k0:k0 + step_kernels]
+        for r0 in range(0, indices.size, step_rows):
+            rows = source.rows(positions[r0:r0 + step_rows], chunk)[:, :, columns]
+            out[r0:r0 + step_rows] += np.tensordot(weights[k0:k0 + step_kernels], rows,
+                                                   axes=(0, 0))
+    return out
+
+
+def weighted_products(provider, support, v_s, weights, kernels=None):
+    """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,)."""
+    return v_s @ weighted_rows(provider, support, weights, kernels)

@@ -10,9 +10,12 @@ together in kernel order:
 - ``kernel_gradient`` (quadratic terms ``v' K_k v`` from the support's ``S x S`` block),
 - ``products`` and ``gradient_and_products`` (``K_k v``, SILP's per-kernel outputs and
   SPG's Newton model),
+- rows, blocks and products of ``K(d)`` for the inner SVM when many kernels are active
+  (``combined_rows``, ``combined_block``, ``combined_products``: each worker sums its block,
+  the client adds the blocks in kernel order).
 
-Everything else (rows of ``K(d)`` for the inner SVM, the Newton model's rows over the few
-live kernels, diagonals) is the wrapped operator's, in this process. Dask does the
+The rest (small combined rows, the Newton model's rows over the few live kernels, the
+diagonals, the row caches) is the wrapped operator's, in this process. Dask does the
 scheduling, transfers and retries; mklearn adds no scheduler of its own.
 """
 
@@ -24,8 +27,13 @@ import numpy as np
 
 from mklearn.distributed import _tasks
 from mklearn.distributed.backend import check_workers
+from mklearn.svm.rows import CombinedRows
 
-__all__ = ["DaskKernels"]
+__all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
+
+# kernel values below which a combined row or product is computed here (a round trip to the
+# workers costs about a millisecond, as much as computing some 10^6 values)
+DISTRIBUTE_MIN_VALUES = 2_000_000
 
 
 class DaskKernels:
@@ -40,7 +48,9 @@ class DaskKernels:
         The cluster. None runs the same blocks one after the other in this process (the
         reference the distributed results equal bit for bit).
     n_blocks : int, optional
-        Blocks of kernels; default ``4 x`` the workers' threads (at most m).
+        Blocks of kernels (at most m); default 8, or twice the workers' threads when more.
+        Results depend on the blocks only through the order of the sums of ``K(d)``'s rows
+        (bit for bit the same for the same blocks, in process or on any cluster).
 
     Attributes
     ----------
@@ -70,9 +80,9 @@ class DaskKernels:
         provider = local.provider
         if client is not None:
             check_workers(client)
-        if n_blocks is None:
+        if n_blocks is None:  # the same blocks (and sums) in process and on small clusters
             threads = 1 if client is None else sum(client.nthreads().values())
-            n_blocks = 4 * max(threads, 1)
+            n_blocks = max(8, 2 * threads)
         bounds = np.unique(np.linspace(0, m, min(int(n_blocks), m) + 1).astype(np.int64))
         self.bounds = bounds
         subset = getattr(provider, "kernel_subset", None)
@@ -106,11 +116,10 @@ class DaskKernels:
     def rows(self, indices, kernels=None) -> np.ndarray:
         return self.local.rows(indices, kernels)
 
-    def combined_block(self, indices, kernels, weights) -> np.ndarray:
-        return self.local.combined_block(indices, kernels, weights)
-
     def kernel(self, d):
-        return self.local.kernel(d)
+        """A row source of ``K(d)`` for the SMO core whose rows (when many kernels are
+        active) are combined on the workers (:meth:`combined_rows`)."""
+        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.local._combined_mb)
 
     def kernel_rows_times(self, kernels, rows, v):
         return self.local.kernel_rows_times(kernels, rows, v)
@@ -119,11 +128,16 @@ class DaskKernels:
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),),
         computed on the workers from the support's block."""
-        return self._pass(_tasks.quadratic_terms, v, kernels, ())
+        v = np.asarray(v, dtype=np.float64)
+        support = np.flatnonzero(v)
+        return self._pass(_tasks.quadratic_terms, kernels, (support, v[support]))
 
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for every k or for ``kernels``: float64 of shape (m or len(kernels), n)."""
-        return self._pass(_tasks.products, v, kernels, (self.n_samples,))
+        v = np.asarray(v, dtype=np.float64)
+        support = np.flatnonzero(v)
+        return self._pass(_tasks.products, kernels, (support, v[support]),
+                          shape=(self.n_samples,))
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)`` as :meth:`RowKernels.gradient_and_products`, P from the workers; None
@@ -135,31 +149,65 @@ class DaskKernels:
         P = self.products(v, kernels)
         return (P * v).sum(axis=1), P
 
-    def _pass(self, task, v, kernels, tail):
-        """Run ``task(part, support, v_s, local kernels)`` on every block that holds a
-        requested kernel and return the results in the requested kernel order."""
+    def combined_rows(self, indices, kernels, weights, restrict=False) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]}[indices, :]``, shape (len(indices), n) (with
+        ``restrict``, columns ``indices`` only): each worker sums its block, the client adds
+        the blocks in kernel order. Small requests (under ``DISTRIBUTE_MIN_VALUES`` kernel
+        values) stay in this process."""
+        indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        kernels = np.asarray(kernels, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        if kernels.size * indices.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
+            if restrict:
+                return self.local.combined_block(indices, kernels, weights)
+            return np.tensordot(weights, self.local.rows(indices, kernels), axes=(0, 0))
+        width = indices.size if restrict else self.n_samples
+        return self._pass(_tasks.weighted_rows, kernels, (indices,), weights, (restrict,),
+                          total=(indices.size, width))
+
+    def combined_block(self, indices, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]`` (:meth:`combined_rows`
+        restricted to the points ``indices``)."""
+        return self.combined_rows(indices, kernels, weights, restrict=True)
+
+    def combined_products(self, v, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]} v`` over the support of v, shape (n,)."""
         v = np.asarray(v, dtype=np.float64)
+        kernels = np.asarray(kernels, dtype=np.int64)
         support = np.flatnonzero(v)
-        v_s = np.ascontiguousarray(v[support])
+        if kernels.size * support.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
+            return np.asarray(weights, dtype=np.float64) @ self.local.products(v, kernels)
+        return self._pass(_tasks.weighted_products, kernels, (support, v[support]),
+                          np.asarray(weights, dtype=np.float64), total=(self.n_samples,))
+
+    def _pass(self, task, kernels, head, weights=None, tail=(), total=None, shape=()):
+        """Run ``task(part, *head, [block weights], local kernels, *tail)`` on every block
+        that holds one of ``kernels`` (all if None). With ``total`` the blocks' results are
+        added in block (kernel) order into an array of that shape; else each kernel's result
+        (of ``shape``) lands at its position in ``kernels``."""
         picked = (np.arange(self.n_kernels) if kernels is None
                   else np.asarray(kernels, dtype=np.int64).ravel())
-        out = np.zeros((picked.size, *tail))
-        if picked.size == 0 or support.size == 0:
+        out = np.zeros(total if total is not None else (picked.size, *shape))
+        if picked.size == 0 or any(np.size(h) == 0 for h in head):
             return out
         block_of = np.searchsorted(self.bounds, picked, side="right") - 1
         jobs = []
         for b in np.unique(block_of):
             where = np.flatnonzero(block_of == b)
-            whole = kernels is None and self._own_blocks
-            local = None if whole else picked[where] - self._offsets[b]
-            jobs.append((where, (self._parts[b], support, v_s, local)))
+            local = (None if kernels is None and self._own_blocks
+                     else picked[where] - self._offsets[b])
+            middle = () if weights is None else (np.ascontiguousarray(weights[where]),)
+            jobs.append((where, (self._parts[b], *head, *middle, local, *tail)))
         self.n_calls += 1
-        self.bytes_sent += sum(support.nbytes + v_s.nbytes + (0 if a[3] is None else a[3].nbytes)
-                               for _, a in jobs)
+        self.bytes_sent += sum(a.nbytes for _, args in jobs for a in args[1:]
+                               if isinstance(a, np.ndarray))
         results = self._run(task, [args for _, args in jobs])
         for (where, _), result in zip(jobs, results, strict=True):
-            out[where] = result
             self.bytes_received += result.nbytes
+            if total is not None:
+                out += result
+            else:
+                out[where] = result
         return out
 
     def _run(self, task, arguments):

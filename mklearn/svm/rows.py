@@ -137,8 +137,12 @@ class _Combined:
         self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
 
     def rows(self, indices, out=None):
-        base = self.provider.rows(indices, self.kernels)
-        combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
+        own = getattr(self.provider, "combined_rows", None)  # e.g. summed on Dask workers
+        if own is not None:
+            combined = own(indices, self.kernels, self.weights)[None]
+        else:
+            base = self.provider.rows(indices, self.kernels)
+            combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
         if out is None:
             return combined
         out[...] = combined
@@ -148,6 +152,9 @@ class _Combined:
         return (self.weights @ self.provider.diagonal()[self.kernels])[None, :]
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
+        own = getattr(self.provider, "combined_products", None)
+        if own is not None:
+            return own(v, self.kernels, self.weights)
         return self.weights @ support_products(self.provider, v, self.kernels)
 
     def block(self, indices: np.ndarray) -> np.ndarray:
