@@ -54,10 +54,11 @@ def products(provider, support, v_s, kernels=None):
     return out
 
 
-def weighted_rows(provider, indices, weights, kernels=None, restrict=False):
-    """``sum_t weights[t] K_{kernels[t]}[indices, :]`` (all kernels of ``provider`` by
-    default): float64 of shape (len(indices), n), or (len(indices), len(indices)) with
-    ``restrict`` (the points ``indices`` only, when the provider can restrict itself)."""
+def weighted_rows(provider, indices, kernel_weights, restrict=False):
+    """``sum_t weights[t] K_{kernels[t]}[indices, :]`` for ``kernel_weights = (kernels,
+    weights)`` (kernels None: all of ``provider``): float64 of shape (len(indices), n), or
+    (len(indices), len(indices)) with ``restrict`` (the points ``indices`` only)."""
+    kernels, weights = kernel_weights
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
     restricted = getattr(provider, "restricted", None) if restrict else None
     source = provider if restricted is None else restricted(indices)
@@ -75,6 +76,6 @@ def weighted_rows(provider, indices, weights, kernels=None, restrict=False):
     return out
 
 
-def weighted_products(provider, support, v_s, weights, kernels=None):
+def weighted_products(provider, support, v_s, kernel_weights):
     """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,)."""
-    return v_s @ weighted_rows(provider, support, weights, kernels)
+    return v_s @ weighted_rows(provider, support, kernel_weights)

@@ -95,6 +95,7 @@ class DaskKernels:
             self._offsets = np.zeros(bounds.size - 1, dtype=np.int64)
             self._own_blocks = False
         self.bytes_sent = self.bytes_received = self.n_calls = 0
+        self._weights = None  # (weights, kernels, blocks, per-block parts) of the last K(d)
         if client is not None:
             # on every worker: a lost worker loses no data, any worker can run any block
             parts = client.scatter(parts, broadcast=True, hash=False)
@@ -162,8 +163,8 @@ class DaskKernels:
                 return self.local.combined_block(indices, kernels, weights)
             return np.tensordot(weights, self.local.rows(indices, kernels), axes=(0, 0))
         width = indices.size if restrict else self.n_samples
-        return self._pass(_tasks.weighted_rows, kernels, (indices,), weights, (restrict,),
-                          total=(indices.size, width))
+        return self._weighted_pass(_tasks.weighted_rows, kernels, weights, (indices,),
+                                   (restrict,), (indices.size, width))
 
     def combined_block(self, indices, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]`` (:meth:`combined_rows`
@@ -177,38 +178,69 @@ class DaskKernels:
         support = np.flatnonzero(v)
         if kernels.size * support.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
             return np.asarray(weights, dtype=np.float64) @ self.local.products(v, kernels)
-        return self._pass(_tasks.weighted_products, kernels, (support, v[support]),
-                          np.asarray(weights, dtype=np.float64), total=(self.n_samples,))
+        return self._weighted_pass(_tasks.weighted_products, kernels, weights,
+                                   (support, v[support]), (), (self.n_samples,))
 
-    def _pass(self, task, kernels, head, weights=None, tail=(), total=None, shape=()):
-        """Run ``task(part, *head, [block weights], local kernels, *tail)`` on every block
-        that holds one of ``kernels`` (all if None). With ``total`` the blocks' results are
-        added in block (kernel) order into an array of that shape; else each kernel's result
-        (of ``shape``) lands at its position in ``kernels``."""
+    def _blocks(self, kernels):
+        """[(block, positions in ``kernels``, its kernels as the block's part names them, or
+        None for all of them)] for the blocks holding one of ``kernels`` (all if None)."""
         picked = (np.arange(self.n_kernels) if kernels is None
                   else np.asarray(kernels, dtype=np.int64).ravel())
-        out = np.zeros(total if total is not None else (picked.size, *shape))
-        if picked.size == 0 or any(np.size(h) == 0 for h in head):
-            return out
         block_of = np.searchsorted(self.bounds, picked, side="right") - 1
-        jobs = []
+        out = []
         for b in np.unique(block_of):
             where = np.flatnonzero(block_of == b)
-            local = (None if kernels is None and self._own_blocks
-                     else picked[where] - self._offsets[b])
-            middle = () if weights is None else (np.ascontiguousarray(weights[where]),)
-            jobs.append((where, (self._parts[b], *head, *middle, local, *tail)))
+            whole = where.size == self.bounds[b + 1] - self.bounds[b] and self._own_blocks
+            out.append((b, where, None if whole else picked[where] - self._offsets[b]))
+        return picked, out
+
+    def _pass(self, task, kernels, head, shape=()):
+        """``task(part, *head, local kernels)`` on every block holding one of ``kernels``;
+        each kernel's result (of ``shape``) at its position in ``kernels``."""
+        picked, blocks = self._blocks(kernels)
+        out = np.zeros((picked.size, *shape))
+        if picked.size == 0 or any(np.size(h) == 0 for h in head):
+            return out
+        arguments = [(self._parts[b], *head, local) for b, _, local in blocks]
         self.n_calls += 1
-        self.bytes_sent += sum(a.nbytes for _, args in jobs for a in args[1:]
-                               if isinstance(a, np.ndarray))
-        results = self._run(task, [args for _, args in jobs])
-        for (where, _), result in zip(jobs, results, strict=True):
+        self._count_sent(arguments)
+        for (_, where, _), result in zip(blocks, self._run(task, arguments), strict=True):
             self.bytes_received += result.nbytes
-            if total is not None:
-                out += result
-            else:
-                out[where] = result
+            out[where] = result
         return out
+
+    def _weighted_pass(self, task, kernels, weights, head, tail, total):
+        """``task(part, *head, (local kernels, their weights), *tail)`` on every block
+        holding one of ``kernels``; the blocks' results added in block (kernel) order.
+        The (kernels, weights) of each block go to the workers once per weight vector
+        (the SVM asks for many rows of one ``K(d)``)."""
+        out = np.zeros(total)
+        if np.size(kernels) == 0 or any(np.size(h) == 0 for h in head):
+            return out
+        cached = self._weights
+        if cached is None or cached[0] is not weights or cached[1] is not kernels:
+            _, blocks = self._blocks(kernels)
+            parts = [(local, np.ascontiguousarray(weights[where], dtype=np.float64))
+                     for _, where, local in blocks]
+            self._count_sent([parts])
+            if self.client is not None:
+                parts = self.client.scatter(parts, broadcast=True, hash=False)
+            self._weights = cached = (weights, kernels, [b for b, _, _ in blocks], parts)
+        arguments = [(self._parts[b], *head, part, *tail)
+                     for b, part in zip(cached[2], cached[3], strict=True)]
+        self.n_calls += 1
+        self._count_sent([args[1:len(head) + 1] for args in arguments])
+        for result in self._run(task, arguments):
+            self.bytes_received += result.nbytes
+            out += result
+        return out
+
+    def _count_sent(self, arguments):
+        """Add the array bytes in ``arguments`` (a list of argument tuples) to bytes_sent."""
+        for args in arguments:
+            for item in args:
+                for a in (item if isinstance(item, tuple) else (item,)):
+                    self.bytes_sent += a.nbytes if isinstance(a, np.ndarray) else 0
 
     def _run(self, task, arguments):
         if self.client is None:
