@@ -118,6 +118,8 @@ def one_run(setup, provider, y, args):
             "distributed_passes": int(operator.n_calls),
             "bytes_sent_per_iteration": operator.bytes_sent / max(result.n_iter, 1),
             "bytes_received_per_iteration": operator.bytes_received / max(result.n_iter, 1),
+            "pass_seconds": {name: {"passes": calls, "seconds": secs}
+                             for name, (calls, secs) in operator.seconds.items()},
         })
     print(f"  {setup:8s} {seconds:9.1f} s  {result.n_iter:4d} it  "
           f"{record['seconds_per_iteration']:8.2f} s/it  gap {result.relative_duality_gap:.1e}"

@@ -87,6 +87,7 @@ def test_operator_on_workers_equals_in_process(client):
     np.testing.assert_allclose(g, local.kernel_gradient(None, v), rtol=1e-12)
     np.testing.assert_allclose(P, local.products(v), rtol=1e-12, atol=1e-15)
     assert remote.n_calls == 3 and 0 < remote.bytes_received
+    assert remote.seconds["quadratic_terms"][0] == 2 and remote.seconds["products"][0] == 1
     assert remote.bytes_received == g.nbytes + P.nbytes + g_live.nbytes
 
 

@@ -21,6 +21,7 @@ scheduling, transfers and retries; mklearn adds no scheduler of its own.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,9 @@ class DaskKernels:
         Array bytes of the task arguments sent and of the results received so far (Dask's
         own messages not counted).
     n_calls : int
-        Distributed passes so far (one per gradient or products call).
+        Distributed passes so far (one per gradient, products or combined-row call).
+    seconds : dict
+        Task name -> (passes, wall-clock seconds from submission to the last result).
 
     Raises
     ------
@@ -96,6 +99,7 @@ class DaskKernels:
             self._own_blocks = False
         self.bytes_sent = self.bytes_received = self.n_calls = 0
         self._weights = None  # (weights, kernels, blocks, per-block parts) of the last K(d)
+        self.seconds = {}  # task name -> (passes, wall-clock seconds until all results are in)
         if client is not None:
             # on every worker: a lost worker loses no data, any worker can run any block
             parts = client.scatter(parts, broadcast=True, hash=False)
@@ -243,6 +247,14 @@ class DaskKernels:
                     self.bytes_sent += a.nbytes if isinstance(a, np.ndarray) else 0
 
     def _run(self, task, arguments):
+        start = time.perf_counter()
+        try:
+            return self._gather(task, arguments)
+        finally:
+            calls, seconds = self.seconds.get(task.__name__, (0, 0.0))
+            self.seconds[task.__name__] = (calls + 1, seconds + time.perf_counter() - start)
+
+    def _gather(self, task, arguments):
         if self.client is None:
             return [task(*args) for args in arguments]
         from concurrent.futures import CancelledError
