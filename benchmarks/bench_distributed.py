@@ -128,6 +128,53 @@ def one_run(setup, provider, y, args):
     return record
 
 
+def one_pass(setup, provider, args):
+    """Seconds of one full pass of the quadratic terms (support of ``--support`` points)
+    and of ``--rows`` rows of ``K(d)`` at uniform d: the per-block costs."""
+    from mklearn.distributed import DaskKernels
+    from mklearn.kernels.operator import RowKernels
+    from mklearn.kernels.threads import numba_threads
+    from mklearn.svm.rows import CombinedRows
+
+    n, m = provider.n_samples, provider.n_kernels
+    local = RowKernels(provider, max(args.cache_size, 1.05 * 2 * 8 * (m + 1) * n / 2**20))
+    rng = np.random.default_rng(0)
+    v = np.zeros(n)
+    v[rng.choice(n, args.support, replace=False)] = rng.normal(size=args.support)
+    record = {"setup": setup, "load_average_at_start": list(os.getloadavg()),
+              "support": args.support, "rows": args.rows}
+    cluster = client = None
+    try:
+        jobs = int(setup[-1])
+        if setup.startswith("dask"):
+            from distributed import Client, LocalCluster
+
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+            operator, jobs = DaskKernels(local, client), 1
+            operator.kernel_gradient(None, v[:], np.arange(min(m, 100)))  # warm the workers
+        else:
+            operator = local
+        with numba_threads(jobs):
+            start = time.perf_counter()
+            operator.kernel_gradient(None, v)
+            record["quadratic_pass_seconds"] = time.perf_counter() - start
+            source = CombinedRows(operator, np.full(m, 1.0 / m), 1.0).source
+            start = time.perf_counter()
+            for i in range(args.rows):
+                source.rows(np.array([i]))
+            record["combined_row_seconds"] = (time.perf_counter() - start) / args.rows
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    print(f"  {setup:8s} quadratic pass {record['quadratic_pass_seconds']:8.2f} s  K(d) row "
+          f"{record['combined_row_seconds']:7.3f} s  load {record['load_average_at_start'][0]:.2f}",
+          flush=True)
+    return record
+
+
 def many_kernels(n_kernels, args, X, y):
     from mklearn.kernels import KernelBank
     from mklearn.kernels.columns import KernelColumns
@@ -138,6 +185,9 @@ def many_kernels(n_kernels, args, X, y):
     provider = KernelColumns(bank)
     setup_seconds = time.perf_counter() - start
     print(f"m = {len(specs)} kernels: bank and provider in {setup_seconds:.1f} s", flush=True)
+    if args.passes:
+        runs = {setup: one_pass(setup, provider, args) for setup in args.setups}
+        return {"kernels": len(specs), "points": int(X.shape[0]), "passes": runs}
     runs = {setup: one_run(setup, provider, y, args) for setup in args.setups}
     return {"kernels": len(specs), "points": int(X.shape[0]),
             "kernel_setup_seconds": setup_seconds, "runs": runs}
@@ -194,6 +244,10 @@ def main(argv=None):
     parser.add_argument("--max-time", type=float, default=None,
                         help="stop a solve after this many seconds (recorded as not converged)")
     parser.add_argument("--small", action="store_true", help="measure the 793-kernel overhead")
+    parser.add_argument("--passes", action="store_true",
+                        help="time one quadratic pass and K(d) rows instead of whole fits")
+    parser.add_argument("--support", type=int, default=190)
+    parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
 
@@ -208,8 +262,10 @@ def main(argv=None):
     for n_kernels in args.kernels:
         entry = many_kernels(n_kernels, args, X, y)
         old = results.get(str(entry["kernels"]), {})
-        entry["runs"] = {**old.get("runs", {}), **entry["runs"]}
-        results[str(entry["kernels"])] = add_speedups({**old, **entry})
+        key = "passes" if args.passes else "runs"
+        entry[key] = {**old.get(key, {}), **entry[key]}
+        merged = {**old, **entry}
+        results[str(entry["kernels"])] = merged if args.passes else add_speedups(merged)
         _write_json(data, args.output)
     if args.small:
         data["small_overhead"] = small_overhead(args, X, y)
