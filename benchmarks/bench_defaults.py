@@ -12,7 +12,9 @@
   ``solver="auto"`` chose and the seconds of each.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_defaults.py`` (writes
-``benchmarks/results/defaults.json``); ``--sets sonar iris`` for a subset.
+``benchmarks/results/defaults.json``); ``--sets sonar iris`` for a subset; ``--mkl-params
+regularizer=kl`` to judge a candidate default (parameters set on both MKL estimators where
+they have them; write it elsewhere with ``--output``).
 """
 
 from __future__ import annotations
@@ -82,15 +84,34 @@ def _score(estimator, X, y, folds):
         seconds, solvers, warned
 
 
-def run(name, task, max_samples):
+def _parse_params(pairs):
+    """``key=value`` strings as a dict; values read as JSON when they parse (numbers)."""
+    params = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--mkl-params takes key=value, got {pair!r}")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def _with(estimator, params):
+    own = estimator.get_params(deep=False)
+    return estimator.set_params(**{k: v for k, v in params.items() if k in own})
+
+
+def run(name, task, max_samples, params=None):
     X, y = _load(name)
     X, y = _subsample(np.asarray(X, dtype=np.float64), np.asarray(y), task, max_samples)
     if task == "classification":
         folds = StratifiedKFold(5, shuffle=True, random_state=0)
-        mkl, peer, peer_name = MKLClassifier(), SVC(), "SVC()"
+        mkl, peer, peer_name = _with(MKLClassifier(), params or {}), SVC(), "SVC()"
     else:
         folds = KFold(5, shuffle=True, random_state=0)
-        mkl, peer, peer_name = MKLRegressor(), SVR(), "SVR()"
+        mkl, peer, peer_name = _with(MKLRegressor(), params or {}), SVR(), "SVR()"
     m_mean, m_std, m_sec, solvers, warned = _score(mkl, X, y, folds)
     p_mean, p_std, p_sec, _, _ = _score(peer, X, y, folds)
     return {
@@ -118,15 +139,18 @@ def main(argv=None):
     parser.add_argument("--sets", nargs="*", help="data sets (default: all)")
     parser.add_argument("--max-samples", type=int, default=250,
                         help="stratified subsample of larger sets (default 250)")
+    parser.add_argument("--mkl-params", nargs="*", metavar="KEY=VALUE",
+                        help="candidate defaults, e.g. regularizer=kl lam=10 (default: none)")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    params = _parse_params(args.mkl_params)
     sets = _sets()
     chosen = args.sets or list(sets)
     rows = []
     print(f"{'data':24} {'n':>5} {'d':>4}  {'metric':8} {'MKL default':>12} {'peer':>12} "
           f"{'diff':>7}  solver  seconds (MKL / peer)")
     for name in chosen:
-        row = run(name, sets[name], args.max_samples)
+        row = run(name, sets[name], args.max_samples, params)
         rows.append(row)
         print(f"{name:24} {row['n_samples']:5d} {row['n_features']:4d}  {row['metric']:8} "
               f"{row['mkl']:12.4f} {row['peer_score']:12.4f} {row['difference']:+7.4f}  "
@@ -140,7 +164,8 @@ def main(argv=None):
         "machine": machine_info(),
         "config": {"folds": "StratifiedKFold(5, shuffle=True, random_state=0) (KFold for "
                    "regression)", "max_samples": args.max_samples,
-                   "mkl": "MKLClassifier() / MKLRegressor(), all defaults",
+                   "mkl": "MKLClassifier() / MKLRegressor(), all defaults"
+                   + (f" but {params}" if params else ""),
                    "peer": "SVC() / SVR(), all defaults"},
         "results": rows,
     }
