@@ -30,10 +30,11 @@ def check_product_params(estimator):
             f"solver {estimator.solver!r} does not support combination='product' (its kernel "
             "is not linear in the weights); use solver='auto', 'spg' or 'pgd'"
         )
-    if isinstance(estimator.regularizer, str) and estimator.regularizer not in ("l1", "lp"):
+    regularizer = estimator._regularizer_choice()
+    if isinstance(regularizer, str) and regularizer not in ("l1", "lp"):
         raise ValueError(
             f"combination='product' takes regularizer 'l1' (sigma * sum(d), sigma = lam) or "
-            f"'lp', got {estimator.regularizer!r}"
+            f"'lp', got {regularizer!r}"
         )
     if estimator.groups is not None:
         raise ValueError("groups are not supported with combination='product'; drop groups")
@@ -93,9 +94,10 @@ def product_input(estimator, X, y):
 def product_regularizer(estimator):
     """"l1": ``lam * sum(d)`` on d >= 0 (the paper's sigma); "lp": ``lam/2 ||d||_p^2``; an
     instance is used as given."""
-    if not isinstance(estimator.regularizer, str):
-        return estimator.regularizer
-    if estimator.regularizer == "l1":
+    regularizer = estimator._regularizer_choice()
+    if not isinstance(regularizer, str):
+        return regularizer
+    if regularizer == "l1":
         return L1Penalty(estimator.lam)
     return LpNorm(estimator.p, estimator.lam)
 

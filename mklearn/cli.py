@@ -30,8 +30,8 @@ def _parser() -> argparse.ArgumentParser:
         "fit",
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, the "
-        "SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, l1 weights, the solver "
-        "chosen by --solver auto, C=1 as in an SVC).",
+        "SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, KL-regularised weights "
+        "(lam=1) solved by SMO-MKL, C=1 as in an SVC: the defaults of MKLClassifier()).",
     )
     source = fit.add_mutually_exclusive_group()
     source.add_argument(
@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
         "--regularizer",
         default=None,
         choices=["l1", "lp", "kl", "group"],
-        help="default l1 (lp for regression and for --solver smo)",
+        help="default: as MKLClassifier(regularizer='auto'), kl with --solver auto or smo, l1 "
+        "with the other solvers and --combination product; lp for regression",
     )
     fit.add_argument(
         "--combination",
@@ -265,7 +266,7 @@ def _resolve_defaults(args, task):
         if args.combination == "product":
             raise ValueError("--combination product is for classification; drop it")
     else:
-        args.regularizer = args.regularizer or ("lp" if args.solver == "smo" else "l1")
+        args.regularizer = args.regularizer or "auto"  # MKLClassifier's rule; regularizer_
     if args.interleaved and args.solver != "silp":
         raise ValueError("--interleaved is an option of --solver silp")
     if args.combination == "product" and task == "regression":
@@ -371,11 +372,12 @@ def _fit(args) -> int:
         if k == 0:
             family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
             chosen = " chosen by --solver auto" if args.solver == "auto" else ""
+            regularizer = getattr(model, "regularizer_", args.regularizer)
             out.line(
                 f"kernels: {family}; solver {model.solver_} "
-                f"({SOLVERS[model.solver_].description}){chosen}, regularizer {args.regularizer}"
-                + (f" (p={args.p:g}, lam={args.lam:g})" if args.regularizer == "lp" else "")
-                + (f" (lam={args.lam:g})" if args.regularizer == "kl" else "")
+                f"({SOLVERS[model.solver_].description}){chosen}, regularizer {regularizer}"
+                + (f" (p={args.p:g}, lam={args.lam:g})" if regularizer == "lp" else "")
+                + (f" (lam={args.lam:g})" if regularizer == "kl" else "")
                 + (f", C={args.C:g}" if inlier is None else "")
                 + (f", epsilon={args.epsilon:g}" if regression else "")
                 + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
@@ -419,7 +421,7 @@ def _fit(args) -> int:
             "solver": first.solver_,
             "solver_requested": args.solver,
             "combination": args.combination,
-            "regularizer": args.regularizer,
+            "regularizer": getattr(first, "regularizer_", args.regularizer),
             "C": args.C,
             "p": args.p,
             "lam": args.lam,

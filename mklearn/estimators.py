@@ -27,7 +27,7 @@ from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
 from mklearn.distributed import DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
-from mklearn.kernels import KernelBank, resolve_kernels
+from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.string_bank import StringKernelBank
@@ -57,7 +57,22 @@ _OVERFLOW_MESSAGE = (
     "the kernels computed from X overflow (entries near the largest float): the features are "
     "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
 )
+_CONSTANT_KERNELS = ("the kernels do not vary over X (e.g. features so tiny or so equal that "
+                     "every kernel entry rounds to the same value)")
 PREDICT_BLOCK_BYTES = 64 << 20  # test-versus-support kernels computed at once in predict
+
+
+def _one_kernel(kernels, X):
+    """Whether the input has exactly one base kernel, as far as is known before any kernel
+    is computed (a precomputed 2-D kernel or 1-deep stack, one spec on one matrix)."""
+    if X is None or is_views(X):
+        return False
+    if isinstance(kernels, str) and kernels == "precomputed":
+        shape = np.shape(X)
+        return len(shape) == 2 or (len(shape) == 3 and shape[2] == 1)
+    if isinstance(kernels, (list, tuple)):
+        return len(kernels) == 1
+    return isinstance(kernels, KernelSpec)
 
 
 class _KernelInput:
@@ -140,8 +155,14 @@ class _KernelInput:
             self.kernel_names_ = names or list(self.bank_.kernel_names)
             provider = KernelColumns(self.bank_)
             with np.errstate(over="ignore", invalid="ignore"):
-                if not np.isfinite(provider.diagonal()).all():
+                diagonal = provider.diagonal()
+                if not np.isfinite(diagonal).all():
                     raise ValueError(_OVERFLOW_MESSAGE)
+            # the sum of PSD kernels is constant iff its diagonal and first row are: equal
+            # K(0,0), K(j,j) and K(0,j) put every point on x_0 in feature space
+            edge = np.concatenate([diagonal.sum(axis=0), provider.rows([0]).sum(axis=0)[0]])
+            if not rows_are_identical(X) and kernel_is_constant(edge):
+                warn_constant_model(self, _CONSTANT_KERNELS)
             if columns:
                 return provider, y
             return self._row_operator(provider, client), y
@@ -152,8 +173,7 @@ class _KernelInput:
         if not np.isfinite(kernel_sum).all():
             raise ValueError(_OVERFLOW_MESSAGE)
         if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
-            warn_constant_model(self, "the kernels do not vary over X (e.g. features so tiny "
-                                "or so equal that every kernel entry rounds to the same value)")
+            warn_constant_model(self, _CONSTANT_KERNELS)
         return SumOfKernels(stack, kernel_sum=kernel_sum), y
 
     def _row_operator(self, provider, client):
@@ -188,11 +208,12 @@ class _KernelInput:
         """The regulariser: the instance given, or the one ``regularizer`` names (with
         ``probe``, its class, whose declared capabilities choose the solver before the data
         are read)."""
-        if isinstance(self.regularizer, Regularizer):
-            return self.regularizer
+        name = getattr(self, "regularizer_", self.regularizer)  # set first thing in fit
+        if isinstance(name, Regularizer):
+            return name
         if probe:
-            return REGULARIZERS[self.regularizer]
-        return make_regularizer(self.regularizer, p=self.p, lam=self.lam, groups=groups)
+            return REGULARIZERS[name]
+        return make_regularizer(name, p=self.p, lam=self.lam, groups=groups)
 
     def _resolve_solver(self, task, combination="sum"):
         """Set ``solver_`` (``solver="auto"``: :func:`mklearn.solvers.choose_solver`) and
@@ -328,7 +349,17 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
         :func:`mklearn.solvers.silp_mkl`).
-    regularizer : {"l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
+    regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
+        "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
+        except for a single kernel with solver "auto" (a 2-D precomputed kernel, one spec);
+        "l1" otherwise, so every solver works with the defaults and one kernel gets weight 1
+        (the SVC with that kernel and C). The choice is ``regularizer_``. Why "kl": on the
+        SimpleMKL family it keeps weight on every kernel instead of selecting a few, which
+        overfit small noisy sets (Liver) under "l1"; with C=1 it is at least as accurate as
+        ``SVC()`` on more of the bundled sets and solves several times faster (SMO-MKL, no
+        stack): ``benchmarks/README.md``, ``bench_defaults.py``. Its weights are not
+        normalised (``sum_k d_k`` was 5 to 8 on the bundled sets), so with "kl" the learned
+        kernel's scale, and with it the effective C, is learned too.
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
         the generalised KL divergence to the uniform prior ``d0 = 1/m`` (solver "smo");
@@ -430,6 +461,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     ----------
     solver_ : str
         The solver used (the one ``solver="auto"`` chose, or ``solver``).
+    regularizer_ : str or Regularizer
+        The regulariser used (the one ``regularizer="auto"`` chose, or ``regularizer``).
     kernel_weights_ : ndarray of shape (n_kernels,) or (n_classes, n_kernels)
         Learned weights d of the base kernels: an SVC with kernel ``sum_k d_k K_k`` and the same
         C reproduces the model. One row per class (one-vs-rest) when there are more than two
@@ -506,7 +539,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
         "solver": [StrOptions(set(SOLVERS) | {"auto"})],
-        "regularizer": [StrOptions(set(REGULARIZERS)), Regularizer],
+        "regularizer": [StrOptions(set(REGULARIZERS) | {"auto"}), Regularizer],
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "probability": ["boolean"],
@@ -532,7 +565,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         *,
         kernels="simple_mkl",
         solver="auto",
-        regularizer="l1",
+        regularizer="auto",
         p=2.0,
         lam=1.0,
         C=1.0,
@@ -606,6 +639,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 "kernels='precomputed_distances' needs combination='product'; for a sum of "
                 "kernels pass kernel values with kernels='precomputed'"
             )
+        self.regularizer_ = self._regularizer_choice(X)
         info = self._resolve_solver("classification", self.combination)
         options = {**info.defaults, **check_solver_options(self.solver_, info,
                                                            self.solver_options)}
@@ -691,6 +725,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         if self.probability:
             self._fit_platt(X, y, sample_weight)
         return self
+
+    def _regularizer_choice(self, X=None):
+        """``regularizer`` with "auto" resolved: "kl" for a sum of kernels solved by SMO-MKL
+        (solver "auto" or "smo"), "l1" for one kernel with solver "auto" (its weight is then
+        1: the SVC) and for the other solvers and products (which take no KL)."""
+        if not (isinstance(self.regularizer, str) and self.regularizer == "auto"):
+            return self.regularizer
+        if self.combination != "sum" or self.solver not in ("auto", "smo"):
+            return "l1"
+        if self.solver == "auto" and _one_kernel(self.kernels, X):
+            return "l1"
+        return "kl"
 
     def _costs(self, y, sample_weight):
         """Per-sample SVM bounds ``C * sample_weight_i * class_weight[y_i]``, shape (n,);

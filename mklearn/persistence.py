@@ -170,6 +170,8 @@ def _describe(model):
             "solver": str(model.solver_),
         },
     }
+    if isinstance(getattr(model, "regularizer_", None), str):  # what regularizer="auto" chose
+        header["fit"]["regularizer"] = model.regularizer_
     if hasattr(model, "classes_"):
         header["classes"] = model.classes_.tolist()
         header["classes_dtype"] = model.classes_.dtype.kind
@@ -639,6 +641,11 @@ class _Reader:
         solver = fit.get("solver", model.solver)
         _check(solver in SOLVERS or solver == "auto", "'fit.solver' must name a solver")
         model.solver_ = solver
+        if "regularizer" in fit:
+            from mklearn.regularizers import REGULARIZERS
+
+            _check(fit["regularizer"] in REGULARIZERS, "'fit.regularizer' must name a regularizer")
+            model.regularizer_ = fit["regularizer"]
         if kind == "OneClassMKL":
             offset = header["offset"]
             _check(type(offset) in (int, float) and np.isfinite(offset),

@@ -505,3 +505,12 @@ def test_edited_format_4_parts_give_a_clear_value_error(tmp_path, change, messag
     _rewrite_header(tmp_path / "m.npz", tmp_path / "edited.npz", **change)
     with pytest.raises(ValueError, match=message):
         load_model(tmp_path / "edited.npz")
+
+
+def test_the_regularizer_auto_chose_is_kept(tmp_path):
+    X, y, X_new = _data(2)
+    model = MKLClassifier(kernels=SPECS).fit(X, y)
+    save_model(model, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert (loaded.regularizer, loaded.regularizer_, loaded.solver_) == ("auto", "kl", "smo")
+    np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))

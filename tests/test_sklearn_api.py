@@ -60,6 +60,55 @@ def test_auto_picks_a_solver_for_every_regularizer(liver, estimator, expected):
     assert np.all(np.isfinite(estimator.predict(X)))
 
 
+# ------------------------------------------------------------- regularizer="auto"
+@pytest.mark.parametrize(
+    "params, solver, regularizer",
+    [
+        ({}, "smo", "kl"),
+        ({"solver": "smo"}, "smo", "kl"),
+        ({"solver": "spg"}, "spg", "l1"),
+        ({"solver": "pgd", "max_iter": 20}, "pgd", "l1"),
+        ({"solver": "mirror"}, "mirror", "l1"),
+        ({"solver": "mwu"}, "mwu", "l1"),
+        ({"solver": "silp"}, "silp", "l1"),
+        ({"kernels": RBF(sigma=2.0)}, "spg", "l1"),  # one kernel: weight 1, the SVC
+        ({"kernels": "features", "combination": "product"}, "spg", "l1"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_default_regularizer_suits_every_solver(liver, params, solver, regularizer):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = liver
+    model = MKLClassifier(**{"kernels": SMALL_FAMILY, **params})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.regularizer == "auto"
+    assert (model.solver_, model.regularizer_) == (solver, regularizer)
+    assert np.all(np.isfinite(model.decision_function(X)))
+    if solver != "mwu":  # MWUMKL's fixed epsilon budget needs its paper's C (docs/mwumkl.md)
+        assert model.score(X, y) > 0.6
+
+
+def test_default_with_one_precomputed_kernel_is_the_svc(one_kernel):
+    K, y = one_kernel
+    model = MKLClassifier(kernels="precomputed", tol=1e-8).fit(K, y)
+    assert model.regularizer_ == "l1" and model.kernel_weights_.tolist() == [1.0]
+    svc = SVC(kernel="precomputed", tol=1e-10).fit(K, y)
+    np.testing.assert_allclose(model.decision_function(K), svc.decision_function(K), atol=1e-4)
+
+
+def test_default_kl_weights_keep_every_kernel(liver):
+    X, y = liver
+    model = MKLClassifier(kernels=SMALL_FAMILY).fit(X, y)
+    assert model.regularizer_ == "kl" and np.all(model.kernel_weights_ > 0)
+    l1 = MKLClassifier(kernels=SMALL_FAMILY, regularizer="l1").fit(X, y)
+    assert np.count_nonzero(l1.kernel_weights_) < len(SMALL_FAMILY)  # l1 selects
+
+
 def test_auto_choice_is_printed_when_verbose(liver, capsys):
     X, y = liver
     MKLClassifier(kernels=SMALL_FAMILY, regularizer="kl", verbose=1).fit(X, y)

@@ -87,6 +87,7 @@ def test_newton_phase_reaches_the_same_optimum(problem):
     for second_order in (True, False):
         model = MKLClassifier(
             kernels="precomputed",
+            solver="spg",
             C=100.0,
             tol=1e-6,
             max_iter=3000,

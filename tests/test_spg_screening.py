@@ -34,7 +34,8 @@ def test_predicted_rescreening_unfreezes_kernels_and_keeps_the_optimum(sonar_sta
     for ratio in (spg.PREDICTED_SCREEN_RATIO, np.inf):  # np.inf: only full passes unfreeze
         monkeypatch.setattr(spg, "PREDICTED_SCREEN_RATIO", ratio)
         unfrozen.clear()
-        models[ratio] = MKLClassifier(kernels="precomputed", C=100.0, tol=1e-6).fit(stack, y)
+        models[ratio] = MKLClassifier(kernels="precomputed", solver="spg", C=100.0,
+                                       tol=1e-6).fit(stack, y)
         assert (sum(unfrozen) > 0) == np.isfinite(ratio)
     with_prediction, without = models.values()
     # both certified within 1e-6 of the optimum, so within 2e-6 of each other
