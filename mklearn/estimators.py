@@ -356,8 +356,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         (the SVC with that kernel and C). The choice is ``regularizer_``. Why "kl": on the
         SimpleMKL family it keeps weight on every kernel instead of selecting a few, which
         overfit small noisy sets (Liver) under "l1"; with C=1 it is at least as accurate as
-        ``SVC()`` on more of the bundled sets and solves several times faster (SMO-MKL, no
-        stack): ``benchmarks/README.md``, ``bench_defaults.py``. Its weights are not
+        ``SVC()`` on more of the bundled sets, and SMO-MKL builds no kernel stack:
+        ``benchmarks/README.md``, ``bench_defaults.py``. Its weights are not
         normalised (``sum_k d_k`` was 5 to 8 on the bundled sets), so with "kl" the learned
         kernel's scale, and with it the effective C, is learned too.
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
