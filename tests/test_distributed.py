@@ -249,6 +249,28 @@ def test_a_worker_killed_mid_pass_gives_the_right_result(client, tmp_path):
     np.testing.assert_allclose(g, np.einsum("i,ijk,j->k", v, stack, v), rtol=1e-12)
 
 
+def test_workers_that_keep_dying_give_a_clear_error(client, tmp_path):
+    import dask
+
+    X, _ = _data()
+    flag = tmp_path / "kill-always"
+    flag.touch()
+    provider = _KillsAlways(StackColumns(KernelBank(SPECS).fit_transform(X)), str(flag))
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, Client(cluster) as own:
+            operator = DaskKernels(RowKernels(provider, 1.0), own, n_blocks=2)
+            with pytest.raises(RuntimeError, match="Dask lost the workers.*no partial model"):
+                operator.kernel_gradient(None, _coefficients(X.shape[0]))
+
+
+class _KillsAlways(_KillsItsWorker):
+    def rows(self, indices, kernels=None):
+        if _on_worker() and os.path.exists(self.flag):
+            os._exit(1)
+        return self.inner.rows(indices, kernels)
+
+
 def test_a_closed_client_is_a_clear_error():
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                       dashboard_address=None) as cluster:
