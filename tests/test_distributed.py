@@ -304,3 +304,19 @@ def test_worker_versions_are_checked(client):
     with pytest.raises(RuntimeError, match="not installed"):
         check_workers(client, package="mklearn_not_installed", expected="1.0")
 
+
+
+def test_string_kernels_on_workers(client):
+    """String providers cannot split into blocks: sent whole once, blocks name kernels."""
+    from mklearn.datasets import load_promoters
+    from mklearn.kernels.strings import wd_sub_kernels
+
+    seqs, y = load_promoters()
+    params = dict(kernels=wd_sub_kernels(8, by="kmer"), C=1000, kernel_normalization="trace",
+                  kernel_storage="rows")
+    local = MKLClassifier(**params).fit(seqs, y)
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
+        remote = MKLClassifier(n_jobs=-1, **params).fit(seqs, y)
+    assert len(_workers(stream)) == 2
+    np.testing.assert_allclose(remote.kernel_weights_, local.kernel_weights_, atol=1e-6)
+    assert np.array_equal(remote.predict(seqs), local.predict(seqs))
