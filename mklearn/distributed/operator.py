@@ -32,9 +32,10 @@ from mklearn.svm.rows import CombinedRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 
-# kernel values below which a combined row or product is computed here (a round trip to the
-# workers costs about a millisecond, as much as computing some 10^6 values)
-DISTRIBUTE_MIN_VALUES = 2_000_000
+# kernel values below which a combined row or product is computed here: a round trip to the
+# workers costs milliseconds (Sonar, 10^4 kernels: rows of 2 10^6 values were 2.5x slower
+# on 2 workers than here; bench_distributed.py)
+DISTRIBUTE_MIN_VALUES = 10_000_000
 
 
 class DaskKernels:
