@@ -186,7 +186,7 @@ def test_estimator_under_the_dask_backend(client, solver, regularizer):
 def test_n_jobs_one_stays_local(client):
     X, y = _data()
     with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
-        MKLClassifier(kernels=SPECS, n_jobs=1, kernel_storage="rows").fit(X, y)
+        MKLClassifier(kernels=SPECS, n_jobs=1, kernel_storage="rows", regularizer="l1").fit(X, y)
     assert not stream.data
 
 
@@ -198,14 +198,14 @@ def test_grid_search_and_cross_validation_under_dask(client):
     with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
         search = GridSearchCV(MKLClassifier(kernels="precomputed"), grid, cv=3,
                               n_jobs=-1).fit(stack, y)
-        scores = cross_val_score(MKLClassifier(kernels=SPECS[:8], n_jobs=-1), X, y, cv=3,
-                                 n_jobs=-1)
+        scores = cross_val_score(MKLClassifier(kernels=SPECS[:8], regularizer="l1", n_jobs=-1),
+                                 X, y, cv=3, n_jobs=-1)
     assert len(_workers(stream)) == 2
     np.testing.assert_allclose(search.cv_results_["mean_test_score"],
                                search_local.cv_results_["mean_test_score"])
     assert search.best_params_ == search_local.best_params_
     np.testing.assert_allclose(
-        scores, cross_val_score(MKLClassifier(kernels=SPECS[:8]), X, y, cv=3))
+        scores, cross_val_score(MKLClassifier(kernels=SPECS[:8], regularizer="l1"), X, y, cv=3))
 
 
 def test_workers_use_one_thread_per_fit(client):
@@ -278,7 +278,7 @@ def test_a_closed_client_is_a_clear_error():
         with joblib.parallel_config(backend="dask", client=closed):
             closed.close()
             with pytest.raises(RuntimeError, match="Client is closed.*Client\\(LocalCluster"):
-                MKLClassifier(kernels=SPECS, n_jobs=-1).fit(*_data())
+                MKLClassifier(kernels=SPECS, regularizer="l1", n_jobs=-1).fit(*_data())
     assert active_client(-1) is None  # no Dask backend: local
 
 
@@ -313,7 +313,7 @@ def test_string_kernels_on_workers(client):
 
     seqs, y = load_promoters()
     params = dict(kernels=wd_sub_kernels(8, by="kmer"), C=1000, kernel_normalization="trace",
-                  kernel_storage="rows")
+                  kernel_storage="rows", regularizer="l1")
     local = MKLClassifier(**params).fit(seqs, y)
     with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
         remote = MKLClassifier(n_jobs=-1, **params).fit(seqs, y)
