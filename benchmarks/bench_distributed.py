@@ -114,7 +114,7 @@ def one_run(setup, provider, y, args):
     })
     if setup.startswith("dask"):
         record.update({
-            "blocks": int(operator.bounds.size - 1),
+            "blocks": int(operator.n_blocks),
             "distributed_passes": int(operator.n_calls),
             "bytes_sent_per_iteration": operator.bytes_sent / max(result.n_iter, 1),
             "bytes_received_per_iteration": operator.bytes_received / max(result.n_iter, 1),

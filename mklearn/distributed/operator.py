@@ -1,7 +1,8 @@
 """A row-backed kernel operator whose per-kernel work runs on Dask workers.
 
 :class:`DaskKernels` wraps a :class:`~mklearn.kernels.operator.RowKernels`. The kernels are
-split into contiguous blocks; each block's provider (the points and that block's kernel
+split into blocks (kernel k in block k mod B, so that any subset of kernels spreads over
+the blocks); each block's provider (the points and that block's kernel
 parameters, ``provider.kernel_subset``) is scattered to every worker once. Per call, the
 client sends the support's indices and coefficients (and, for a partial gradient, the
 kernels asked for), each worker returns its block's numbers, and the client puts them
@@ -12,7 +13,7 @@ together in kernel order:
   SPG's Newton model),
 - rows, blocks and products of ``K(d)`` for the inner SVM when many kernels are active
   (``combined_rows``, ``combined_block``, ``combined_products``: each worker sums its block,
-  the client adds the blocks in kernel order).
+  the client adds the blocks in block order).
 
 The rest (small combined rows, the Newton model's rows over the few live kernels, the
 diagonals, the row caches) is the wrapped operator's, in this process. Dask does the
@@ -87,29 +88,27 @@ class DaskKernels:
         if n_blocks is None:  # the same blocks (and sums) in process and on small clusters
             threads = 1 if client is None else sum(client.nthreads().values())
             n_blocks = max(8, 2 * threads)
-        bounds = np.unique(np.linspace(0, m, min(int(n_blocks), m) + 1).astype(np.int64))
-        self.bounds = bounds
+        # kernel k in block k % B: the kernels a partial pass asks for (neighbours in the
+        # bank's order, e.g. the bandwidths of one feature) spread over every block
+        self.n_blocks = B = max(1, min(int(n_blocks), m))
         subset = getattr(provider, "kernel_subset", None)
         if subset is not None:  # each block carries its own kernels only
-            parts = [subset(np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-            self._offsets = bounds[:-1]
-            self._own_blocks = True
+            parts = [subset(np.arange(b, m, B)) for b in range(B)]
         else:  # one provider for every block, kernels named by their global index
             parts = [provider]
-            self._offsets = np.zeros(bounds.size - 1, dtype=np.int64)
-            self._own_blocks = False
+        self._own_blocks = subset is not None
         self.bytes_sent = self.bytes_received = self.n_calls = 0
         self._weights = None  # (weights, kernels, blocks, per-block parts) of the last K(d)
         self.seconds = {}  # task name -> (passes, wall-clock seconds until all results are in)
         if client is not None:
             # on every worker: a lost worker loses no data, any worker can run any block
             parts = client.scatter(parts, broadcast=True, hash=False)
-        self._parts = parts if len(parts) > 1 else parts * (bounds.size - 1)
+        self._parts = parts if self._own_blocks else parts * B
 
     def __repr__(self) -> str:
         where = "in process" if self.client is None else "on Dask"
         return (f"DaskKernels(n_samples={self.n_samples}, n_kernels={self.n_kernels}, "
-                f"blocks={self.bounds.size - 1}, {where})")
+                f"blocks={self.n_blocks}, {where})")
 
     # the wrapped operator's own work ---------------------------------------------------------
     @property
@@ -158,7 +157,7 @@ class DaskKernels:
     def combined_rows(self, indices, kernels, weights, restrict=False) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices, :]``, shape (len(indices), n) (with
         ``restrict``, columns ``indices`` only): each worker sums its block, the client adds
-        the blocks in kernel order. Small requests (under ``DISTRIBUTE_MIN_VALUES`` kernel
+        the blocks in block order. Small requests (under ``DISTRIBUTE_MIN_VALUES`` kernel
         values) stay in this process."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
         kernels = np.asarray(kernels, dtype=np.int64)
@@ -191,12 +190,15 @@ class DaskKernels:
         None for all of them)] for the blocks holding one of ``kernels`` (all if None)."""
         picked = (np.arange(self.n_kernels) if kernels is None
                   else np.asarray(kernels, dtype=np.int64).ravel())
-        block_of = np.searchsorted(self.bounds, picked, side="right") - 1
+        block_of = picked % self.n_blocks
         out = []
         for b in np.unique(block_of):
             where = np.flatnonzero(block_of == b)
-            whole = where.size == self.bounds[b + 1] - self.bounds[b] and self._own_blocks
-            out.append((b, where, None if whole else picked[where] - self._offsets[b]))
+            local = picked[where] // self.n_blocks if self._own_blocks else picked[where]
+            size = (self.n_kernels - b + self.n_blocks - 1) // self.n_blocks
+            whole = self._own_blocks and local.size == size and np.array_equal(
+                local, np.arange(size))
+            out.append((b, where, None if whole else local))
         return picked, out
 
     def _pass(self, task, kernels, head, shape=()):
@@ -216,7 +218,7 @@ class DaskKernels:
 
     def _weighted_pass(self, task, kernels, weights, head, tail, total):
         """``task(part, *head, (local kernels, their weights), *tail)`` on every block
-        holding one of ``kernels``; the blocks' results added in block (kernel) order.
+        holding one of ``kernels``; the blocks' results added in block order.
         The (kernels, weights) of each block go to the workers once per weight vector
         (the SVM asks for many rows of one ``K(d)``)."""
         out = np.zeros(total)
