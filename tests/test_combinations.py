@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from mklearn.combinations import SumOfKernels
+from mklearn.combinations import SumOfKernels, kernel_major
+from mklearn.validation import check_kernel_stack
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -66,3 +67,35 @@ def test_products_predict_the_quadratic_terms_up_to_the_second_order_term(dtype)
     sparse = np.zeros(20)
     sparse[:4] = 1.0  # rows read one by one: no products
     assert combination.gradient_and_products(sparse) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_from_the_support_rows_equal_those_from_every_row(dtype):
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(5, 40, 40))
+    stack = np.einsum("kij,klj->ilk", A, A).astype(dtype)
+    exact = stack.astype(np.float64)
+    combination = SumOfKernels(stack)
+    v = np.zeros(40)
+    v[rng.choice(40, 15, replace=False)] = rng.normal(size=15)  # under half: support rows
+    g, products = combination.gradient_and_products(v, [3, 0, 2])
+    np.testing.assert_allclose(products, np.einsum("ijk,j->ki", exact, v)[[3, 0, 2]],
+                               rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(g, np.einsum("i,ijk,j->k", v, exact, v)[[3, 0, 2]], rtol=1e-10)
+
+
+def test_kernel_major_input_is_used_without_a_copy_and_other_layouts_are_copied_exactly():
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(4, 9, 9))
+    by_kernel = np.einsum("kij,klj->kil", A, A)  # (m, n, n), C-contiguous
+    public = np.moveaxis(by_kernel, 0, -1)  # the (n, n, m) view of it
+    assert np.shares_memory(kernel_major(public), by_kernel)
+    assert np.shares_memory(SumOfKernels(public).kernel_major, by_kernel)
+    stack, _ = check_kernel_stack(public, np.tile([1, -1], 5)[:9])
+    assert np.shares_memory(stack, by_kernel)
+    copied = np.ascontiguousarray(public)  # sample-major (n, n, m): one blocked copy
+    converted = kernel_major(copied)
+    assert converted.flags.c_contiguous and not np.shares_memory(converted, copied)
+    np.testing.assert_array_equal(converted, by_kernel)
+    rectangular = np.ascontiguousarray(rng.normal(size=(3, 7, 4)))  # test stacks (n_test, n, m)
+    np.testing.assert_array_equal(kernel_major(rectangular), rectangular.transpose(2, 0, 1))

@@ -19,6 +19,8 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
+from mklearn.combinations import kernel_major
+
 from ._numba import fill_kernel_rows_parallel, fill_kernel_stack, rbf_exponents
 from .bank import (
     KernelBank,
@@ -305,7 +307,7 @@ class StackColumns:
                 f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
                 f"shape {stack.shape}."
             )
-        self._km = np.ascontiguousarray(stack.transpose(2, 0, 1))
+        self._km = kernel_major(stack)
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]

@@ -36,7 +36,12 @@ feasible set of the regulariser, using
   ``NEWTON_INNER_TOL``; the step is halved up to ``NEWTON_HALVINGS`` times until it passes
   the non-monotone test, else none is tried for ``NEWTON_COOLDOWN`` iterations and the SPG
   step is taken (measured on products, l1, first fold of the seven small sets: Australian
-  1.5 -> 0.3 s, Breast cancer 0.8 -> 0.1 s, within noise on lp);
+  1.5 -> 0.3 s, Breast cancer 0.8 -> 0.1 s, within noise on lp); so too after
+  ``NEWTON_SLOW_STEPS`` accepted Newton steps in a row that each close less than
+  ``NEWTON_MIN_PROGRESS`` of the duality gap (an ill-conditioned model whose damped steps
+  barely move: measured on a9a, 1,000 points, 100 unit-trace kernels, C = 100, 500
+  iterations stuck at a relative gap of 1.8e-2 before, converged in 349 after; the seven
+  small sets take the same SVM solves, 452 against 453 over three splits);
 - a restricted start (our addition, with the Newton step): after the first SVM at uniform
   weights, the weights restart uniform on the ``START_KERNELS`` kernels of largest ``g_k``
   and the others are frozen, so the first steps combine tens of kernels, not all of them
@@ -86,6 +91,8 @@ START_KERNELS = 50  # kernels of the restricted start (l1, second order)
 PREDICTED_SCREEN_RATIO = 0.7  # predicted g_k / largest live g_k that unfreezes a kernel
 NEWTON_QP_ITER = 100  # FISTA iterations on the Newton model (measured: 500 cost 15% more time)
 NEWTON_AFTER = 10  # SPG iterations before the first Newton trial on a product of kernels
+NEWTON_MIN_PROGRESS = 1e-3  # share of the duality gap an accepted Newton step should close
+NEWTON_SLOW_STEPS = 3  # consecutive Newton steps closing less before a cooldown
 
 
 def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
@@ -322,6 +329,7 @@ def spg_gmkl(
     history, converged, n_iter, since_full = [], False, 0, 0
     stop_reason = "max_iter"
     newton_wait = 0 if linear_model else NEWTON_AFTER
+    slow_newton = 0
 
     for n_iter in range(1, max_iter + 1):
         upper, lower = evaluator.bounds(point)
@@ -367,9 +375,12 @@ def spg_gmkl(
                 grad = evaluator.gradient(point, live)
                 ref_value = min(ref_value, point["T"])
             accepted = _newton_step(evaluator, point, grad, live, eps, ref_value)
-            if accepted is None:
-                newton_wait = NEWTON_COOLDOWN
-            else:
+            slow_newton = 0 if accepted is None or _newton_progress(
+                point, accepted, upper - lower) else slow_newton + 1
+            if accepted is None or slow_newton >= NEWTON_SLOW_STEPS:
+                newton_wait = NEWTON_COOLDOWN  # rejected, or damped steps that barely move
+                slow_newton = 0
+            if accepted is not None:
                 new_grad = evaluator.gradient(accepted, live)
                 step_len = _next_step(
                     spectral, step_len, 1.0, (accepted["d"] - d)[live], (new_grad - grad)[live]
@@ -590,6 +601,17 @@ def _newton_step(evaluator, point, grad, live, eps, ref_value):
             return trial
         step *= 0.5
     return None
+
+
+def _newton_progress(point, accepted, gap):
+    """Whether an accepted Newton step decreased T by at least ``NEWTON_MIN_PROGRESS`` of the
+    duality gap ``gap`` (true when there is no gap, as for products). Truncated FISTA damps
+    the step along directions of small curvature: on an ill-conditioned model (most alphas at
+    their bounds) it accepts steps that barely move, iteration after iteration (measured: a9a,
+    1,000 points, 100 unit-trace kernels, C = 100: 500 Newton steps closed 0.01% of the gap)."""
+    if not np.isfinite(gap):
+        return True
+    return point["T"] - accepted["T"] >= NEWTON_MIN_PROGRESS * gap
 
 
 def _newton_kernels(d, grad, live):
