@@ -326,7 +326,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         (:func:`mklearn.kernels.mwumkl_kernels`; features used as given: scale them to [0, 1]
         first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
         ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``predict`` takes
-        ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation).
+        ``(n_test, n_train, n_kernels)``; the stack is used as given (no normalisation). The
+        solvers read it kernel by kernel: a stack whose memory is kernel-major, such as
+        ``np.moveaxis(K, 0, -1)`` of a C-contiguous ``(n_kernels, n, n)`` array ``K``, is used
+        without a copy; any other layout is copied once, in blocks.
     solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp"}
         "auto" (default) picks by what the regulariser declares and by the combination
         (:func:`mklearn.solvers.choose_solver`): "smo" for "lp" and "kl" (no stack is built),

@@ -1,0 +1,435 @@
+"""SPG-GMKL on problems its constants were never tuned on, next to every solver and one SVM.
+
+Issue 20. Twelve binary problems from ``../shared/data/`` that no tuning used (the seven
+tuning sets, Sonar, Ionosphere, Liver, Australian, Breast cancer, Pima, WPBC, are kept out;
+so is ``diabetes_scale``, which is Pima): subsets of a1a, a8a, a9a, w8a, dna (one class
+against the rest) and mfeat (one digit against the rest), n from 500 to 5,000, with kernel
+families of 50 to 2,000 kernels drawn with a fixed seed:
+
+- ``subsets-rbf``: RBF kernels on random 6-feature subsets x 5 widths,
+  ``sigma = s sqrt(6)``, ``s in {0.25, 0.5, 1, 2, 4}`` (the issue's test problem);
+- ``subsets-poly``: polynomial kernels ``(x'z / 6 + 1)^q``, ``q in {1, 2, 3}``, on random
+  6-feature subsets;
+- ``blocks-rbf``: 10 RBF widths x 5 feature blocks (all features and 4 random halves), the
+  family of ``bench_large_scale.py``;
+- ``simple-mkl``: the SimpleMKL family (10 RBF widths and 3 polynomial degrees on every
+  feature and on all of them, Rakotomamonjy et al. 2008) on a random 40-feature subset.
+
+Features are standardised; every kernel is normalised to mean diagonal 1
+(``kernel_normalization="diagonal"``, mklearn's default: with one RBF kernel C means what it
+means in ``SVC``). Each problem runs at ``C = 1`` (SVC's default) and ``C = 100``, with l1
+(spg, silp, mirror, pgd), lp with p = 1.33 and 2 (spg and smo) and MWUMKL, to a relative
+duality gap of 1e-3.
+
+The anchor, as in the SPG-GMKL paper ("solving just the first SVM, equivalent to solving a
+single kernel SVM obtained by linearly summing the [...] base kernels with uniform weights",
+44 h against 64 h for SPG-GMKL on Covertype): scikit-learn's ``SVC(kernel="precomputed")`` on
+the uniform combination ``sum_k K_k / m``. Every method starts from X: the base kernels are
+computed once per problem by mklearn's ``KernelBank`` (what ``MKLClassifier(kernels=specs)``
+computes in its fit) and that time is added to every method's; then the anchor takes their
+mean and fits, each MKL solver fits ``kernels="precomputed"`` (its input checks included).
+The fits alone are reported too (``fit s`` columns of the JSON, and the median ratio of the
+SPG fit to the SVC fit in the summary). Each fit runs in a forked child (peak RSS its own;
+the stacks are shared, not copied) after a warm-up fit on 20 points that loads the compiled
+loops; a fit over ``--max-seconds`` is stopped and reported as such, never dropped. MKLpy's
+EasyMKL (default ``lam=0.1``) runs when ``import MKLpy`` works; MKLpy needs torch, which is
+not one of mklearn's extras: install both in a separate directory and put it on PYTHONPATH
+(``pip install --target DIR MKLpy torch cvxopt``).
+
+    python benchmarks/bench_unseen.py                      # everything (tens of minutes)
+    python benchmarks/bench_unseen.py --solvers spg-l1 silp --C 1
+    python benchmarks/bench_unseen.py --problems a1a-1000 dna1-1000
+
+Writes ``benchmarks/results/unseen.json`` and prints one table per C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import multiprocessing
+import platform
+import resource
+import statistics
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+OUTPUT = Path(__file__).resolve().parent / "results" / "unseen.json"
+TUNING_SETS = ("sonar", "ionosphere", "liver-disorders", "australian", "breast-cancer", "pima",
+               "wpbc")
+SOLVERS = {
+    "spg-l1": {"solver": "spg", "regularizer": "l1"},
+    "silp": {"solver": "silp", "regularizer": "l1"},
+    "mirror": {"solver": "mirror", "regularizer": "l1"},
+    "pgd": {"solver": "pgd", "regularizer": "l1"},
+    "spg-1.33": {"solver": "spg", "regularizer": "lp", "p": 1.33},
+    "smo-1.33": {"solver": "smo", "regularizer": "lp", "p": 1.33},
+    "spg-2": {"solver": "spg", "regularizer": "lp", "p": 2.0},
+    "smo-2": {"solver": "smo", "regularizer": "lp", "p": 2.0},
+    "mwu": {"solver": "mwu"},
+}
+WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
+SUBSET = 6
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    data: str
+    n: int
+    family: str
+    n_kernels: int
+    positive: float | None = None  # one class against the rest (dna, mfeat)
+
+
+PROBLEMS = [
+    Problem("a1a-1000", "a1a", 1000, "subsets-rbf", 100),
+    Problem("a1a-500-simple", "a1a", 500, "simple-mkl", 533),
+    Problem("a8a-2000", "a8a", 2000, "subsets-rbf", 100),
+    Problem("a9a-5000", "a9a", 5000, "blocks-rbf", 50),
+    Problem("w8a-1000", "w8a", 1000, "subsets-rbf", 100),
+    Problem("w8a-3000", "w8a", 3000, "blocks-rbf", 50),
+    Problem("dna1-1000", "dna", 1000, "subsets-poly", 99, positive=1),
+    Problem("dna2-1500", "dna", 1500, "subsets-rbf", 100, positive=2),
+    Problem("dna3-500", "dna", 500, "subsets-rbf", 2000, positive=3),
+    Problem("mfeat0-1500", "mfeat", 1500, "subsets-rbf", 200, positive=0),
+    Problem("mfeat5-1600", "mfeat", 1600, "blocks-rbf", 50, positive=5),
+    Problem("a8a-1500-poly", "a8a", 1500, "subsets-poly", 150),
+]
+
+
+def load(problem: Problem, seed: int):
+    """(X_train, y_train, X_test, y_test): n training points and up to n / 4 test points,
+    drawn with ``seed`` from the data set's training file; labels in {-1, +1}."""
+    from mklearn.datasets import load_svmlight
+
+    if problem.data == "mfeat":
+        folder = DATA / "mfeat"
+        views = [np.loadtxt(folder / f"mfeat-{v}") for v in ("fac", "fou", "kar", "mor", "pix",
+                                                             "zer")]
+        X = np.hstack(views)
+        y = np.repeat(np.arange(10), 200).astype(float)
+    else:
+        files = {"a1a": ("a1a/a1a", 123), "a8a": ("a8a/a8a", 123), "a9a": ("a9a/a9a", 123),
+                 "w8a": ("w8a/w8a", 300), "dna": ("dna.scale/dna.scale", 180)}
+        path, n_features = files[problem.data]
+        X, y = load_svmlight(DATA / path, n_features=n_features)
+        X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    if problem.positive is not None:
+        y = np.where(y == problem.positive, 1.0, -1.0)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(y))
+    n_test = min(len(y) - problem.n, problem.n // 4)
+    if n_test < 50:
+        raise ValueError(f"{problem.name}: {len(y)} points leave no test set for n={problem.n}")
+    train, test = order[:problem.n], order[problem.n:problem.n + n_test]
+    return X[train], y[train], X[test], y[test]
+
+
+def kernel_family(problem: Problem, X: np.ndarray, seed: int):
+    """The problem's base kernels (a list of KernelSpec), drawn with ``seed``."""
+    from mklearn.kernels import RBF, Polynomial, simple_mkl_kernels
+    from mklearn.kernels.recipes import resolve_kernels
+
+    rng = np.random.default_rng(seed)
+    d = X.shape[1]
+    informative = np.flatnonzero(X.std(axis=0) > 0)
+    if problem.family == "subsets-rbf":
+        count = problem.n_kernels // len(WIDTHS)
+        subsets = [tuple(sorted(rng.choice(informative, SUBSET, replace=False).tolist()))
+                   for _ in range(count)]
+        return [RBF(sigma=s * np.sqrt(SUBSET), features=c) for c in subsets for s in WIDTHS]
+    if problem.family == "subsets-poly":
+        count = problem.n_kernels // 3
+        subsets = [tuple(sorted(rng.choice(informative, SUBSET, replace=False).tolist()))
+                   for _ in range(count)]
+        return [Polynomial(degree=q, gamma=1.0 / SUBSET, coef0=1.0, features=c)
+                for c in subsets for q in (1, 2, 3)]
+    if problem.family == "blocks-rbf":
+        blocks = [None] + [np.sort(rng.choice(d, size=d // 2, replace=False)).tolist()
+                           for _ in range(4)]
+        specs = []
+        for block in blocks:
+            width = np.sqrt(d if block is None else len(block))
+            specs += [RBF(sigma=float(width * 2.0 ** (j / 2)), features=block)
+                      for j in range(-4, 6)]
+        return specs
+    if problem.family == "simple-mkl":
+        columns = np.sort(rng.choice(informative, 40, replace=False))
+        specs, _ = resolve_kernels(simple_mkl_kernels(), X[:, columns])
+        return [_on_columns(spec, columns) for spec in specs]
+    raise ValueError(f"unknown kernel family {problem.family!r}")
+
+
+def _on_columns(spec, columns):
+    """``spec`` moved from a column subset of X to the same columns of X."""
+    from dataclasses import replace
+
+    features = None if spec.features is None else tuple(int(columns[f]) for f in spec.features)
+    return replace(spec, features=tuple(columns.tolist()) if features is None else features)
+
+
+def _peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+@dataclass
+class Kernels:
+    """The problem's training and test stacks, computed once (``seconds``) and shared by
+    every method of the problem (forked children read them without a copy)."""
+
+    train: np.ndarray  # (n, n, m), kernel-major memory
+    test: np.ndarray  # (n_test, n, m)
+    seconds: float
+
+
+def compute_kernels(X, X_test, specs):
+    """Both stacks by mklearn's ``KernelBank`` (standardised features, mean diagonal 1: what
+    ``MKLClassifier(kernels=specs)`` computes), timed on the training stack; a tiny bank first
+    loads the compiled loops."""
+    from mklearn.kernels import KernelBank
+
+    KernelBank(specs[:4], standardize=True, normalize="diagonal").fit_transform(X[:20])
+    bank = KernelBank(specs, standardize=True, normalize="diagonal")
+    start = time.perf_counter()
+    train = bank.fit_transform(X)
+    seconds = time.perf_counter() - start
+    return Kernels(train, bank.transform(X_test), seconds)
+
+
+def run_anchor(kernels, y, y_test, C):
+    """SVC on the uniform kernel: the kernels' time, their mean and the SVC fit."""
+    from sklearn.svm import SVC
+
+    start = time.perf_counter()
+    K = kernels.train.mean(axis=2)
+    mean_seconds = time.perf_counter() - start
+    model = SVC(kernel="precomputed", C=C)
+    start = time.perf_counter()
+    model.fit(K, y)
+    fit_seconds = time.perf_counter() - start
+    accuracy = float(model.score(kernels.test.mean(axis=2), y_test))
+    return {"seconds": kernels.seconds + mean_seconds + fit_seconds,
+            "kernel_seconds": kernels.seconds + mean_seconds, "fit_seconds": fit_seconds,
+            "accuracy": accuracy, "n_sv": int(model.support_.size), "peak_mb": _peak_mb()}
+
+
+def run_mkl(kernels, y, y_test, C, key, tol, max_iter):
+    """An mklearn solver on the precomputed stack; its time adds the kernels' time."""
+    from sklearn.base import clone
+
+    from mklearn import MKLClassifier
+
+    model = MKLClassifier(kernels="precomputed", C=C, tol=tol, max_iter=max_iter,
+                          **SOLVERS[key])
+    with warnings.catch_warnings():  # load the compiled loops outside the timed fit
+        warnings.simplefilter("ignore")
+        small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
+        clone(model).fit(kernels.train[np.ix_(small, small)], y[small])
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(kernels.train, y)
+    fit_seconds = time.perf_counter() - start
+    return {
+        "seconds": kernels.seconds + fit_seconds,
+        "fit_seconds": fit_seconds,
+        "accuracy": float(model.score(kernels.test, y_test)),
+        "n_svm_solves": int(getattr(model, "n_svm_solves_", 0)),
+        "n_iter": int(model.n_iter_),
+        "relative_gap": float(getattr(model, "relative_duality_gap_", np.nan)),
+        "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
+        "active_kernels": int(np.count_nonzero(model.kernel_weights_)),
+        "objective": float(np.ravel(model.objective_)[0]),
+        "peak_mb": _peak_mb(),
+    }
+
+
+def run_easymkl(kernels, y, y_test, C):
+    """MKLpy's EasyMKL on the same kernels (its default ``lam=0.1``; C has no meaning in
+    it), or None if MKLpy is not importable; its time adds the kernels' time."""
+    try:
+        import torch
+        from MKLpy.algorithms import EasyMKL
+    except ImportError:
+        return None
+    m = kernels.train.shape[2]
+    start = time.perf_counter()
+    model = EasyMKL().fit([torch.from_numpy(np.ascontiguousarray(kernels.train[:, :, k]))
+                           for k in range(m)], torch.from_numpy(y))
+    fit_seconds = time.perf_counter() - start
+    predicted = np.asarray(model.predict([
+        torch.from_numpy(np.ascontiguousarray(kernels.test[:, :, k])) for k in range(m)]))
+    return {"seconds": kernels.seconds + fit_seconds, "fit_seconds": fit_seconds,
+            "accuracy": float(np.mean(predicted == y_test)), "peak_mb": _peak_mb(),
+            "converged": True}
+
+
+def _child(conn, fn, args):
+    try:
+        conn.send(("ok", fn(*args)))
+    except Exception as error:  # reported in the table, never dropped
+        conn.send(("error", f"{type(error).__name__}: {error}\n{traceback.format_exc()}"))
+    conn.close()
+
+
+def in_child(fn, args, timeout):
+    """``fn(*args)`` in a forked child: its result, or a record of the timeout or error."""
+    context = multiprocessing.get_context("fork")
+    parent, child = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(child, fn, args))
+    start = time.perf_counter()
+    process.start()
+    child.close()
+    if parent.poll(timeout):
+        status, value = parent.recv()
+    else:
+        status, value = "timeout", f"stopped after {timeout:g} s"
+    process.terminate()
+    process.join()
+    if status == "ok":
+        return value
+    return {"seconds": time.perf_counter() - start, "failed": status, "message": value,
+            "converged": False}
+
+
+def summarise(rows, C):
+    """Goal figures over the problems at one C: SPG l1 over the anchor, wins over SILP and
+    EasyMKL, fits converged."""
+    ratios, fit_ratios, wins_silp, wins_easy, easy_runs, unconverged = [], [], 0, 0, 0, []
+    for row in rows:
+        runs = row["runs"].get(str(C))
+        if not runs:
+            continue
+        spg = runs["mkl"].get("spg-l1")
+        if spg is None:
+            continue
+        ratios.append(spg["seconds"] / runs["anchor"]["seconds"])
+        if "fit_seconds" in spg and "fit_seconds" in runs["anchor"]:
+            fit_ratios.append(spg["fit_seconds"] / runs["anchor"]["fit_seconds"])
+        silp = runs["mkl"].get("silp")
+        if silp is not None and spg["seconds"] < silp["seconds"]:
+            wins_silp += 1
+        easy = runs.get("easymkl")
+        if easy is not None:
+            easy_runs += 1
+            wins_easy += spg["seconds"] < easy["seconds"]
+        unconverged += [f"{row['problem']}/{key}" for key, r in runs["mkl"].items()
+                        if not r.get("converged", False)]
+    return {
+        "C": C,
+        "problems": len(ratios),
+        "spg_l1_over_anchor_median": statistics.median(ratios) if ratios else None,
+        "spg_l1_over_anchor_max": max(ratios) if ratios else None,
+        "spg_l1_over_anchor_mean": statistics.fmean(ratios) if ratios else None,
+        "spg_l1_fit_over_svc_fit_median": statistics.median(fit_ratios) if fit_ratios else None,
+        "spg_l1_faster_than_silp": wins_silp,
+        "spg_l1_faster_than_easymkl": wins_easy if easy_runs else None,
+        "not_converged": unconverged,
+    }
+
+
+def _print_row(name, key, r, anchor):
+    if "failed" in r:
+        print(f"{name:<15} {key:<9} {r['seconds']:>8.2f}  {r['failed']}: "
+              f"{r['message'].splitlines()[0][:70]}", flush=True)
+        return
+    ratio = r["seconds"] / anchor["seconds"] if anchor and "seconds" in anchor else np.nan
+    print(f"{name:<15} {key:<9} {r['seconds']:>8.2f} {ratio:>6.2f} "
+          f"{r.get('n_svm_solves', ''):>6} {r.get('n_iter', ''):>5} "
+          f"{r.get('relative_gap', np.nan):>9.2e} {r.get('accuracy', np.nan):>7.4f} "
+          f"{r.get('peak_mb', np.nan):>7.0f}"
+          f"{'' if r.get('converged', True) else '  NOT CONVERGED'}", flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", nargs="+", default=[p.name for p in PROBLEMS],
+                        choices=[p.name for p in PROBLEMS])
+    parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
+    parser.add_argument("--C", nargs="+", type=float, default=[1.0, 100.0])
+    parser.add_argument("--tol", type=float, default=1e-3)
+    parser.add_argument("--max-iter", type=int, default=1000)
+    parser.add_argument("--max-seconds", type=float, default=300.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-easymkl", action="store_true", help="skip MKLpy's EasyMKL")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+
+    problems = [p for p in PROBLEMS if p.name in args.problems]
+    rows = []
+    print(f"{'problem':<15} {'method':<9} {'fit s':>8} {'x SVC':>6} {'solves':>6} {'iter':>5} "
+          f"{'rel gap':>9} {'acc':>7} {'peak MB':>7}")
+    for problem in problems:
+        try:
+            X, y, X_test, y_test = load(problem, args.seed)
+            specs = kernel_family(problem, X, args.seed)
+        except (OSError, ValueError) as error:  # reported, never dropped
+            print(f"-- {problem.name}: not run: {error}")
+            rows.append({"problem": problem.name, "error": str(error), "runs": {}})
+            continue
+        row = {"problem": problem.name, "data": problem.data, "n": problem.n,
+               "family": problem.family, "n_kernels": len(specs), "runs": {}}
+        print(f"-- {problem.name}: n={problem.n}, {len(specs)} kernels ({problem.family}), "
+              f"{len(y_test)} test points")
+        kernels = compute_kernels(X, X_test, specs)
+        row["kernel_seconds"] = kernels.seconds
+        for C in args.C:
+            anchor = in_child(run_anchor, (kernels, y, y_test, C), args.max_seconds)
+            runs = {"anchor": anchor, "mkl": {}}
+            _print_row(problem.name, f"SVC C={C:g}", anchor, anchor)
+            if "fit_seconds" in anchor:
+                print(f"{'':<15} {'(svc fit':<9} {anchor['fit_seconds']:>8.3f}; kernels "
+                      f"{anchor['kernel_seconds']:.2f} s)")
+            for key in args.solvers:
+                r = in_child(run_mkl, (kernels, y, y_test, C, key, args.tol, args.max_iter),
+                             args.max_seconds)
+                if "failed" in r:
+                    r["seconds"] += kernels.seconds
+                runs["mkl"][key] = r
+                _print_row(problem.name, key, r, anchor)
+            if not args.no_easymkl:
+                easy = in_child(run_easymkl, (kernels, y, y_test, C), args.max_seconds)
+                if easy is not None:
+                    runs["easymkl"] = easy
+                    _print_row(problem.name, "easymkl", easy, anchor)
+            row["runs"][str(C)] = runs
+        del kernels
+        rows.append(row)
+        _save(args, rows)
+    for C in args.C:
+        s = summarise(rows, C)
+        if s["problems"]:
+            print(f"C={C:g}: SPG l1 / anchor median {s['spg_l1_over_anchor_median']:.2f}, max "
+                  f"{s['spg_l1_over_anchor_max']:.2f} over {s['problems']} problems; faster "
+                  f"than SILP on {s['spg_l1_faster_than_silp']}; than EasyMKL on "
+                  f"{s['spg_l1_faster_than_easymkl']} (None: not installed); fits alone "
+                  f"(no kernels) median {s['spg_l1_fit_over_svc_fit_median']:.0f}x; not "
+                  f"converged: {', '.join(s['not_converged']) or 'none'}")
+    print(f"JSON: {args.output}")
+
+
+def _save(args, rows):
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "benchmark": "unseen",
+        "date": _dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": {"cpu_count": multiprocessing.cpu_count(), "platform": platform.platform()},
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "kept_out": list(TUNING_SETS),
+        "rows": rows,
+        "summary": [summarise(rows, C) for C in args.C],
+    }
+    args.output.write_text(json.dumps(document, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""``benchmarks/bench_unseen.py``: its kernel families are what its docstring says, check their
+own parameters, and a fit that fails or runs out of time is reported, never dropped."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mklearn.kernels import RBF, Polynomial
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_unseen import (  # noqa: E402
+    PROBLEMS,
+    TUNING_SETS,
+    in_child,
+    kernel_family,
+    summarise,
+)
+
+
+def test_twelve_problems_none_from_the_tuning_sets_and_n_from_500_to_5000():
+    assert len(PROBLEMS) >= 12
+    assert not {p.data for p in PROBLEMS} & set(TUNING_SETS)
+    assert min(p.n for p in PROBLEMS) == 500 and max(p.n for p in PROBLEMS) == 5000
+    assert min(p.n_kernels for p in PROBLEMS) >= 50
+    assert max(p.n_kernels for p in PROBLEMS) == 2000
+
+
+@pytest.mark.parametrize("family,count,kind", [("subsets-rbf", 100, RBF),
+                                               ("subsets-poly", 99, Polynomial),
+                                               ("blocks-rbf", 50, RBF)])
+def test_families_draw_the_documented_kernels_with_a_fixed_seed(family, count, kind):
+    X = np.random.default_rng(0).normal(size=(30, 40))
+    problem = replace(PROBLEMS[0], family=family, n_kernels=count)
+    specs = kernel_family(problem, X, seed=3)
+    assert len(specs) == count and all(isinstance(s, kind) for s in specs)
+    assert specs == kernel_family(problem, X, seed=3)
+    assert specs != kernel_family(problem, X, seed=4)
+
+
+def test_simple_mkl_family_is_thirteen_per_feature_of_a_40_column_subset_and_all_of_them():
+    X = np.random.default_rng(1).normal(size=(30, 60))
+    specs = kernel_family(replace(PROBLEMS[0], family="simple-mkl"), X, seed=0)
+    assert len(specs) == 13 * 41
+    columns = {f for s in specs for f in s.features}
+    assert len(columns) == 40 and max(columns) < 60
+
+
+def test_an_unknown_family_is_refused():
+    with pytest.raises(ValueError, match="unknown kernel family 'nope'"):
+        kernel_family(replace(PROBLEMS[0], family="nope"), np.zeros((5, 3)), seed=0)
+
+
+def _slow():
+    time.sleep(30)
+
+
+def _broken():
+    raise ValueError("no such solver")
+
+
+def test_a_fit_out_of_time_or_failing_is_recorded_as_not_converged():
+    late = in_child(_slow, (), timeout=0.5)
+    assert late["failed"] == "timeout" and late["converged"] is False
+    broken = in_child(_broken, (), timeout=30)
+    assert broken["failed"] == "error" and "no such solver" in broken["message"]
+    row = {"problem": "p", "runs": {"1.0": {
+        "anchor": {"seconds": 1.0, "fit_seconds": 0.1},
+        "mkl": {"spg-l1": {"seconds": 2.0, "fit_seconds": 1.1, "converged": True},
+                "silp": late}}}}
+    summary = summarise([row], 1.0)
+    assert summary["spg_l1_over_anchor_median"] == 2.0
+    assert summary["spg_l1_faster_than_silp"] == 0  # silp's timeout record took 0.5 s
+    assert summary["not_converged"] == ["p/silp"]
