@@ -1,12 +1,15 @@
 """numba kernels over a kernel-major stack of shape (m, n, n): combine and quadratic terms.
 
-Serial on purpose: both are memory-bound, and threads only contend with BLAS and the caller.
+Memory-bound: serial unless ``n_jobs`` grants threads (:func:`mklearn.kernels.threads.
+use_threads`) and a pass reads enough values to pay for them; then the ``*_parallel``
+variants split the output rows (combine) or the kernels (quadratic terms) over the threads,
+each value computed in the same order as serially (the same results, bit for bit).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
 @njit(cache=True, fastmath=True)
@@ -117,5 +120,70 @@ def quadratic_terms_support(stack_km, v, support, kernels, products):
         total = 0.0
         for a in range(support.shape[0]):
             total += v[support[a]] * out[support[a]]
+        g[t] = total
+    return g
+
+
+@njit(cache=True, fastmath=True, parallel=True)
+def combine_parallel(stack_km, weights, active):
+    """:func:`combine` with the output rows split over numba's threads (each entry summed as
+    serially: four kernels at a time, in the same order)."""
+    n = stack_km.shape[1]
+    out = np.zeros((n, n))
+    n_four = active.shape[0] // 4 * 4
+    for i in prange(n):
+        target = out[i]
+        for t in range(0, n_four, 4):
+            k0, k1, k2, k3 = active[t], active[t + 1], active[t + 2], active[t + 3]
+            w0, w1, w2, w3 = weights[k0], weights[k1], weights[k2], weights[k3]
+            a, b, c, e = stack_km[k0, i], stack_km[k1, i], stack_km[k2, i], stack_km[k3, i]
+            for j in range(n):
+                target[j] += w0 * a[j] + w1 * b[j] + w2 * c[j] + w3 * e[j]
+        for t in range(n_four, active.shape[0]):
+            k = active[t]
+            w = weights[k]
+            row = stack_km[k, i]
+            for j in range(n):
+                target[j] += w * row[j]
+    return out
+
+
+@njit(cache=True, fastmath=True, parallel=True)
+def quadratic_terms_support_parallel(stack_km, v, support, kernels, products):
+    """:func:`quadratic_terms_support` with the kernels split over numba's threads."""
+    n = stack_km.shape[1]
+    g = np.empty(kernels.shape[0])
+    for t in prange(kernels.shape[0]):
+        k = kernels[t]
+        out = products[t]
+        for j in range(n):
+            out[j] = 0.0
+        for a in range(support.shape[0]):
+            s = support[a]
+            w = v[s]
+            row = stack_km[k, s]
+            for j in range(n):
+                out[j] += w * row[j]
+        total = 0.0
+        for a in range(support.shape[0]):
+            total += v[support[a]] * out[support[a]]
+        g[t] = total
+    return g
+
+
+@njit(cache=True, fastmath=True, parallel=True)
+def quadratic_terms_rows_parallel(stack_km, v, kernels, products):
+    """:func:`quadratic_terms_rows` with the kernels split over numba's threads."""
+    n = stack_km.shape[1]
+    g = np.empty(kernels.shape[0])
+    for t in prange(kernels.shape[0]):
+        k = kernels[t]
+        total = 0.0
+        for i in range(n):
+            acc = 0.0
+            for j in range(n):
+                acc += stack_km[k, i, j] * v[j]
+            products[t, i] = acc
+            total += v[i] * acc
         g[t] = total
     return g

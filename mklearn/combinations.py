@@ -6,12 +6,16 @@ import numpy as np
 
 from mklearn._stack_ops import (
     combine,
+    combine_parallel,
     quadratic_terms,
     quadratic_terms_rows,
+    quadratic_terms_rows_parallel,
     quadratic_terms_support,
+    quadratic_terms_support_parallel,
     rows_times,
 )
 from mklearn.extending import KernelParameterisation
+from mklearn.kernels.threads import use_threads
 
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
@@ -92,6 +96,8 @@ class SumOfKernels(KernelParameterisation):
         if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples
             return (d @ self._flat).reshape(n, n)
+        if use_threads(active.size * self.n_samples * self.n_samples):
+            return combine_parallel(self._km, d, active)
         return combine(self._km, d, active)
 
     def derivative(self, d: np.ndarray, k: int) -> np.ndarray:
@@ -130,8 +136,13 @@ class SumOfKernels(KernelParameterisation):
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         products = np.empty((kernels.size, self.n_samples))
         if support.size * SUPPORT_ROWS_FRACTION <= self.n_samples:  # the support's rows only
-            return quadratic_terms_support(self._km, v, support, kernels, products), products
-        return quadratic_terms_rows(self._km, v, kernels, products), products
+            run = (quadratic_terms_support_parallel
+                   if use_threads(kernels.size * support.size * self.n_samples)
+                   else quadratic_terms_support)
+            return run(self._km, v, support, kernels, products), products
+        run = (quadratic_terms_rows_parallel if use_threads(kernels.size * self.n_samples ** 2)
+               else quadratic_terms_rows)
+        return run(self._km, v, kernels, products), products
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""

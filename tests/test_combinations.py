@@ -1,9 +1,12 @@
 """SumOfKernels: the combined kernel and the quadratic terms, for float64 and float32 stacks."""
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 
 from mklearn.combinations import SumOfKernels, kernel_major
+from mklearn.kernels.threads import numba_threads
 from mklearn.validation import check_kernel_stack
 
 
@@ -99,3 +102,23 @@ def test_kernel_major_input_is_used_without_a_copy_and_other_layouts_are_copied_
     np.testing.assert_array_equal(converted, by_kernel)
     rectangular = np.ascontiguousarray(rng.normal(size=(3, 7, 4)))  # test stacks (n_test, n, m)
     np.testing.assert_array_equal(kernel_major(rectangular), rectangular.transpose(2, 0, 1))
+
+
+def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(9, 120, 40))
+    stack = np.einsum("kij,klj->ilk", A, A)  # 9 kernels on 120 points: above the crossover
+    combination = SumOfKernels(stack)
+    d = np.zeros(9)
+    d[[0, 2, 3, 5, 6, 8]] = rng.random(6)  # six active: a group of four and two more
+    sparse = np.zeros(120)
+    sparse[rng.choice(120, 40, replace=False)] = rng.normal(size=40)  # the support rows
+    dense = rng.normal(size=120)
+    with numba_threads(1):
+        serial = [combination.kernel(d), *combination.gradient_and_products(sparse),
+                  *combination.gradient_and_products(dense)]
+    with numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1):
+        threaded = [combination.kernel(d), *combination.gradient_and_products(sparse),
+                    *combination.gradient_and_products(dense)]
+    for a, b in zip(serial, threaded, strict=True):
+        np.testing.assert_array_equal(a, b)
