@@ -34,10 +34,10 @@ from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
+from mklearn.losses import RegressionTask
 from mklearn.memory import densify, plan_kernel_storage
 from mklearn.regularizers import REGULARIZERS, make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
-from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import (
     DegenerateModelWarning,
     check_kernel_stack,

@@ -24,7 +24,7 @@ _EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are compu
 _LANCZOS_VECTORS = 32  # Lanczos basis size (ARPACK's ncv) of the check of larger kernels
 _LANCZOS_RESTARTS = 4  # ARPACK restarts: at most ~130 products with the kernel in all
 _PSD_TOL = 1e-6  # eigenvalues below -_PSD_TOL * largest make a kernel indefinite
-_CHOLESKY_N = 6000  # up to this n, PSD by a Cholesky factorisation of K + tol I (n^3 / 3 flops)
+_CHOLESKY_N = 3000  # up to this n, PSD by a Cholesky factorisation of K + tol I (n^3 / 3 flops)
 _SAFE_KERNEL_RANGE = (1e-100, 1e100)  # largest |diagonal entry| the solvers handle
 
 

@@ -268,8 +268,8 @@ def test_mwumkl_recipe():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_scaled_hinge_bias_equals_the_weighted_median(seed):
+    from mklearn.losses import best_hinge_bias
     from mklearn.solvers.mwu import _ScaledHinge
-    from mklearn.solvers.spg import best_hinge_bias
 
     rng = np.random.default_rng(seed)
     n = 41 + seed

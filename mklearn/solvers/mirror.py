@@ -50,8 +50,8 @@ import numpy as np
 
 from mklearn.extending import SIMPLEX
 from mklearn.groups import KernelGroups, check_groups
+from mklearn.losses import best_hinge_bias
 from mklearn.solvers.result import Certificate, MKLResult
-from mklearn.solvers.spg import best_hinge_bias
 from mklearn.svm import svc_dual
 
 INNER_TOL_START = 1e-1

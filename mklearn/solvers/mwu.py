@@ -73,8 +73,8 @@ from scipy.optimize import minimize_scalar
 
 from mklearn.extending import is_l1_simplex
 from mklearn.kernels.cache import RowCache
+from mklearn.losses import svm_primal
 from mklearn.solvers.result import MKLResult
-from mklearn.solvers.spg import svm_primal
 from mklearn.svm import svc_dual
 
 RHO = math.sqrt(1.5)  # width of the SDP: rho^2 <= 3/2 (paper, appendix A.3)
@@ -252,7 +252,7 @@ class _ScaledHinge:
 
     The hinge of point i kinks at ``b = y_i - s phi_i``; within a class these keep their order
     as s varies, so each class is sorted once and the best bias (the weighted median of
-    :func:`~mklearn.solvers.spg.best_hinge_bias`, uniform costs: the smallest kink where the
+    :func:`~mklearn.losses.best_hinge_bias`, uniform costs: the smallest kink where the
     right slope ``#neg kinks <= b - #pos kinks > b`` turns non-negative) is found by binary
     search over each class's kinks in O(log^2 n) instead of a sort per s.
     """

@@ -30,8 +30,8 @@ import time
 import numpy as np
 
 from mklearn.extending import implements
+from mklearn.losses import ClassificationTask, RegressionTask
 from mklearn.solvers.result import MKLResult
-from mklearn.solvers.spg import best_hinge_bias
 from mklearn.svm import mkl_step as core
 from mklearn.svm.rows import BaseRows
 from mklearn.svm.smo import SMOState, run_smo
@@ -109,16 +109,9 @@ def smo_mkl(
         If the regulariser is not smooth (l1), or ``cache_size`` holds fewer than two rows.
     """
     y = np.asarray(y, dtype=np.float64)
-    n = y.size
-    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-
-    def hinge(f):
-        bias = best_hinge_bias(f, y, cost)
-        return float(cost @ np.maximum(0.0, 1.0 - y * (f + bias))), bias
-
-    return _solve(provider, y, np.arange(n), -np.ones(n), cost, regularizer, hinge,
-                  tol=tol, max_iter=max_iter, callback=callback, cache_size=cache_size,
-                  closed_form=closed_form, shrinking=shrinking)
+    task = ClassificationTask(y, np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy())
+    return _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
+                  cache_size=cache_size, closed_form=closed_form, shrinking=shrinking)
 
 
 def smo_mkl_regression(
@@ -168,42 +161,18 @@ def smo_mkl_regression(
     ValueError
         As in :func:`smo_mkl`.
     """
-    y = np.asarray(y, dtype=np.float64)
-    n = y.size
-    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-    signs = np.concatenate([np.ones(n), -np.ones(n)])
-    index = np.concatenate([np.arange(n), np.arange(n)])
-    linear = np.concatenate([epsilon - y, epsilon + y])
-
-    def insensitive(f):
-        bias = best_insensitive_bias(f, y, epsilon, cost)
-        return float(cost @ np.maximum(0.0, np.abs(y - f - bias) - epsilon)), bias
-
-    result = _solve(provider, signs, index, linear, np.concatenate([cost, cost]), regularizer,
-                    insensitive, tol=tol, max_iter=max_iter, callback=callback,
-                    cache_size=cache_size, closed_form=closed_form,
-                    shrinking=shrinking)
-    result.alpha = result.alpha[:n] - result.alpha[n:]
+    task = RegressionTask(y, C, epsilon)
+    result = _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
+                    cache_size=cache_size, closed_form=closed_form, shrinking=shrinking)
+    result.alpha = task.coefficients(result.alpha)
     return result
 
 
-def best_insensitive_bias(f, y, epsilon, cost):
-    """The b minimising ``sum_i cost_i max(0, |y_i - f_i - b| - epsilon)`` (convex, piecewise
-    linear: the slope changes only at ``y_i - f_i +- epsilon``)."""
-    r = y - f
-    points = np.concatenate([r - epsilon, r + epsilon])
-    weights = np.concatenate([cost, cost])
-    order = np.argsort(points)
-    # slope right of a point: cost of residuals below b - epsilon minus those above b + epsilon;
-    # it rises by cost_i at each breakpoint and starts at -sum(cost)
-    slope_right = np.cumsum(weights[order]) - cost.sum()
-    t = int(np.searchsorted(slope_right, 0.0))
-    return float(points[order][min(t, points.size - 1)])
-
-
-def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, tol, max_iter,
-           callback, cache_size, closed_form, shrinking):
-    """The SMO-MKL loop shared by the tasks; ``primal_loss(f)`` gives (loss, best bias)."""
+def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
+           shrinking):
+    """The SMO-MKL loop shared by the losses (:mod:`mklearn.losses`): the task's signs, rows,
+    linear term and bounds, and ``task.loss(f)`` (loss, best bias) for the primal bound."""
+    signs, index, linear, upper = task.signs, task.index, task.linear, task.upper
     start = time.perf_counter()
     n, m = provider.n_samples, provider.n_kernels
     kind, lam, q, prior = _regularizer_kind(regularizer, m)
@@ -228,7 +197,7 @@ def _solve(provider, signs, index, linear, upper, regularizer, primal_loss, *, t
         beta = st.coefficients()
         g[:] = np.maximum(F @ beta, 0.0)  # exact quadratic terms from the outputs (no drift)
         core.kernel_weights(g, kind, lam, q, prior, d)
-        loss, bias = primal_loss(d @ F)
+        loss, bias = task.loss(d @ F)
         upper_bound = regularizer.value(d) + 0.5 * float(d @ g) + loss
         lower_bound = -float(linear @ alpha) - core.conjugate(g, kind, lam, q, prior)
         rel_gap = (upper_bound - lower_bound) / max(abs(upper_bound), 1e-12)

@@ -70,8 +70,8 @@ import numpy as np
 
 from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
+from mklearn.losses import ClassificationTask
 from mklearn.solvers.result import Certificate, MKLResult
-from mklearn.svm import svc_dual
 
 LAMBDA_MIN = 1e-10
 LAMBDA_MAX = 1e10
@@ -93,59 +93,6 @@ NEWTON_QP_ITER = 100  # FISTA iterations on the Newton model (measured: 500 cost
 NEWTON_AFTER = 10  # SPG iterations before the first Newton trial on a product of kernels
 NEWTON_MIN_PROGRESS = 1e-3  # share of the duality gap an accepted Newton step should close
 NEWTON_SLOW_STEPS = 3  # consecutive Newton steps closing less before a cooldown
-
-
-def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
-    """The bias b minimising ``sum_i cost_i max(0, 1 - y_i (f_i + b))`` (a weighted median)."""
-    breakpoints = y - f  # the hinge of point i has its kink at b = y_i - f_i
-    order = np.argsort(breakpoints)
-    b_sorted = breakpoints[order]
-    w_pos = np.where(y[order] > 0, cost[order], 0.0)
-    w_neg = np.where(y[order] < 0, cost[order], 0.0)
-    # slope just right of breakpoint t: negatives passed so far minus positives still ahead
-    slope_right = np.cumsum(w_neg) - (w_pos.sum() - np.cumsum(w_pos))
-    t = int(np.searchsorted(slope_right, 0.0))
-    return float(b_sorted[min(t, b_sorted.size - 1)])
-
-
-def svm_primal(K: np.ndarray, alpha: np.ndarray, y: np.ndarray, cost: np.ndarray):
-    """SVM primal value at ``w = sum_i alpha_i y_i phi(x_i)`` and the best bias; returns (P, b)."""
-    v = alpha * y
-    f = K @ v
-    b = best_hinge_bias(f, y, cost)
-    hinge = np.maximum(0.0, 1.0 - y * (f + b))
-    return 0.5 * float(v @ f) + float(cost @ hinge), b
-
-
-class ClassificationTask:
-    """C-SVC as the inner problem of MKL: LIBSVM's generic dual with signs ``y``, rows
-    ``arange(n)``, linear term ``-1`` and bounds ``C`` (see :mod:`mklearn.solvers.tasks` for
-    epsilon-SVR and one-class)."""
-
-    name = "classification"
-
-    def __init__(self, y, cost):
-        self.y = y
-        self.cost = cost
-        self.signs, self.upper = y, cost
-        self.index = np.arange(y.size)
-        self.linear = -np.ones(y.size)
-
-    def solve(self, K, alpha0, tol):
-        return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol)
-
-    def coefficients(self, alpha):
-        """``v = sum_t signs_t alpha_t e_index[t]`` (shape (n,)): ``1/2 alpha' Q alpha =
-        1/2 v' K v``."""
-        return alpha * self.y
-
-    def linear_value(self, alpha):
-        """``-p' alpha``, the linear part of the (maximised) dual."""
-        return float(alpha.sum())
-
-    def primal(self, K, alpha):
-        """(primal value at ``w = sum_i v_i phi(x_i)`` and the best bias, that bias)."""
-        return svm_primal(K, alpha, self.y, self.cost)
 
 
 class _Evaluator:
@@ -289,7 +236,7 @@ def spg_gmkl(
         Stop (``stop_reason="max_time"``, not converged) after this many seconds: the time
         cap of the paper's PGD runs.
     task : ClassificationTask, RegressionTask or OneClassTask, optional
-        The inner problem (:mod:`mklearn.solvers.tasks`); default C-SVC on ``(y, C)``. With
+        The inner problem and its loss (:mod:`mklearn.losses`); default C-SVC on ``(y, C)``. With
         another task ``y`` and ``C`` are unused, ``alpha`` of the result is the task's dual
         vector and ``intercept`` the bias of the task's primal.
 
