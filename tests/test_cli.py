@@ -179,7 +179,9 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
         float(match.group(2)) / abs(float(match.group(1))), rel=0.05)
     # the compile part is there when this fit compiled or loaded loops (first use of a path)
     assert re.search(r"^time: kernels [\d.]+ s, solver [\d.]+ s"
-                     r"(, numba compile/cache load [\d.]+ s)?, fit [\d.]+ s$", out, re.M)
+                     r"(, numba compile/cache load [\d.]+ s"
+                     r"( \(compiled on first use, cached for later runs\))?)?, fit [\d.]+ s$",
+                     out, re.M)
     # the tqdm progress bar goes to stderr, labelled by the solver, with the gap
     assert "spg" in err and "relative_duality_gap=" in err and "iteration" in err
     assert "Traceback" not in err
