@@ -20,6 +20,10 @@ from mklearn.kernels.threads import use_threads
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
 SUPPORT_ROWS_FRACTION = 2  # products K_k v from the support's rows when they are under half
+# K(d) on threads from this many points (measured on 2 cores, quiet: n = 300 and 1,000 were
+# 0.7x and 0.9-1.0x as fast on 2 threads, n = 1,500 and 2,000 1.2-1.6x); the quadratic terms
+# gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
+PARALLEL_COMBINE_MIN_SAMPLES = 1500
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -96,7 +100,8 @@ class SumOfKernels(KernelParameterisation):
         if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
             n = self.n_samples
             return (d @ self._flat).reshape(n, n)
-        if use_threads(active.size * self.n_samples * self.n_samples):
+        if (self.n_samples >= PARALLEL_COMBINE_MIN_SAMPLES
+                and use_threads(active.size * self.n_samples * self.n_samples)):
             return combine_parallel(self._km, d, active)
         return combine(self._km, d, active)
 

@@ -117,7 +117,8 @@ def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
     with numba_threads(1):
         serial = [combination.kernel(d), *combination.gradient_and_products(sparse),
                   *combination.gradient_and_products(dense)]
-    with numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1):
+    with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1),
+          patch("mklearn.combinations.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
         threaded = [combination.kernel(d), *combination.gradient_and_products(sparse),
                     *combination.gradient_and_products(dense)]
     for a, b in zip(serial, threaded, strict=True):
