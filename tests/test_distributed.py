@@ -221,10 +221,17 @@ class _KillsItsWorker(_NoSubset):
         self.flag = flag
 
     def rows(self, indices, kernels=None):
-        if _on_worker() and os.path.exists(self.flag):
-            os.remove(self.flag)
+        if _on_worker() and self._claim():
             os._exit(1)
         return self.inner.rows(indices, kernels)
+
+    def _claim(self):
+        """True for the one task that removes the flag (two workers may both see it)."""
+        try:
+            os.remove(self.flag)
+        except FileNotFoundError:
+            return False
+        return True
 
 
 def _on_worker():
