@@ -90,6 +90,29 @@ def test_rows_of_selected_kernels_in_requested_order():
         _close(out, stack[kernels][:, [7, 1], :])
 
 
+def test_subset_plans_equal_plans_built_from_the_specs():
+    """A subset's plan is sliced from the full plan's arrays: it must be the plan built from
+    the subset's specs, array for array (so rows are the same bit for bit)."""
+    from mklearn.kernels.bank import _build_plan, _subset_plan
+
+    specs = [s for name in SPEC_SETS for s in SPEC_SETS[name]]
+    full = _build_plan(specs, X.shape[1])
+    rng = np.random.default_rng(3)
+    for size in (1, 3, len(specs) // 2, len(specs)):
+        kernels = rng.permutation(len(specs))[:size]
+        built = _build_plan([specs[k] for k in kernels], X.shape[1])
+        sliced = _subset_plan(full, kernels)
+        for field in ("block_cols", "block_multi", "block_ptr", "kinds", "gammas", "coef0s",
+                      "degrees", "out_index"):
+            np.testing.assert_array_equal(getattr(sliced, field), getattr(built, field))
+            assert getattr(sliced, field).dtype == getattr(built, field).dtype
+        assert sliced.multi_needs_sq == built.multi_needs_sq
+        assert sliced.multi_needs_l1 == built.multi_needs_l1
+        assert len(sliced.multi_columns) == len(built.multi_columns)
+        for a, b in zip(sliced.multi_columns, built.multi_columns, strict=True):
+            assert (a is None and b is None) or np.array_equal(a, b)
+
+
 def test_recipe_rows_and_unit_trace():
     bank = KernelBank(simple_mkl_kernels().expand(X), standardize=True)
     stack = bank.fit_transform(X)
@@ -183,6 +206,29 @@ def test_cache_lru_eviction_and_byte_bound():
     row = cache.get(3)
     assert row.shape == (4, 50) and not row.flags.writeable
     assert cache.hits == 2
+
+
+def test_cache_loads_rows_together_for_a_provider_paying_per_call():
+    provider = _CountingProvider()
+    provider.rows_per_call = 4
+    row_bytes = 8 * 4 * 50
+    cache = RowCache(provider, cache_size=50 * row_bytes / 2**20)  # every row fits
+    assert cache.get(47)[0, 0] == 47
+    assert provider.calls == [[47, 48, 49, 0]]  # the next missing rows, wrapping
+    assert cache.get(48)[1, 3] == 48 and cache.get(0)[0, 0] == 0
+    cache.get(1)
+    assert provider.calls[-1] == [1, 2, 3, 4]
+    cache.get(46)
+    assert provider.calls[-1] == [46, 5, 6, 7]  # 47-49 and 0-4 are held
+    assert cache.misses == 12 and cache.hits == 2 and len(cache) == 12
+    for i in range(50):
+        assert cache.get(i)[3, 49] == i
+    # a cache that cannot hold every row loads one row per call (nothing useful evicted)
+    small = RowCache(provider, cache_size=3.5 * row_bytes / 2**20)
+    provider.calls.clear()
+    small.get(10)
+    small.get(11)
+    assert provider.calls == [[10], [11]]
 
 
 def test_cache_with_kernel_columns_and_bad_budget():

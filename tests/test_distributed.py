@@ -153,11 +153,16 @@ def test_spg_on_the_cluster_is_the_in_process_run(client, monkeypatch):
     y = y.astype(float)
     local = _operator(X)
     l1 = make_regularizer("l1", p=2.0, lam=1.0)
-    a = spg_gmkl(DaskKernels(local, None, n_blocks=2), y, 1.0, l1, tol=1e-3)
+    in_process = DaskKernels(local, None, n_blocks=2)
+    a = spg_gmkl(in_process, y, 1.0, l1, tol=1e-3)
     with get_task_stream(client) as stream:
         b = spg_gmkl(DaskKernels(local, client, n_blocks=2), y, 1.0, l1, tol=1e-3)
     tasks = {e["key"].split("-")[0] for e in stream.data}
     assert "weighted_rows" in tasks and tasks & {"quadratic_terms", "products"}
+    # rows of K(d) come 40 to a pass (every row, PASS_VALUES), not one pass per row
+    assert in_process.seconds["weighted_rows"][0] <= a.n_svm_solves
+    plain = spg_gmkl(local, y, 1.0, l1, tol=1e-3)  # rows one at a time, in this process
+    assert abs(a.objective - plain.objective) <= 1e-6 * abs(plain.objective)
     assert a.n_iter == b.n_iter and a.n_svm_solves == b.n_svm_solves
     assert np.array_equal(a.kernel_weights, b.kernel_weights)
     assert np.array_equal(a.alpha, b.alpha) and a.objective == b.objective

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from mklearn.distributed import _tasks
 from mklearn.distributed.backend import check_workers
+from mklearn.kernels import passes
 from mklearn.svm.rows import CombinedRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
@@ -37,6 +37,10 @@ __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 # workers costs milliseconds (Sonar, 10^4 kernels: rows of 2 10^6 values were 2.5x slower
 # on 2 workers than here; bench_distributed.py)
 DISTRIBUTE_MIN_VALUES = 10_000_000
+# kernel values a pass of rows of K(d) computes at least (rows asked for together): a round
+# trip cost about 50 ms on a 2-worker LocalCluster, a row of 10^5 Sonar kernels 28 ms of
+# one core, so single rows left the workers idle half the time (bench_distributed.py)
+PASS_VALUES = 1_000_000_000
 
 
 class DaskKernels:
@@ -135,13 +139,13 @@ class DaskKernels:
         computed on the workers from the support's block."""
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
-        return self._pass(_tasks.quadratic_terms, kernels, (support, v[support]))
+        return self._pass(passes.quadratic_terms, kernels, (support, v[support]))
 
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for every k or for ``kernels``: float64 of shape (m or len(kernels), n)."""
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
-        return self._pass(_tasks.products, kernels, (support, v[support]),
+        return self._pass(passes.products, kernels, (support, v[support]),
                           shape=(self.n_samples,))
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):
@@ -163,12 +167,19 @@ class DaskKernels:
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         if kernels.size * indices.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
-            if restrict:
-                return self.local.combined_block(indices, kernels, weights)
-            return np.tensordot(weights, self.local.rows(indices, kernels), axes=(0, 0))
+            return self.local.combined_rows(indices, kernels, weights, restrict)
         width = indices.size if restrict else self.n_samples
-        return self._weighted_pass(_tasks.weighted_rows, kernels, weights, (indices,),
+        return self._weighted_pass(passes.weighted_rows, kernels, weights, (indices,),
                                    (restrict,), (indices.size, width))
+
+    def combined_rows_per_call(self, n_kernels: int) -> int:
+        """Rows of ``K(d)`` over ``n_kernels`` active kernels worth one pass on the workers
+        (about ``PASS_VALUES`` kernel values, at most n); 1 when a row stays in this process
+        (under ``DISTRIBUTE_MIN_VALUES``). The row cache then loads that many at a miss."""
+        per_row = max(int(n_kernels), 1) * self.n_samples
+        if per_row < DISTRIBUTE_MIN_VALUES:
+            return 1
+        return max(1, min(self.n_samples, PASS_VALUES // per_row))
 
     def combined_block(self, indices, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]`` (:meth:`combined_rows`
@@ -182,7 +193,7 @@ class DaskKernels:
         support = np.flatnonzero(v)
         if kernels.size * support.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
             return np.asarray(weights, dtype=np.float64) @ self.local.products(v, kernels)
-        return self._weighted_pass(_tasks.weighted_products, kernels, weights,
+        return self._weighted_pass(passes.weighted_products, kernels, weights,
                                    (support, v[support]), (), (self.n_samples,))
 
     def _blocks(self, kernels):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,14 @@ class _Plan:
     multi_needs_sq: list  # per multi-column block: an RBF needs squared distances
     multi_needs_l1: list  # per multi-column block: a Laplacian needs L1 distances
 
+    @functools.cached_property
+    def positions(self):
+        """(entry of each kernel in the plan's order, block of each entry): the index that
+        :func:`_subset_plan` slices subsets with."""
+        entry_of = np.empty(self.out_index.size, dtype=np.int64)
+        entry_of[self.out_index] = np.arange(self.out_index.size)
+        return entry_of, np.repeat(np.arange(self.block_ptr.size - 1), np.diff(self.block_ptr))
+
     @property
     def loop_arrays(self):
         """The per-block and per-kernel arrays, in the order the numba loops take them."""
@@ -142,6 +151,44 @@ def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
         multi_columns=multi_columns,
         multi_needs_sq=multi_needs_sq,
         multi_needs_l1=multi_needs_l1,
+    )
+
+
+def _subset_plan(full: _Plan, kernels: np.ndarray) -> _Plan:
+    """The plan :func:`_build_plan` gives for the specs ``kernels`` (indices into the specs
+    of ``full``), taken from ``full``'s arrays without reading a spec: ``O(len(kernels))``
+    numpy work, where rebuilding costs a Python call per kernel (0.8 s for 10^5 kernels)."""
+    n_blocks = full.block_ptr.size - 1
+    entry_of, block_of = full.positions
+    entries = entry_of[kernels]
+    block = block_of[entries]
+    # blocks in the order of their first kernel in ``kernels``, kernels in order within one
+    used, first = np.unique(block, return_index=True)
+    used = used[np.argsort(first)]
+    rank = np.empty(n_blocks, dtype=np.int64)
+    rank[used] = np.arange(used.size)
+    order = np.argsort(rank[block], kind="stable")
+    block_ptr = np.zeros(used.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rank[block], minlength=used.size), out=block_ptr[1:])
+    picked = entries[order]
+    kinds = full.kinds[picked]
+    old_multi = full.block_multi[used]
+    block_multi = np.full(used.size, -1, dtype=np.int64)
+    multi = np.flatnonzero(old_multi >= 0)
+    block_multi[multi] = np.arange(multi.size)
+    block_kinds = [kinds[block_ptr[b]:block_ptr[b + 1]] for b in multi]
+    return _Plan(
+        block_cols=full.block_cols[used],
+        block_multi=block_multi,
+        block_ptr=block_ptr,
+        kinds=kinds,
+        gammas=full.gammas[picked],
+        coef0s=full.coef0s[picked],
+        degrees=full.degrees[picked],
+        out_index=order.astype(np.int64),
+        multi_columns=[full.multi_columns[i] for i in old_multi[multi]],
+        multi_needs_sq=[bool((k == KIND_RBF).any()) for k in block_kinds],
+        multi_needs_l1=[bool((k == KIND_LAPLACIAN).any()) for k in block_kinds],
     )
 
 

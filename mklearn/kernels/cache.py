@@ -109,7 +109,14 @@ class RowCache:
         return bool(self.slot_of[int(i)] >= 0)
 
     def load(self, i: int) -> int:
-        """Compute row i into a free or the least recently used slot; return the slot."""
+        """Compute row i into a free or the least recently used slot; return the slot.
+
+        A provider that pays per call (``rows_per_call > 1``, e.g. rows of ``K(d)`` summed
+        on Dask workers) gets row i and the next missing rows after it in one call, when
+        every row fits (nothing is evicted)."""
+        batch = int(getattr(self.provider, "rows_per_call", 1))
+        if batch > 1 and self.capacity >= self.slot_of.size:
+            return self._load_batch(i, batch)
         if self._filled < self.capacity:
             slot = self._filled
             self._filled += 1
@@ -127,6 +134,22 @@ class RowCache:
         self.last_used[slot] = self.clock[0]
         self.misses += 1
         return slot
+
+    def _load_batch(self, i: int, batch: int) -> int:
+        """Rows i and the next missing ones (in index order, wrapping) into free slots, up
+        to ``batch`` rows in one provider call; return row i's slot."""
+        missing = np.flatnonzero(self.slot_of < 0)
+        rows = np.roll(missing, -int(np.searchsorted(missing, i)))[:batch]
+        first = self._filled
+        slots = np.arange(first, first + rows.size)
+        self.store[first:first + rows.size] = np.moveaxis(self.provider.rows(rows), 1, 0)
+        self.owner[slots] = rows
+        self.slot_of[rows] = slots
+        self.clock[0] += 1
+        self.last_used[slots] = self.clock[0]
+        self._filled += rows.size
+        self.misses += rows.size
+        return int(self.slot_of[i])
 
     def get(self, i: int) -> np.ndarray:
         """Row i of every kernel: ndarray of shape (n_kernels, n_samples), a view of the slot.

@@ -28,6 +28,7 @@ from .bank import (
     _build_plan,
     _check_index_array,
     _Plan,
+    _subset_plan,
     kernel_diagonals,
 )
 from .specs import KIND_RBF
@@ -114,8 +115,7 @@ class KernelColumns:
             return plan, self._scales[plan.out_index]
         key = kernels.tobytes()
         if self._subset_plan is None or self._subset_plan[0] != key:
-            specs = [self._specs[k] for k in kernels]
-            self._subset_plan = (key, _build_plan(specs, self._X.shape[1]))
+            self._subset_plan = (key, _subset_plan(self._full_plan, kernels))
         plan = self._subset_plan[1]
         return plan, self._scales[kernels][plan.out_index]
 
@@ -142,7 +142,7 @@ class KernelColumns:
         sub._scales = self._scales[kernels]
         sub.n_kernels = kernels.size
         sub.kernel_names = [self.kernel_names[k] for k in kernels]
-        sub._full_plan = _build_plan(sub._specs, self._X.shape[1])
+        sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffer = None, {}, None
         return sub
 

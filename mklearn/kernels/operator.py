@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from mklearn.kernels import passes
 from mklearn.kernels.cache import MB, RowCache
 from mklearn.svm.rows import CombinedRows
 
@@ -109,23 +110,25 @@ class RowKernels:
             out[:, ~cached] = self.provider.rows(indices[~cached], picked)
         return out
 
-    def combined_block(self, indices, kernels, weights) -> np.ndarray:
-        """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]``, shape
-        (len(indices), len(indices)): computed on those points only when the provider can
-        restrict itself to them, in blocks of about 64 MB of rows."""
+    def combined_rows(self, indices, kernels, weights, restrict=False) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]}[indices, :]``, shape (len(indices), n) (with
+        ``restrict``, columns ``indices`` only): from the cached rows of every base kernel
+        when they are all there, else computed in small chunks of kernels
+        (:func:`mklearn.kernels.passes.weighted_rows`)."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
-        restricted = getattr(self.provider, "restricted", None)
-        source = self.provider if restricted is None else restricted(indices)
-        columns = indices if restricted is None else slice(None)
-        positions = indices if restricted is None else np.arange(indices.size)
-        out = np.empty((indices.size, indices.size))
-        block = max(1, BLOCK_BYTES // (8 * max(kernels.size, 1) * source.n_samples))
-        for start in range(0, indices.size, block):
-            part = source.rows(positions[start:start + block], kernels)[:, :, columns]
-            out[start:start + block] = np.tensordot(weights, part, axes=(0, 0))
-        return out
+        slots = self.base.slot_of[indices]
+        if (slots >= 0).all():
+            rows = np.tensordot(weights, self.base.store[np.ix_(slots, kernels)], axes=(0, 1))
+            return rows[:, indices] if restrict else rows
+        return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict)
+
+    def combined_block(self, indices, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]``, shape
+        (len(indices), len(indices)): computed on those points only when the provider can
+        restrict itself to them (:meth:`combined_rows` with ``restrict``)."""
+        return self.combined_rows(indices, kernels, weights, restrict=True)
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""
@@ -134,7 +137,7 @@ class RowKernels:
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of
         shape (len(kernels), n). Rows come from the cache when the support fits in it,
-        else in blocks of about 64 MB computed by the provider."""
+        else in small chunks computed by the provider (:func:`passes.products`)."""
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
         m = self.n_kernels if kernels is None else len(kernels)
@@ -144,32 +147,22 @@ class RowKernels:
             for s in support:
                 out += v[s] * self.base.get(s)[picked]
             return out
-        block = max(1, BLOCK_BYTES // (8 * max(m, 1) * self.n_samples))
-        for start in range(0, support.size, block):
-            rows = support[start:start + block]
-            out += np.einsum("kbn,b->kn", self.provider.rows(rows, kernels), v[rows])
-        return out
+        return passes.products(self.provider, support, v[support], kernels)
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),).
 
         From cached rows when the support of v fits in the cache; else from the support's
-        block ``K_k[S, S]`` only (a provider with ``restricted``), in blocks of about 64 MB.
+        block ``K_k[S, S]`` only (a provider with ``restricted``), in small chunks
+        (:func:`mklearn.kernels.passes.quadratic_terms`).
         """
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
-        restricted = getattr(self.provider, "restricted", None)
-        if support.size <= self.base.capacity or restricted is None:
+        if support.size <= self.base.capacity:
             return self.products(v, kernels) @ v
-        sub = restricted(support)
-        v_s = v[support]
-        m = self.n_kernels if kernels is None else len(kernels)
-        g = np.zeros(m)
-        block = max(1, BLOCK_BYTES // (8 * max(m, 1) * support.size))
-        for start in range(0, support.size, block):
-            rows = np.arange(start, min(start + block, support.size))
-            g += (sub.rows(rows, kernels) @ v_s) @ v_s[rows]
-        return g
+        if kernels is not None:
+            kernels = np.asarray(kernels, dtype=np.int64)
+        return passes.quadratic_terms(self.provider, support, v[support], kernels)
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or the t-th of

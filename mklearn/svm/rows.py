@@ -135,6 +135,8 @@ class _Combined:
         self.n_samples = provider.n_samples
         self.kernels = np.flatnonzero(d > 0)
         self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
+        per_call = getattr(provider, "combined_rows_per_call", None)  # a provider paying per call
+        self.rows_per_call = 1 if per_call is None else int(per_call(self.kernels.size))
 
     def rows(self, indices, out=None):
         own = getattr(self.provider, "combined_rows", None)  # e.g. summed on Dask workers

@@ -1,7 +1,16 @@
-"""What a Dask worker computes for one block of kernels. Each kernel's number is computed
-the same way whatever the block holds (kernels in chunks, rows in chunks whose size depends
-on the support and n only), so the results do not depend on how kernels are split into
-blocks or workers."""
+"""Per-kernel passes over rows computed from a provider, in small chunks of kernels x rows.
+
+The row operator (:class:`~mklearn.kernels.operator.RowKernels`) runs them on all its
+kernels, a Dask worker (:mod:`mklearn.distributed`) on its block of kernels. Each kernel's
+number is computed the same way whatever the call holds (kernels in chunks, rows in chunks
+whose size depends on the support and n only), so the results do not depend on how kernels
+are split into blocks or workers.
+
+Chunks are small on purpose: a chunk's rows are written by the kernel loop and read back by
+the product while they are still in the processor's cache. On Sonar with 10^5 RBF kernels,
+4 MB chunks made a pass of the quadratic terms 1.9x and rows of ``K(d)`` 1.5-3x faster than
+64 MB chunks.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +20,7 @@ from mklearn.kernels.cache import MB
 
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_products", "CHUNK_BYTES"]
 
-CHUNK_BYTES = 64 * MB  # kernel rows a worker holds at once
+CHUNK_BYTES = 4 * MB  # kernel rows computed at once
 
 
 def _chunks(n_kernels, n_rows, width):
