@@ -25,7 +25,7 @@ from sklearn.utils.validation import (
 
 from mklearn import _product_estimator as _product
 from mklearn.combinations import SumOfKernels
-from mklearn.distributed import DaskKernels, active_client, local_jobs
+from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
@@ -186,6 +186,17 @@ class _KernelInput:
             print(f"mklearn: per-kernel passes on Dask ({len(client.nthreads())} workers)",
                   file=sys.stderr)
         return DaskKernels(operator, client)
+
+    def _on_workers(self, provider):
+        """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
+        per-kernel state in Dask actors) when a Dask client is active, else itself."""
+        client = active_client(getattr(self, "n_jobs", None))
+        if client is None:
+            return provider
+        if getattr(self, "verbose", 0):
+            print(f"mklearn: per-kernel state on Dask ({len(client.nthreads())} workers)",
+                  file=sys.stderr)
+        return DaskColumns(provider, client)
 
     def _check_before_kernels(self, bank):
         """Checks that need the kernel count, run before any kernel is computed (no-op)."""
@@ -655,6 +666,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         else:
             self.__dict__.pop("product_", None)
             combination, y = self._training_kernels(X, y, columns=columns)
+            if info.state_on_workers:
+                combination = self._on_workers(combination)
         self.kernel_time_ = time.perf_counter() - start
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -818,6 +831,17 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         else:
             for name in ("group_names_", "group_weights_"):
                 self.__dict__.pop(name, None)
+
+    def _on_workers(self, provider):
+        """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
+        per-kernel state in Dask actors) when a Dask client is active, else itself."""
+        client = active_client(getattr(self, "n_jobs", None))
+        if client is None:
+            return provider
+        if getattr(self, "verbose", 0):
+            print(f"mklearn: per-kernel state on Dask ({len(client.nthreads())} workers)",
+                  file=sys.stderr)
+        return DaskColumns(provider, client)
 
     def _check_before_kernels(self, bank):
         """The groups are checked against the kernel count before any kernel is computed."""

@@ -20,6 +20,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 import mklearn  # noqa: E402
 from mklearn import MKLClassifier  # noqa: E402
 from mklearn.distributed import (  # noqa: E402
+    DaskColumns,
     DaskKernels,
     active_client,
     check_workers,
@@ -29,6 +30,7 @@ from mklearn.kernels import RBF, KernelBank  # noqa: E402
 from mklearn.kernels.columns import KernelColumns, StackColumns  # noqa: E402
 from mklearn.kernels.operator import RowKernels  # noqa: E402
 from mklearn.regularizers import make_regularizer  # noqa: E402
+from mklearn.solvers.mwu import mwu_mkl  # noqa: E402
 from mklearn.solvers.spg import spg_gmkl  # noqa: E402
 
 
@@ -166,6 +168,55 @@ def test_spg_on_the_cluster_is_the_in_process_run(client, monkeypatch):
     assert a.n_iter == b.n_iter and a.n_svm_solves == b.n_svm_solves
     assert np.array_equal(a.kernel_weights, b.kernel_weights)
     assert np.array_equal(a.alpha, b.alpha) and a.objective == b.objective
+
+
+def test_mwu_in_actors_is_the_in_process_run(client):
+    """MWUMKL's state in one actor per worker equals the same blocks in process bit for bit,
+    and one block to rounding."""
+    X, y = _data()
+    y = y.astype(float)
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    options = dict(iterations=300, cache_size=1.0)
+    a = mwu_mkl(DaskColumns(provider, None, n_blocks=2), y, 1.0, **options)
+    with get_task_stream(client) as stream:
+        b = mwu_mkl(DaskColumns(provider, client), y, 1.0, **options)
+    starts = [e for e in stream.data if e["key"].startswith("MWUBlock")]
+    assert len(starts) == 2 and len(_workers(stream)) == 2  # one actor on each worker
+    assert np.array_equal(a.kernel_weights, b.kernel_weights)
+    assert np.array_equal(a.alpha, b.alpha) and a.intercept == b.intercept
+    assert [r["upper"] for r in a.history] == [r["upper"] for r in b.history]
+    one = mwu_mkl(provider, y, 1.0, **options)
+    np.testing.assert_allclose(a.kernel_weights, one.kernel_weights, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(a.alpha, one.alpha, rtol=1e-9, atol=1e-12)
+    # a provider that cannot split itself: each actor asks it for its kernels
+    whole = mwu_mkl(DaskColumns(_NoSubset(provider), client, n_blocks=3), y, 1.0, **options)
+    three = mwu_mkl(DaskColumns(provider, None, n_blocks=3), y, 1.0, **options)
+    assert np.array_equal(whole.kernel_weights, three.kernel_weights)
+
+
+def test_mwu_estimator_under_the_dask_backend(client):
+    X, y = _data()
+    params = dict(kernels=SPECS, solver="mwu", C=10.0,
+                  solver_options={"iterations": 300})
+    local = MKLClassifier(**params).fit(X, y)
+    with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
+        remote = MKLClassifier(n_jobs=-1, **params).fit(X, y)
+    assert any(e["key"].startswith("MWUBlock") for e in stream.data)
+    np.testing.assert_allclose(remote.kernel_weights_, local.kernel_weights_, rtol=1e-9,
+                               atol=1e-15)
+    assert np.array_equal(remote.predict(X), local.predict(X))
+
+
+def test_a_worker_lost_under_mwu_is_a_clear_error(client, tmp_path):
+    X, y = _data()
+    flag = tmp_path / "kill-once"
+    flag.touch()
+    provider = _KillsItsWorker(StackColumns(KernelBank(SPECS).fit_transform(X)), str(flag))
+    with pytest.raises(RuntimeError, match="MWUMKL's per-kernel state.*no partial model"):
+        mwu_mkl(DaskColumns(provider, client), y.astype(float), 1.0, iterations=50,
+                cache_size=1.0)
+    assert not flag.exists()
+    client.wait_for_workers(2, timeout=60)
 
 
 @pytest.mark.parametrize("solver, regularizer", [("spg", "l1"), ("mirror", "l1"),

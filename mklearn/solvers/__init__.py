@@ -54,6 +54,9 @@ class SolverInfo:
     record_unit: str = "iteration"
     max_iter_counts_records: bool = True
     n_iter_unit: str = "iterations"  # what the result's n_iter (the estimators' n_iter_) counts
+    # keeps per-kernel state that a column provider may hold on Dask workers
+    # (mklearn.distributed.DaskColumns, inside joblib's Dask backend)
+    state_on_workers: bool = False
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -139,6 +142,7 @@ SOLVERS = {
         record_unit="check",  # a fixed number of MWU iterations set by epsilon; ~50 checks
         max_iter_counts_records=False,
         n_iter_unit="MWU iterations",
+        state_on_workers=True,
     ),
     "silp": SolverInfo(
         silp_mkl,

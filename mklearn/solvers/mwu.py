@@ -72,8 +72,8 @@ from numba import njit
 from scipy.optimize import minimize_scalar
 
 from mklearn.extending import is_l1_simplex
-from mklearn.kernels.cache import RowCache
 from mklearn.losses import svm_primal
+from mklearn.solvers.mwu_blocks import MWUBlocks
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import svc_dual
 
@@ -123,80 +123,6 @@ def _most_violating_pair(margin, y, acc, limit):
     return j_pos, j_neg, forced
 
 
-@njit(cache=True)
-def _step(
-    g_alpha,
-    quad,
-    acc,
-    row_pos,
-    row_neg,
-    j_pos,
-    j_neg,
-    inv_trace,
-    y,
-    valid,
-    kappa,
-    t,
-    adaptive,
-    weights,
-    margin,
-):
-    """One MWUMKL iteration after FIND-alpha picked ``j_pos`` and ``j_neg``, in place.
-
-    ``g_alpha`` (m, n) holds ``Y K_i Y acc / r_i`` and ``quad`` (m) ``acc' Y K_i Y acc / r_i``;
-    ``row_pos``/``row_neg`` (m, n) are the raw kernel rows at the two points. Updates ``quad``
-    (from the entries of ``g_alpha`` before its update), ``acc``, the weights
-    ``d_i ∝ sinh(x_i) / ||A_i alpha||`` with ``x_i = c ||A_i alpha||`` (``c = kappa`` as in
-    the paper, or ``kappa t / max_k ||A_k alpha||``), evaluated with the largest exponent
-    subtracted (footnote 3), then ``g_alpha`` and ``margin = sum_i d_i g_alpha_i`` in one pass.
-    """
-    m, n = g_alpha.shape
-    for i in range(m):
-        quad[i] += (
-            g_alpha[i, j_pos]
-            + g_alpha[i, j_neg]
-            + 0.25
-            * inv_trace[i]
-            * (row_pos[i, j_pos] + row_neg[i, j_neg] - 2.0 * row_pos[i, j_neg])
-        )
-        if quad[i] < 0.0:
-            quad[i] = 0.0
-    acc[j_pos] += 0.5
-    acc[j_neg] += 0.5
-    top = 0.0
-    for i in range(m):
-        if valid[i]:
-            top = max(top, math.sqrt(quad[i]))
-    c = kappa
-    if adaptive:
-        c = kappa * t / top if top > 0.0 else 0.0
-    x_top = c * top
-    total = 0.0
-    for i in range(m):
-        x = c * math.sqrt(quad[i])
-        if not valid[i]:
-            ratio = 0.0
-        elif x > 0.0:  # e^-x_top sinh(x) / x
-            ratio = -math.exp(x - x_top) * math.expm1(-2.0 * x) / (2.0 * x)
-        else:
-            ratio = math.exp(-x_top)
-        weights[i] = ratio
-        total += ratio
-    for i in range(m):
-        weights[i] /= total
-    margin[:] = 0.0
-    for i in range(m):
-        half = 0.5 * inv_trace[i]
-        w = weights[i]
-        gi = g_alpha[i]
-        rp = row_pos[i]
-        rn = row_neg[i]
-        for j in range(n):
-            v = gi[j] + half * y[j] * (rp[j] - rn[j])
-            gi[j] = v
-            margin[j] += w * v
-
-
 def _check_inputs(combination, y, C, regularizer, epsilon, variant):
     if not (hasattr(combination, "rows") and hasattr(combination, "diagonal")):
         raise ValueError(
@@ -233,6 +159,15 @@ def _check_inputs(combination, y, C, regularizer, epsilon, variant):
             "of the two class hulls; y has one class only."
         )
     return np.ascontiguousarray(y)
+
+
+def _blocks(combination, y, inv_trace, valid, cache_size):
+    """The per-kernel state: on Dask workers when the provider offers it
+    (``mwu_blocks``, :class:`mklearn.distributed.DaskColumns`), else in this process."""
+    own = getattr(combination, "mwu_blocks", None)
+    if own is not None:
+        return own(y, inv_trace, valid, cache_size)
+    return MWUBlocks(combination, y, inv_trace, valid, cache_size)
 
 
 def _learned_kernel(combination, mu):
@@ -331,11 +266,12 @@ def _lower_bound(beta, lam_max, C):
     return s - 0.5 * s * s * lam_max
 
 
-def _model(acc, t, quad, weights, margin, y, C, midpoint):
-    """Model (alpha, bias) at the average pick ``acc / t`` with kernel weights ``weights``, its
-    primal value (upper bound) and the margin violators."""
+def _model(acc, t, weighted_quad, margin, y, C, midpoint):
+    """Model (alpha, bias) at the average pick ``acc / t`` with kernel weights d (through
+    ``weighted_quad = sum_i d_i acc' G_i acc / r_i`` and ``margin = G(d) acc``), its primal
+    value (upper bound) and the margin violators."""
     beta = acc / t
-    lam = float(weights @ quad) / t**2  # beta' G(d) beta
+    lam = weighted_quad / t**2  # beta' G(d) beta
     phi = y * margin / t  # decision values of alpha = beta: sum_j beta_j y_j K(d)(x_j, x_i)
     if midpoint or lam <= 0:
         s, bias, upper = _midpoint_model(beta, phi, y, lam if lam > 0 else 1.0, C)
@@ -419,7 +355,7 @@ def mwu_mkl(
     C = float(C)
     adaptive = variant == "adaptive"
     start = time.perf_counter()
-    n, m = combination.n_samples, combination.n_kernels
+    n = combination.n_samples
     traces = combination.diagonal().sum(axis=1)
     trace_ok = np.isfinite(traces) & (traces > 0)
     if not trace_ok.any():
@@ -429,52 +365,39 @@ def mwu_mkl(
     if T < 1:
         raise ValueError(f"iterations must be >= 1; got {iterations!r}.")
     kappa = -math.log1p(-epsilon / (2.0 * RHO)) / (2.0 * RHO)  # eps' / (2 rho)
-    cache = RowCache(combination, cache_size)
+    blocks = _blocks(combination, y, inv_trace, trace_ok, cache_size)
     hard = math.isinf(C)
     if adaptive:
         cap = math.inf  # set from the margin violators at each record
     else:
         cap = C if C < 0.5 else math.inf  # the paper's bound on the normalised alpha
 
-    g_alpha = np.zeros((m, n))  # Y K_i Y acc / r_i
-    quad = np.zeros(m)  # acc' Y K_i Y acc / r_i
     acc = np.zeros(n)  # FIND-alpha picks, 1/2 each (sum = t)
     margin = np.zeros(n)  # G(d) acc for the current weights d
-    weights = np.empty(m)
-    weight_sum = np.zeros(m)
+    last_total, accumulate = 1.0, False  # weights d = ratio / total; in the average?
     every = max(1, T // HISTORY_POINTS)
     history, forced = [], 0
     for t in range(1, T + 1):
         j_pos, j_neg, n_forced = _most_violating_pair(margin, y, acc, cap * t)
         forced += n_forced
-        row_pos, row_neg = cache.get(j_pos), cache.get(j_neg)
-        _step(
-            g_alpha,
-            quad,
-            acc,
-            row_pos,
-            row_neg,
-            j_pos,
-            j_neg,
-            inv_trace,
-            y,
-            trace_ok,
-            kappa,
-            float(t),
-            adaptive,
-            weights,
-            margin,
-        )
-        if t > T // 2:
-            weight_sum += weights
+        top = blocks.update(j_pos, j_neg, last_total, accumulate)  # max ||A_i alpha||
+        acc[j_pos] += 0.5
+        acc[j_neg] += 0.5
+        c = kappa  # the exponent's scale: the paper's, or relative to the largest gain
+        if adaptive:
+            c = kappa * t / top if top > 0.0 else 0.0
+        total, weighted_quad, largest, margin = blocks.combine(c, c * top)
+        margin /= total
+        last_total, accumulate = total, t > T // 2  # the MWU guarantee is on the average
         if t % every == 0 or t == T:
             _, _, upper, violators = _model(
-                acc, t, quad, weights, margin, y, C, hard or not adaptive
+                acc, t, weighted_quad / total, margin, y, C, hard or not adaptive
             )
             if adaptive and not hard:
                 worst = max(int(violators[y > 0].sum()), int(violators[y < 0].sum()))
                 cap = 0.5 / worst if worst > 0 else math.inf
-            lower = _lower_bound(acc / t, quad[trace_ok].max() / t**2, C)
+            lower = _lower_bound(acc / t, top**2 / t**2, C)
+            hits, misses = blocks.counts()
             record = {
                 "iteration": t,
                 "lower": lower,
@@ -483,11 +406,11 @@ def mwu_mkl(
                 "relative_duality_gap": ((upper - lower) / max(abs(upper), 1e-12)
                                          if math.isfinite(upper) else math.nan),
                 "objective": upper,
-                "max_weight": float(weights.max()),
+                "max_weight": largest / total,
                 "cap": cap,
                 "forced": forced,
-                "cache_hits": cache.hits,
-                "cache_misses": cache.misses,
+                "cache_hits": hits,
+                "cache_misses": misses,
                 "n_svm_solves": 0,
                 "time": time.perf_counter() - start,
             }
@@ -495,11 +418,13 @@ def mwu_mkl(
             if callback is not None:
                 callback(record)
 
-    if adaptive:  # the MWU guarantee is on averaged strategies
-        weights = weight_sum / weight_sum.sum()
-        margin = weights @ g_alpha
-    alpha, bias, upper, _ = _model(acc, T, quad, weights, margin, y, C, hard or not adaptive)
-    lower = _lower_bound(acc / T, quad[trace_ok].max() / T**2, C)
+    weights, weighted_quad, margin = blocks.finish(last_total, accumulate, adaptive)
+    norm = weights.sum()
+    weights /= norm
+    margin /= norm
+    alpha, bias, upper, _ = _model(acc, T, weighted_quad / norm, margin, y, C,
+                                   hard or not adaptive)
+    lower = _lower_bound(acc / T, top**2 / T**2, C)
     mu = weights * inv_trace  # weights of the raw kernels: sum_i mu_i r_i = 1
     objective, n_svm = math.nan, 0
     if evaluate_objective is None:
