@@ -26,6 +26,11 @@ each run is recorded.
 
     python benchmarks/bench_distributed.py --kernels 10000 100000 [--small]
     python benchmarks/bench_distributed.py --kernels 1000000 --setups dask2 dask1
+    python benchmarks/bench_distributed.py --solver mwu --kernels 100000 --mwu-iterations 400
+
+``--solver mwu`` times MWUMKL instead (a fixed number of iterations, C = 1 unless given;
+the client-side ``n_jobs1``/``n_jobs2`` against one Dask actor per worker, ``dask1``/``dask2``);
+the results go under ``mwu_runs``.
 """
 
 from __future__ import annotations
@@ -65,15 +70,8 @@ def rbf_specs(n_kernels, n_features):
 
 def one_run(setup, provider, y, args):
     """Solve once on ``setup``; a dict of the measurements."""
-    from mklearn.distributed import DaskKernels
-    from mklearn.kernels.operator import RowKernels
     from mklearn.kernels.threads import numba_threads
-    from mklearn.regularizers import make_regularizer
-    from mklearn.solvers.spg import spg_gmkl
 
-    n, m = provider.n_samples, provider.n_kernels
-    cache = max(args.cache_size, 1.05 * 2 * 8 * (m + 1) * n / 2**20)  # two rows of every kernel
-    local = RowKernels(provider, cache)
     record = {"setup": setup, "load_average_at_start": list(os.getloadavg())}
     cluster = client = None
     try:
@@ -84,22 +82,67 @@ def one_run(setup, provider, y, args):
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                    dashboard_address=None)
             client = Client(cluster)
-            start = time.perf_counter()
-            operator = DaskKernels(local, client)
-            record["scatter_seconds"] = time.perf_counter() - start
-            jobs = 1
-        else:
-            operator, jobs = local, int(setup[-1])
-        regularizer = make_regularizer("l1", p=2.0, lam=1.0)
+        jobs = 1 if client is not None else int(setup[-1])
+        solve = _solve_mwu if args.solver == "mwu" else _solve_spg
         with numba_threads(jobs):
-            start = time.perf_counter()
-            result = spg_gmkl(operator, y, args.C, regularizer, tol=args.tol,
-                              max_time=args.max_time)
-            seconds = time.perf_counter() - start
+            solve(provider, y, client, args, record)
     finally:
         if client is not None:
             client.close()
             cluster.close()
+    print(f"  {setup:8s} {record['seconds']:9.1f} s  {record['n_iter']:4d} it  "
+          f"{record['seconds_per_iteration']:8.3f} s/it  gap "
+          f"{record['relative_duality_gap']:.1e}  objective {record['objective']:.6g}  "
+          f"load {record['load_average_at_start'][0]:.2f}", flush=True)
+    return record
+
+
+def _solve_spg(provider, y, client, args, record):
+    from mklearn.distributed import DaskKernels
+    from mklearn.kernels.operator import RowKernels
+    from mklearn.regularizers import make_regularizer
+    from mklearn.solvers.spg import spg_gmkl
+
+    n, m = provider.n_samples, provider.n_kernels
+    cache = max(args.cache_size, 1.05 * 2 * 8 * (m + 1) * n / 2**20)  # two rows of every kernel
+    operator = RowKernels(provider, cache)
+    if client is not None:
+        start = time.perf_counter()
+        operator = DaskKernels(operator, client)
+        record["scatter_seconds"] = time.perf_counter() - start
+    regularizer = make_regularizer("l1", p=2.0, lam=1.0)
+    start = time.perf_counter()
+    result = spg_gmkl(operator, y, args.C, regularizer, tol=args.tol, max_time=args.max_time)
+    _record_result(record, result, time.perf_counter() - start)
+    if client is not None:
+        record.update({
+            "blocks": int(operator.n_blocks),
+            "distributed_passes": int(operator.n_calls),
+            "bytes_sent_per_iteration": operator.bytes_sent / max(result.n_iter, 1),
+            "bytes_received_per_iteration": operator.bytes_received / max(result.n_iter, 1),
+            "pass_seconds": {name: {"passes": calls, "seconds": secs}
+                             for name, (calls, secs) in operator.seconds.items()},
+        })
+
+
+def _solve_mwu(provider, y, client, args, record):
+    """MWUMKL for ``--mwu-iterations`` iterations (a fixed count: the time per iteration is
+    the measure), with its state in one Dask actor per worker when there is a client. The
+    actors are placed (the blocks' rows sent) before the clock starts."""
+    from mklearn.distributed import DaskColumns
+    from mklearn.solvers.mwu import mwu_mkl
+
+    n, m = provider.n_samples, provider.n_kernels
+    cache = max(args.cache_size, 1.05 * 8 * m * n / 2**20)  # a row of every kernel
+    columns = provider if client is None else DaskColumns(provider, client)
+    start = time.perf_counter()
+    result = mwu_mkl(columns, y, args.C, iterations=args.mwu_iterations, cache_size=cache,
+                     evaluate_objective=False)
+    _record_result(record, result, time.perf_counter() - start)
+    record["objective"] = float(result.history[-1]["upper"])  # the upper bound U
+
+
+def _record_result(record, result, seconds):
     record.update({
         "seconds": seconds,
         "n_iter": int(result.n_iter),
@@ -112,20 +155,6 @@ def one_run(setup, provider, y, args):
         "active_kernels": int(np.count_nonzero(result.kernel_weights > 1e-12)),
         "support_vectors": int(np.count_nonzero(result.alpha)),
     })
-    if setup.startswith("dask"):
-        record.update({
-            "blocks": int(operator.n_blocks),
-            "distributed_passes": int(operator.n_calls),
-            "bytes_sent_per_iteration": operator.bytes_sent / max(result.n_iter, 1),
-            "bytes_received_per_iteration": operator.bytes_received / max(result.n_iter, 1),
-            "pass_seconds": {name: {"passes": calls, "seconds": secs}
-                             for name, (calls, secs) in operator.seconds.items()},
-        })
-    print(f"  {setup:8s} {seconds:9.1f} s  {result.n_iter:4d} it  "
-          f"{record['seconds_per_iteration']:8.2f} s/it  gap {result.relative_duality_gap:.1e}"
-          f"  objective {result.objective:.6g}  load {record['load_average_at_start'][0]:.2f}",
-          flush=True)
-    return record
 
 
 def one_pass(setup, provider, args):
@@ -190,18 +219,24 @@ def many_kernels(n_kernels, args, X, y):
         return {"kernels": len(specs), "points": int(X.shape[0]), "passes": runs}
     runs = {setup: one_run(setup, provider, y, args) for setup in args.setups}
     return {"kernels": len(specs), "points": int(X.shape[0]),
-            "kernel_setup_seconds": setup_seconds, "runs": runs}
+            "kernel_setup_seconds": setup_seconds, _runs_key(args): runs}
 
 
-def add_speedups(entry):
+def _runs_key(args):
+    return "mwu_runs" if args.solver == "mwu" else "runs"
+
+
+def add_speedups(entry, key="runs"):
     """Speed-up of 2 over 1 (seconds per iteration, and total) and parallel efficiency."""
-    runs = entry["runs"]
+    runs = entry.get(key, {})
+    prefix = "" if key == "runs" else "mwu_"
     for one, two in (("n_jobs1", "n_jobs2"), ("dask1", "dask2")):
         if one in runs and two in runs:
             speedup = runs[one]["seconds_per_iteration"] / runs[two]["seconds_per_iteration"]
-            entry[f"speedup_{two}_over_{one}"] = speedup
-            entry[f"speedup_total_{two}_over_{one}"] = runs[one]["seconds"] / runs[two]["seconds"]
-            entry[f"parallel_efficiency_{two}"] = speedup / 2
+            entry[f"{prefix}speedup_{two}_over_{one}"] = speedup
+            entry[f"{prefix}speedup_total_{two}_over_{one}"] = (runs[one]["seconds"]
+                                                               / runs[two]["seconds"])
+            entry[f"{prefix}parallel_efficiency_{two}"] = speedup / 2
     return entry
 
 
@@ -238,6 +273,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--setups", nargs="+", default=list(SETUPS), choices=SETUPS)
+    parser.add_argument("--solver", choices=("spg", "mwu"), default="spg",
+                        help="SPG-GMKL l1 to a gap (default) or MWUMKL for a fixed count")
+    parser.add_argument("--mwu-iterations", type=int, default=400)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--cache-size", type=float, default=200.0)
@@ -253,7 +291,8 @@ def main(argv=None):
 
     X, y = sonar()
     # compile the numba loops outside every timing
-    one_run("n_jobs1", _provider(X, 60), y, argparse.Namespace(**{**vars(args), "tol": 1e-2}))
+    one_run("n_jobs1", _provider(X, 60), y, argparse.Namespace(
+        **{**vars(args), "tol": 1e-2, "mwu_iterations": 20}))
     data = json.loads(args.output.read_text()) if args.output.exists() else {}
     data.update({"benchmark": "distributed", "machine": machine_info(),
                  "args": {k: str(v) if isinstance(v, Path) else v
@@ -262,10 +301,10 @@ def main(argv=None):
     for n_kernels in args.kernels:
         entry = many_kernels(n_kernels, args, X, y)
         old = results.get(str(entry["kernels"]), {})
-        key = "passes" if args.passes else "runs"
+        key = "passes" if args.passes else _runs_key(args)
         entry[key] = {**old.get(key, {}), **entry[key]}
         merged = {**old, **entry}
-        results[str(entry["kernels"])] = merged if args.passes else add_speedups(merged)
+        results[str(entry["kernels"])] = merged if args.passes else add_speedups(merged, key)
         _write_json(data, args.output)
     if args.small:
         data["small_overhead"] = small_overhead(args, X, y)
