@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn.kernels.cache import MB
+from mklearn.kernels.threads import one_blas_thread
 
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_products", "CHUNK_BYTES"]
 
@@ -30,6 +31,7 @@ def _chunks(n_kernels, n_rows, width):
     return rows, kernels
 
 
+@one_blas_thread
 def quadratic_terms(provider, support, v_s, kernels=None):
     """``g_t = v_s' K_k[S, S] v_s`` for ``k = kernels[t]`` (all kernels of ``provider`` by
     default), from the support's block only when the provider can restrict itself to the
@@ -49,6 +51,7 @@ def quadratic_terms(provider, support, v_s, kernels=None):
     return g
 
 
+@one_blas_thread
 def products(provider, support, v_s, kernels=None):
     """``K_k v`` over the support (rows ``support`` weighted by ``v_s``) for ``k =
     kernels[t]``; float64 of shape (len(kernels), n)."""
@@ -63,6 +66,7 @@ def products(provider, support, v_s, kernels=None):
     return out
 
 
+@one_blas_thread
 def weighted_rows(provider, indices, kernel_weights, restrict=False):
     """``sum_t weights[t] K_{kernels[t]}[indices, :]`` for ``kernel_weights = (kernels,
     weights)`` (kernels None: all of ``provider``): float64 of shape (len(indices), n), or
@@ -85,6 +89,7 @@ def weighted_rows(provider, indices, kernel_weights, restrict=False):
     return out
 
 
+@one_blas_thread
 def weighted_products(provider, support, v_s, kernel_weights):
     """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,)."""
     return v_s @ weighted_rows(provider, support, kernel_weights)

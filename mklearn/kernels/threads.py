@@ -3,24 +3,27 @@
 :func:`numba_threads` sets numba's thread count for the calling thread (numba keeps it per
 thread) from ``n_jobs`` (None: 1, unless inside ``joblib.parallel_config``; -1: every core);
 outside it the loops run serially. :func:`use_threads` tells a loop whether threads are on and
-its work is large enough to pay for them.
+its work is large enough to pay for them. :func:`one_blas_thread` keeps BLAS on one thread
+around the per-kernel passes.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from contextlib import contextmanager
 
 import numba
 from joblib import effective_n_jobs
 
-__all__ = ["numba_threads", "use_threads", "PARALLEL_MIN_VALUES"]
+__all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES"]
 
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
 # 2 cores, a9a rows of 50 RBF kernels: see docs/large_scale.md)
 PARALLEL_MIN_VALUES = 200_000
 
 _granted = threading.local()  # threads granted to the calling thread by numba_threads
+_blas = None  # threadpoolctl's controller, made once (12 us a limit, against 240 us anew)
 
 
 @contextmanager
@@ -40,3 +43,27 @@ def numba_threads(n_jobs):
 def use_threads(n_values: int) -> bool:
     """Whether a loop producing ``n_values`` values should run on numba's threads."""
     return getattr(_granted, "n", 1) > 1 and n_values >= PARALLEL_MIN_VALUES
+
+
+def one_blas_thread(function):
+    """Run ``function`` with BLAS on one thread (a decorator).
+
+    The per-kernel passes multiply chunks of a few MB (:mod:`mklearn.kernels.passes`): too
+    small for BLAS's threads to pay, and when another process holds the other core each
+    hand-off waits for a time slice. Measured on this 2-core machine with another job
+    running, SPG-GMKL on Sonar with 10^5 kernels: 70 s with OpenBLAS's 2 threads, 23 s with
+    one. Dask's workers already run BLAS on one thread (their nanny sets
+    ``OPENBLAS_NUM_THREADS=1``).
+    """
+
+    @functools.wraps(function)
+    def with_one_thread(*args, **kwargs):
+        global _blas
+        if _blas is None:
+            from threadpoolctl import ThreadpoolController
+
+            _blas = ThreadpoolController()
+        with _blas.limit(limits=1, user_api="blas"):
+            return function(*args, **kwargs)
+
+    return with_one_thread
