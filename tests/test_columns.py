@@ -309,3 +309,28 @@ def test_sparse_points_use_csr_and_match_full_stack(name):
     columns = KernelColumns(bank)
     _close(columns.rows([3, 17, 39]), stack.transpose(2, 0, 1)[:, [3, 17, 39], :])
     assert all(sparse is not None for _, _, sparse in columns._blocks.values())
+
+
+@pytest.mark.parametrize("size", [1, 2, 9, 23])
+def test_quadratic_terms_in_bands_match_the_whole_block(size, monkeypatch):
+    """The upper triangle in bands of rows (off-diagonal entries twice) equals v' K_k v
+    over the whole support's block, for every kernel or a subset, with any band size."""
+    from mklearn.kernels import passes
+
+    bank = KernelBank(SPEC_SETS["mixed_blocks"] + SPEC_SETS["single_features"]).fit(X)
+    provider = KernelColumns(bank)
+    rng = np.random.default_rng(size)
+    support = np.sort(rng.choice(X.shape[0], size, replace=False))
+    v = rng.normal(size=size)
+    stack = bank.fit_transform(X)[np.ix_(support, support)]
+    expected = np.einsum("abk,a,b->k", stack, v, v)
+    monkeypatch.setattr(passes, "SYMMETRIC_MIN_SUPPORT", 0)
+    for bands in (1, 3, 8, 50):
+        monkeypatch.setattr(passes, "SYMMETRIC_BANDS", bands)
+        _close(passes.quadratic_terms(provider, support, v), expected)
+        full = passes.quadratic_terms(provider, support, v)
+        part = passes.quadratic_terms(provider, support, v, np.array([7, 0, 3]))
+        assert np.array_equal(part, full[[7, 0, 3]])  # bit for bit, whatever the call holds
+    # a provider that cannot restrict itself: the whole rows, columns picked
+    whole = StackColumns(bank.fit_transform(X))
+    _close(passes.quadratic_terms(whole, support, v), expected)

@@ -22,6 +22,12 @@ from mklearn.kernels.threads import one_blas_thread
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_products", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 4 * MB  # kernel rows computed at once
+# bands of rows of the support's block (the quadratic terms) from this many support vectors
+# (a rule on S alone: a kernel's number must not depend on which kernels share the call):
+# 1.8-2.0x faster on 10^4 Sonar kernels at S = 190, and on 103 RBF kernels at S = 300 and
+# 1,500 (float64); float32 rows of those 103 kernels at S = 300 were 1.2x slower (50 ms)
+SYMMETRIC_BANDS = 8
+SYMMETRIC_MIN_SUPPORT = 64
 
 
 def _chunks(n_kernels, n_rows, width):
@@ -34,20 +40,44 @@ def _chunks(n_kernels, n_rows, width):
 @one_blas_thread
 def quadratic_terms(provider, support, v_s, kernels=None):
     """``g_t = v_s' K_k[S, S] v_s`` for ``k = kernels[t]`` (all kernels of ``provider`` by
-    default), from the support's block only when the provider can restrict itself to the
-    support points (``restricted``). float64 of shape (len(kernels),)."""
+    default); float64 of shape (len(kernels),).
+
+    When the provider can restrict itself to some points (``restricted``), only the upper
+    triangle of the support's block is computed, in ``SYMMETRIC_BANDS`` bands of rows (from
+    ``SYMMETRIC_MIN_SUPPORT`` support vectors; one band below): each band's
+    rows against the columns from the band on, off-diagonal entries counted twice. That is
+    ``(1 + 1 / SYMMETRIC_BANDS) / 2`` of the kernel values of the whole block."""
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
     restricted = getattr(provider, "restricted", None)
-    source = provider if restricted is None else restricted(support)
-    positions = support if restricted is None else np.arange(support.size)
-    columns = support if restricted is None else slice(None)
-    step_rows, step_kernels = _chunks(picked.size, support.size, source.n_samples)
     g = np.zeros(picked.size)
-    for k0 in range(0, picked.size, step_kernels):
-        chunk = picked[k0:k0 + step_kernels]
-        for r0 in range(0, support.size, step_rows):
-            block = source.rows(positions[r0:r0 + step_rows], chunk)[:, :, columns]
-            g[k0:k0 + step_kernels] += ((block @ v_s) * v_s[r0:r0 + step_rows]).sum(axis=1)
+    if restricted is None:
+        step_rows, step_kernels = _chunks(picked.size, support.size, provider.n_samples)
+        for k0 in range(0, picked.size, step_kernels):
+            chunk = picked[k0:k0 + step_kernels]
+            for r0 in range(0, support.size, step_rows):
+                block = provider.rows(support[r0:r0 + step_rows], chunk)[:, :, support]
+                g[k0:k0 + step_kernels] += ((block @ v_s) * v_s[r0:r0 + step_rows]).sum(axis=1)
+        return g
+    bands = SYMMETRIC_BANDS if support.size >= SYMMETRIC_MIN_SUPPORT else 1
+    band = max(1, -(-support.size // bands))
+    for r0 in range(0, support.size, band):
+        r1 = min(support.size, r0 + band)
+        source = restricted(support[r0:])  # the band's rows are its first r1 - r0 points
+        v_band, v_rest = v_s[r0:r1], v_s[r1:]
+        columns = np.arange(r1 - r0)
+        step_rows, step_kernels = _chunks(picked.size, r1 - r0, source.n_samples)
+        for a0 in range(0, r1 - r0, step_rows):
+            rows = columns[a0:a0 + step_rows]
+            # within the band: 2 above the diagonal, 1 on it, 0 below
+            weight = (2.0 * (columns[None, :] > rows[:, None])
+                      + (columns[None, :] == rows[:, None]))
+            for k0 in range(0, picked.size, step_kernels):
+                block = source.rows(rows, picked[k0:k0 + step_kernels])
+                t = (block[:, :, :r1 - r0] * weight) @ v_band
+                if v_rest.size:
+                    t += 2.0 * (block[:, :, r1 - r0:] @ v_rest)
+                # a row sum, not a matrix product: the same bits whatever the kernels in t
+                g[k0:k0 + step_kernels] += (t * v_band[rows]).sum(axis=1)
     return g
 
 
