@@ -69,6 +69,7 @@ _SPG_OPTIONS = {
     "eta0": [Interval(Real, 0.1, 1, closed="both")],
     "d0": ["array-like", None],
     "max_time": [_POSITIVE, None],
+    "fallback": ["boolean"],
 }
 _SMO_OPTIONS = {"cache_size": [_POSITIVE], "closed_form": ["boolean"]}
 _SILP_OPTIONS = {
@@ -97,6 +98,7 @@ SOLVERS = {
             "nonmonotone": False,
             "precision_tuning": False,
             "second_order": False,
+            "fallback": False,
         },
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,

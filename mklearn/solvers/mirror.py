@@ -190,6 +190,8 @@ def mirror_descent(
     step="armijo",
     inner_tol=1e-6,
     precision_tuning=True,
+    d0=None,
+    alpha0=None,
 ) -> MKLResult:
     """Solve (l_inf, l_1) mixed-norm MKL (or l1-MKL, one group) by mirror descent.
 
@@ -222,6 +224,11 @@ def mirror_descent(
     precision_tuning : bool
         Start the SMO tolerance at 0.1 and tighten it to ``0.1 * relative gap`` as the gap
         shrinks (the schedule of :func:`mklearn.solvers.spg_gmkl`).
+    d0 : ndarray of shape (m,), optional
+        Starting weights ``gamma`` (non-negative, normalised per group; a weight of 0 starts
+        at ``exp(LOG_WEIGHT_FLOOR)`` of its group's largest); default: uniform per group.
+    alpha0 : ndarray of shape (n,), optional
+        Warm start of the first SVM.
 
     Returns
     -------
@@ -251,8 +258,11 @@ def mirror_descent(
     eps = INNER_TOL_START if precision_tuning else floor
 
     theta = np.zeros(n_kernels)
+    if d0 is not None:
+        with np.errstate(divide="ignore"):
+            theta = _clip_log(groups, np.log(np.maximum(np.asarray(d0, dtype=float), 0.0)))
     lam = np.full(groups.n_groups, 1.0 / groups.n_groups)
-    point = problem.evaluate(theta, lam, None, eps)
+    point = problem.evaluate(theta, lam, alpha0, eps)
     recent = [point["value"]]
     certificate = Certificate()
     s = None

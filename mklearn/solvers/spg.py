@@ -42,6 +42,18 @@ feasible set of the regulariser, using
   barely move: measured on a9a, 1,000 points, 100 unit-trace kernels, C = 100, 500
   iterations stuck at a relative gap of 1.8e-2 before, converged in 349 after; the seven
   small sets take the same SVM solves, 452 against 453 over three splits);
+- a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
+  relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
+  :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha. Where
+  the SVM's solution is not unique (duplicate points on the features of the kernels in use),
+  ``W`` has kinks and the gradient from the solution SMO returns is only a subgradient: the
+  spectral step and the line search then creep, and that alpha gives a loose dual bound.
+  Mirror descent needs no smoothness (Beck and Teboulle, Oper. Res. Lett. 31, 2003,
+  Thm. 4.2) and keeps its own non-monotone Armijo search; both runs' bounds hold for the
+  same problem, so the best upper bound and the best lower bound of the two certify the
+  returned model. Measured on w8a, 1,000 points, 100 RBF kernels on 6-feature subsets,
+  C = 1: 150 iterations left SPG at a relative gap of 5e-3 (its objective already within
+  2e-4 of the optimum); SPG to its stall and mirror descent from there converge;
 - a restricted start (our addition, with the Newton step): after the first SVM at uniform
   weights, the weights restart uniform on the ``START_KERNELS`` kernels of largest ``g_k``
   and the others are frozen, so the first steps combine tens of kernels, not all of them
@@ -71,6 +83,7 @@ import numpy as np
 from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
 from mklearn.losses import ClassificationTask
+from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.result import Certificate, MKLResult
 
 LAMBDA_MIN = 1e-10
@@ -93,6 +106,7 @@ NEWTON_QP_ITER = 100  # FISTA iterations on the Newton model (measured: 500 cost
 NEWTON_AFTER = 10  # SPG iterations before the first Newton trial on a product of kernels
 NEWTON_MIN_PROGRESS = 1e-3  # share of the duality gap an accepted Newton step should close
 NEWTON_SLOW_STEPS = 3  # consecutive Newton steps closing less before a cooldown
+STALL_PASSES = 2  # full-gradient passes without halving the certified gap: mirror fallback
 
 
 class _Evaluator:
@@ -200,6 +214,7 @@ def spg_gmkl(
     second_order=True,
     max_time=None,
     task=None,
+    fallback=True,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
@@ -239,6 +254,9 @@ def spg_gmkl(
         The inner problem and its loss (:mod:`mklearn.losses`); default C-SVC on ``(y, C)``. With
         another task ``y`` and ``C`` are unused, ``alpha`` of the result is the task's dual
         vector and ``intercept`` the bias of the task's primal.
+    fallback : bool
+        Continue by mirror descent when the certified gap stalls (l1 on a sum of kernels,
+        C-SVC, no ``max_time``); ignored otherwise.
 
     Returns
     -------
@@ -277,6 +295,9 @@ def spg_gmkl(
     stop_reason = "max_iter"
     newton_wait = 0 if linear_model else NEWTON_AFTER
     slow_newton = 0
+    fallback = (fallback and spectral and task is None and max_time is None
+                and _simplex_newton(combination, regularizer))
+    pass_gaps = []  # certified relative gap at each full-gradient pass
 
     for n_iter in range(1, max_iter + 1):
         upper, lower = evaluator.bounds(point)
@@ -289,6 +310,7 @@ def spg_gmkl(
             rel_gap = certificate.relative_gap
             live = ~regularizer.screen(point["d"], grad)
             since_full = 0
+            pass_gaps.append(rel_gap)
         d = point["d"]
         pg_norm = float(np.max(np.abs(_project_live(regularizer, d - grad, live) - d)))
         if precision_tuning:
@@ -313,6 +335,11 @@ def spg_gmkl(
             break
         if max_time is not None and record["time"] > max_time:
             stop_reason = "max_time"
+            break
+        if fallback and len(pass_gaps) > STALL_PASSES and since_full == 0 and (
+            pass_gaps[-1] > 0.5 * pass_gaps[-1 - STALL_PASSES]
+        ):
+            stop_reason = "fallback"
             break
         newton_wait -= 1
         if second_order and newton_wait <= 0 and not rel_gap >= NEWTON_GAP:  # NaN: products
@@ -387,6 +414,12 @@ def spg_gmkl(
         since_full += 1
         live, grad = _unfreeze_predicted(evaluator, point, live, grad)
 
+    if stop_reason == "fallback":
+        return _mirror_fallback(
+            combination, y, cost, regularizer, certificate, point, history, evaluator,
+            tol=tol, max_iter=max_iter - n_iter + 1, inner_tol=inner_tol,
+            precision_tuning=precision_tuning, callback=callback, start=start,
+        )
     if stop_reason == "stalled" and np.isfinite(certificate.upper):
         evaluator.gradient(point)  # the last point was re-solved more precisely: certify it
         certificate.update(point, *evaluator.bounds(point))
@@ -407,6 +440,65 @@ def spg_gmkl(
         converged=converged,
         history=history,
         stop_reason=stop_reason,
+    )
+
+
+def _mirror_fallback(combination, y, cost, regularizer, certificate, point, history, evaluator,
+                     *, tol, max_iter, inner_tol, precision_tuning, callback, start):
+    """Mirror descent from ``point`` (l1 on a sum of kernels); the result keeps the better
+    model and the better lower bound of the two runs, and one history."""
+    n_spg = len(history) - 1  # the last record is the fallback's starting point
+    history = history[:-1]
+    spg_solves = evaluator.n_solves
+    spg_upper, spg_lower = certificate.upper, certificate.lower
+    best_lower = [spg_lower]
+
+    def merged(record):
+        lower = record["objective"] * (1.0 - record["relative_duality_gap"])
+        best_lower[0] = max(best_lower[0], lower)
+        upper = min(spg_upper, record["objective"])
+        out = {
+            "iteration": n_spg + record["iteration"],
+            "objective": upper,
+            "relative_duality_gap": max(upper - best_lower[0], 0.0) / max(abs(upper), 1e-12),
+            "pg_norm": np.nan,
+            "inner_tol": record["inner_tol"],
+            "n_live": combination.n_kernels,
+            "n_svm_solves": spg_solves + record["n_svm_solves"],
+            "time": time.perf_counter() - start,
+        }
+        history.append(out)
+        if callback is not None:
+            callback(out)
+
+    result = mirror_descent(
+        combination, y, cost, regularizer, tol=tol, max_iter=max(max_iter, 1), callback=merged,
+        inner_tol=inner_tol, precision_tuning=precision_tuning, d0=point["d"],
+        alpha0=point["qp"].alpha,
+    )
+    lower = max(spg_lower, result.objective - result.duality_gap)
+    if result.objective < spg_upper:
+        weights, alpha, bias, objective = (result.kernel_weights, result.alpha,
+                                           result.intercept, result.objective)
+    else:
+        best = certificate.point
+        weights, alpha, bias, objective = best["d"], best["qp"].alpha, best["bias"], best["T"]
+    upper = min(spg_upper, result.objective)
+    gap = max(upper - lower, 0.0)
+    relative = gap / max(abs(upper), 1e-12)
+    converged = relative <= tol
+    return MKLResult(
+        kernel_weights=weights,
+        alpha=alpha,
+        intercept=bias,
+        objective=objective,
+        duality_gap=gap,
+        relative_duality_gap=relative,
+        n_iter=n_spg + result.n_iter,
+        n_svm_solves=spg_solves + result.n_svm_solves,
+        converged=converged,
+        history=history,
+        stop_reason="converged" if converged else result.stop_reason,
     )
 
 
