@@ -45,7 +45,9 @@ feasible set of the regulariser, using
 - a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
   relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
   :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha, if the
-  objective fell by less than ``STALL_PROGRESS * tol`` of itself meanwhile. Where
+  objective fell by less than ``STALL_PROGRESS * tol`` of itself meanwhile, for up to
+  ``FALLBACK_ITER`` steps (once per run); if that does not certify, SPG resumes at the
+  mirror's weights (all positive) with the better lower bound of the two. Where
   the SVM's solution is not unique (duplicate points on the features of the kernels in use),
   ``W`` has kinks and the gradient from the solution SMO returns is only a subgradient: the
   spectral step and the line search then creep, and that alpha gives a loose dual bound.
@@ -109,6 +111,7 @@ NEWTON_MIN_PROGRESS = 1e-3  # share of the duality gap an accepted Newton step s
 NEWTON_SLOW_STEPS = 3  # consecutive Newton steps closing less before a cooldown
 STALL_PASSES = 2  # full-gradient passes without halving the certified gap: mirror fallback
 STALL_PROGRESS = 0.1  # ... while the objective fell by less than this times tol (relative)
+FALLBACK_ITER = 50  # mirror-descent steps before SPG resumes at their weights
 
 
 class _Evaluator:
@@ -301,7 +304,11 @@ def spg_gmkl(
                 and _simplex_newton(combination, regularizer))
     passes = []  # (certified relative gap, objective) at each full-gradient pass
 
+    spent = 0  # iterations of the mirror-descent phase
     for n_iter in range(1, max_iter + 1):
+        if n_iter + spent > max_iter:
+            n_iter -= 1
+            break
         upper, lower = evaluator.bounds(point)
         rel_gap = (upper - lower) / max(abs(upper), 1e-12)  # restricted to live kernels
         if not point["complete"] and (rel_gap <= tol or since_full >= FULL_GRADIENT_EVERY):
@@ -319,7 +326,7 @@ def spg_gmkl(
             target = 0.1 * min(rel_gap if np.isfinite(rel_gap) else np.inf, pg_norm)
             eps = min(eps, max(floor, target))
         record = {
-            "iteration": n_iter - 1,
+            "iteration": n_iter - 1 + spent,
             "objective": point["T"],
             "relative_duality_gap": rel_gap,
             "pg_norm": pg_norm,
@@ -339,8 +346,26 @@ def spg_gmkl(
             stop_reason = "max_time"
             break
         if fallback and since_full == 0 and _stalled(passes, tol):
-            stop_reason = "fallback"
-            break
+            fallback = False  # once per run
+            phase = _mirror_phase(
+                combination, y, cost, regularizer, certificate, point, history, evaluator,
+                tol=tol, max_iter=min(FALLBACK_ITER, max_iter - n_iter - spent + 1),
+                inner_tol=inner_tol, precision_tuning=precision_tuning, callback=callback,
+                start=start,
+            )
+            if phase.converged:
+                return phase
+            # not certified within its budget: SPG resumes at the mirror's weights
+            spent = phase.n_iter - n_iter  # the next record follows the phase's last
+            point = evaluator.solve(phase.kernel_weights, phase.alpha, eps)
+            grad = evaluator.gradient(point)
+            certificate.update(point, *evaluator.bounds(point))
+            certificate.lower = max(certificate.lower, phase.objective - phase.duality_gap)
+            live = ~regularizer.screen(point["d"], grad)
+            ref_value, ref_weight = point["T"], 1.0
+            step_len = _initial_step(regularizer, point["d"], grad) if spectral else 1.0
+            passes = []
+            continue
         newton_wait -= 1
         if second_order and newton_wait <= 0 and not rel_gap >= NEWTON_GAP:  # NaN: products
             eps = min(eps, NEWTON_INNER_TOL)
@@ -414,12 +439,6 @@ def spg_gmkl(
         since_full += 1
         live, grad = _unfreeze_predicted(evaluator, point, live, grad)
 
-    if stop_reason == "fallback":
-        return _mirror_fallback(
-            combination, y, cost, regularizer, certificate, point, history, evaluator,
-            tol=tol, max_iter=max_iter - n_iter + 1, inner_tol=inner_tol,
-            precision_tuning=precision_tuning, callback=callback, start=start,
-        )
     if stop_reason == "stalled" and np.isfinite(certificate.upper):
         evaluator.gradient(point)  # the last point was re-solved more precisely: certify it
         certificate.update(point, *evaluator.bounds(point))
@@ -435,7 +454,7 @@ def spg_gmkl(
         objective=point["T"],
         duality_gap=certificate.gap if linear else np.nan,
         relative_duality_gap=certificate.relative_gap if linear else np.nan,
-        n_iter=n_iter,
+        n_iter=n_iter + spent,
         n_svm_solves=evaluator.n_solves,
         converged=converged,
         history=history,
@@ -456,12 +475,12 @@ def _stalled(passes, tol):
         value_now)
 
 
-def _mirror_fallback(combination, y, cost, regularizer, certificate, point, history, evaluator,
-                     *, tol, max_iter, inner_tol, precision_tuning, callback, start):
-    """Mirror descent from ``point`` (l1 on a sum of kernels); the result keeps the better
-    model and the better lower bound of the two runs, and one history."""
-    n_spg = len(history) - 1  # the last record is the fallback's starting point
-    history = history[:-1]
+def _mirror_phase(combination, y, cost, regularizer, certificate, point, history, evaluator,
+                  *, tol, max_iter, inner_tol, precision_tuning, callback, start):
+    """Up to ``max_iter`` steps of mirror descent from ``point`` (l1 on a sum of kernels),
+    recorded in ``history`` and counted in ``evaluator.n_solves``; the result keeps the better
+    model and the better lower bound of the two runs."""
+    n_spg = history.pop()["iteration"]  # the last record is the phase's starting point
     spg_solves = evaluator.n_solves
     spg_upper, spg_lower = certificate.upper, certificate.lower
     best_lower = [spg_lower]
@@ -489,6 +508,7 @@ def _mirror_fallback(combination, y, cost, regularizer, certificate, point, hist
         inner_tol=inner_tol, precision_tuning=precision_tuning, d0=point["d"],
         alpha0=point["qp"].alpha,
     )
+    evaluator.n_solves += result.n_svm_solves
     lower = max(spg_lower, result.objective - result.duality_gap)
     if result.objective < spg_upper:
         weights, alpha, bias, objective = (result.kernel_weights, result.alpha,
