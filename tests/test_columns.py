@@ -67,8 +67,9 @@ def test_rows_match_full_stack(name, standardize):
 
 @pytest.mark.parametrize("name", list(SPEC_SETS))
 def test_float32_bank_rows_are_single_precision_values(name):
-    """A float32 bank's rows: RBF values from the vectorised single-precision exp, others as
-    in float64; every entry within single-precision rounding of the float64 stack."""
+    """A float32 bank's rows: RBF values from the vectorised single-precision exp, others
+    rounded to single precision; every entry within single-precision rounding of the float64
+    stack, and a float32 number (a row cache keeps it exactly in 4 bytes)."""
     stack = KernelBank(SPEC_SETS[name]).fit_transform(X)
     columns = KernelColumns(KernelBank(SPEC_SETS[name], dtype=np.float32).fit(X))
     indices = np.array([5, 0, 22])
@@ -76,6 +77,7 @@ def test_float32_bank_rows_are_single_precision_values(name):
     assert out.dtype == np.float64
     expected = stack.transpose(2, 0, 1)[:, indices, :]
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-7 * np.abs(expected).max())
+    assert np.array_equal(out, out.astype(np.float32))
     picked = columns.rows([7], kernels=[len(SPEC_SETS[name]) - 1, 0])
     np.testing.assert_array_equal(picked, columns.rows([7])[[len(SPEC_SETS[name]) - 1, 0]])
 
@@ -247,9 +249,10 @@ def test_cache_with_kernel_columns_and_bad_budget():
 def test_cache_refills_evicted_rows_in_place(dtype):
     bank = KernelBank(SPEC_SETS["mixed_blocks"], dtype=dtype).fit(X)
     provider = KernelColumns(bank)
-    row_mb = 8 * provider.n_kernels * provider.n_samples / 2**20
+    assert provider.value_dtype == dtype  # a float32 bank's rows are kept in 4 bytes
+    row_mb = provider.value_dtype.itemsize * provider.n_kernels * provider.n_samples / 2**20
     cache = RowCache(provider, cache_size=2.5 * row_mb)
-    assert cache.capacity == 2
+    assert cache.capacity == 2 and cache.store.dtype == dtype
     first = cache.get(0)
     cache.get(1)
     third = cache.get(2)  # evicts row 0 and refills its memory

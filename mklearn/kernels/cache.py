@@ -3,8 +3,10 @@
 LIBSVM's kernel cache (Chang and Lin, ACM TIST 2011, section 4.3) holds columns of Q within
 ``-m`` megabytes and evicts the least recently used. Here a slot holds row i of every kernel
 a *row provider* serves (``rows(indices) -> (r, len(indices), n)``): the ``m`` base kernels,
-or ``r = 1`` combined kernel. The slots are one ``(capacity, r, n)`` float64 array that the
-numba SMO core reads directly: ``store[slot_of[i]]`` is row i when ``slot_of[i] >= 0``; the
+or ``r = 1`` combined kernel. The slots are one ``(capacity, r, n)`` array that the numba SMO
+core reads directly, float64, or float32 when the provider's values are single precision
+(``value_dtype``, a float32 kernel bank or stack: the same numbers in half the bytes, as
+LIBSVM's float cache): ``store[slot_of[i]]`` is row i when ``slot_of[i] >= 0``; the
 core stamps ``last_used`` on every read and returns to Python on a miss, and :meth:`load`
 computes the row into the least recently used slot. By symmetry, row i is also column i.
 """
@@ -51,16 +53,18 @@ class RowCache:
     provider : object
         Has ``n_samples``, ``n_kernels`` and ``rows(indices, out=None)`` returning an array of
         shape ``(n_kernels, len(indices), n_samples)`` (``fills_out = True`` when it can write
-        into ``out``): :class:`~mklearn.kernels.columns.KernelColumns`,
+        into ``out``) and optionally ``value_dtype`` (float32 when its values are single
+        precision): :class:`~mklearn.kernels.columns.KernelColumns`,
         :class:`~mklearn.kernels.columns.StackColumns`, or a combined-kernel row source.
     cache_size : float
         Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold two rows of
-        ``8 * n_kernels * n_samples`` bytes.
+        ``itemsize * n_kernels * n_samples`` bytes (itemsize 8, or 4 for float32 values).
 
     Attributes
     ----------
     store : ndarray of shape (capacity, n_kernels, n_samples)
-        The slots (float64); pages are touched only when a slot is first filled.
+        The slots (float64, or float32 for single-precision values); pages are touched only
+        when a slot is first filled.
     slot_of : ndarray of shape (n_samples,)
         Slot of each row, -1 when not cached.
     last_used : ndarray of shape (capacity,)
@@ -78,9 +82,11 @@ class RowCache:
 
     def __init__(self, provider: Any, cache_size: float) -> None:
         m, n = provider.n_kernels, provider.n_samples
-        capacity = cache_capacity(cache_size, 8 * m * n, n, f"{m} kernels x {n} samples")
+        dtype = np.dtype(getattr(provider, "value_dtype", np.float64))
+        capacity = cache_capacity(cache_size, dtype.itemsize * m * n, n,
+                                  f"{m} kernels x {n} samples")
         self.provider = provider
-        self.store = np.empty((capacity, m, n))
+        self.store = np.empty((capacity, m, n), dtype=dtype)
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(capacity, -1, dtype=np.int64)
         self.last_used = np.zeros(capacity, dtype=np.int64)

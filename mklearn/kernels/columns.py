@@ -65,6 +65,9 @@ class KernelColumns:
         Names of the base kernels, in the bank's order.
     dtype : numpy.dtype
         float64 (the dtype of every returned array).
+    value_dtype : numpy.dtype
+        float32 for a float32 bank (the values are single precision: a row cache keeps them
+        in 4 bytes), else float64.
 
     Raises
     ------
@@ -78,8 +81,9 @@ class KernelColumns:
     inner products from one symmetric product, the rows from a general one). With a float32
     bank (``KernelBank(..., dtype=numpy.float32)``, ``kernel_dtype="float32"`` in the
     estimators) the RBF values come from a single-precision ``exp`` (about 1e-7 relative),
-    vectorised: rows of RBF families are then several times faster. Rows are float64 either
-    way.
+    vectorised: rows of RBF families are then several times faster; every value is then a
+    single-precision number (as in the bank's float32 stack), kept in 4 bytes by a row cache.
+    Rows are float64 arrays either way.
     """
 
     dtype = np.dtype(np.float64)
@@ -95,6 +99,8 @@ class KernelColumns:
             points = bank.prepare(X)
         self._X = np.ascontiguousarray(points, dtype=np.float64)
         self._single = bank.dtype == np.float32
+        # the precision of the values (a row cache may keep them in it)
+        self.value_dtype = np.dtype(np.float32 if self._single else np.float64)
         self._scratch_buffer = None
         self._specs = bank.specs
         self._scales = np.asarray(bank.trace_scales_, dtype=np.float64)
@@ -200,8 +206,8 @@ class KernelColumns:
         kernels : array-like of int, optional
             Kernel indices in ``[0, n_kernels)``, in output order; default all.
         out : ndarray, optional
-            float64 C-contiguous array of the output's shape to fill (and return) instead
-            of a new one: large rows then cost no fresh pages.
+            C-contiguous array of the output's shape, float64 or ``value_dtype``, to fill
+            (and return) instead of a new one: large rows then cost no fresh pages.
 
         Returns
         -------
@@ -220,8 +226,10 @@ class KernelColumns:
         shape = (plan.kinds.size, indices.size, self.n_samples)
         if out is None:
             out = np.empty(shape)
-        elif out.shape != shape or out.dtype != np.float64 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float64 array of shape {shape}.")
+        elif (out.shape != shape or out.dtype not in (np.float64, self.value_dtype)
+              or not out.flags.c_contiguous):
+            raise ValueError(f"out must be a C-contiguous {self.value_dtype} (or float64) "
+                             f"array of shape {shape}.")
         if indices.size == 0 or plan.kinds.size == 0:
             return out
         inner, sq_dist, l1_dist = self._multi_arrays(plan, indices)
@@ -236,6 +244,9 @@ class KernelColumns:
             fill_kernel_rows_parallel(points, self._X, *arrays)
         else:
             fill_kernel_stack(points, self._X, False, *arrays)
+        if self._single and out.dtype == np.float64:  # single precision, as the float32 stack
+            others = plan.out_index[plan.kinds != KIND_RBF]
+            out[others] = out[others].astype(np.float32)
         return out
 
     def _rbf_single_precision(self, plan, scales, indices, sq_dist, out):
@@ -291,6 +302,8 @@ class StackColumns:
     ----------
     n_samples, n_kernels, kernel_names, dtype
         As in :class:`KernelColumns`.
+    value_dtype : numpy.dtype
+        The stack's precision: float32 for a float32 stack, else float64.
 
     Raises
     ------
@@ -308,6 +321,7 @@ class StackColumns:
                 f"shape {stack.shape}."
             )
         self._km = kernel_major(stack)
+        self.value_dtype = np.dtype(np.float32 if self._km.dtype == np.float32 else np.float64)
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]

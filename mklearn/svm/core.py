@@ -117,7 +117,9 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
     n_var = alpha.size
     n = slot_of.size
     mkl = step_kind == STEP_MKL
-    row_buf = np.empty(n if mkl else 1)  # combined rows are built only by the MKL step
+    # combined rows are built only by the MKL step, in the store's precision (one type for
+    # row_i; with single-precision base rows the combined row only steers the working set)
+    row_buf = np.empty(n if mkl else 1, dtype=store.dtype)
     row_i = row_buf
     fd = np.empty(n if mkl else 1)
     m = F.shape[0]
