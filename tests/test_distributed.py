@@ -137,8 +137,11 @@ def test_combined_rows_on_workers(client, monkeypatch):
         rows = remote.combined_rows(indices, kernels, d[kernels])
         block = remote.combined_block(indices, kernels, d[kernels])
         product = remote.combined_products(v, kernels, d[kernels])
-    assert {"weighted_rows", "weighted_products"} <= {e["key"].split("-")[0]
-                                                      for e in stream.data}
+        diagonal = remote.combined_diagonal(kernels, d[kernels])
+    assert {"weighted_rows", "weighted_products", "weighted_diagonal"} <= {
+        e["key"].split("-")[0] for e in stream.data}
+    assert np.array_equal(diagonal, reference.combined_diagonal(kernels, d[kernels]))
+    np.testing.assert_allclose(diagonal, d[kernels] @ local.diagonal()[kernels], rtol=1e-12)
     assert np.array_equal(rows, reference.combined_rows(indices, kernels, d[kernels]))
     assert np.array_equal(product, reference.combined_products(v, kernels, d[kernels]))
     expected = np.tensordot(d[kernels], local.rows(indices, kernels), axes=(0, 0))

@@ -191,3 +191,16 @@ def test_n_jobs_gives_the_serial_model_on_rows_and_on_the_stack(data, monkeypatc
         np.testing.assert_allclose(parallel.kernel_weights_, serial.kernel_weights_,
                                    rtol=1e-9, atol=1e-12)
         np.testing.assert_array_equal(parallel.predict(X), serial.predict(X))
+
+
+def test_combined_diagonal_with_few_and_with_most_kernels_active():
+    from mklearn.svm.rows import combined_diagonal
+
+    rng = np.random.default_rng(0)
+    diagonal = rng.random((40, 9))
+    for active in (3, 39, 40):  # gathered rows, then one product over every row
+        kernels = np.sort(rng.choice(40, active, replace=False))
+        weights = rng.random(active)
+        np.testing.assert_allclose(combined_diagonal(diagonal, kernels, weights),
+                                   np.einsum("k,kn->n", weights, diagonal[kernels]),
+                                   rtol=1e-13)

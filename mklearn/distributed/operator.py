@@ -29,7 +29,7 @@ import numpy as np
 
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
-from mklearn.svm.rows import CombinedRows
+from mklearn.svm.rows import CombinedRows, combined_diagonal
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 
@@ -38,9 +38,10 @@ __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 # on 2 workers than here; bench_distributed.py)
 DISTRIBUTE_MIN_VALUES = 10_000_000
 # kernel values a pass of rows of K(d) computes at least (rows asked for together): a round
-# trip cost about 50 ms on a 2-worker LocalCluster, a row of 10^5 Sonar kernels 28 ms of
-# one core, so single rows left the workers idle half the time (bench_distributed.py)
-PASS_VALUES = 1_000_000_000
+# trip of 8 tasks cost about 35-50 ms on a 2-worker LocalCluster, a row of 10^5 Sonar kernels
+# about 10 ms of one core; at 10^9 values a pass (5 rows of 10^6 kernels) the rows' passes
+# gained 1.58x on 2 workers against 1, less than the quadratic terms (1.87x)
+PASS_VALUES = 4_000_000_000
 
 
 class DaskKernels:
@@ -180,6 +181,17 @@ class DaskKernels:
         if per_row < DISTRIBUTE_MIN_VALUES:
             return 1
         return max(1, min(self.n_samples, PASS_VALUES // per_row))
+
+    def combined_diagonal(self, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] diag K_{kernels[t]}``, shape (n,): each worker sums its block's
+        diagonals when many kernels are active (at least ``DISTRIBUTE_MIN_VALUES`` values),
+        else this process from the wrapped operator's diagonals."""
+        kernels = np.asarray(kernels, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        if kernels.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
+            return combined_diagonal(self.local.diagonal(), kernels, weights)
+        return self._weighted_pass(passes.weighted_diagonal, kernels, weights, (), (),
+                                   (self.n_samples,))
 
     def combined_block(self, indices, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]`` (:meth:`combined_rows`

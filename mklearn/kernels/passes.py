@@ -19,7 +19,8 @@ import numpy as np
 from mklearn.kernels.cache import MB
 from mklearn.kernels.threads import one_blas_thread
 
-__all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_products", "CHUNK_BYTES"]
+__all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_diagonal",
+           "weighted_products", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 4 * MB  # kernel rows computed at once
 # bands of rows of the support's block (the quadratic terms) from this many support vectors
@@ -146,6 +147,15 @@ def weighted_rows(provider, indices, kernel_weights, restrict=False):
             out[r0:r0 + step_rows] += np.tensordot(weights[k0:k0 + step_kernels], rows,
                                                    axes=(0, 0))
     return out
+
+
+@one_blas_thread
+def weighted_diagonal(provider, kernel_weights):
+    """``sum_t weights[t] diag K_{kernels[t]}`` for ``kernel_weights = (kernels, weights)``
+    (kernels None: all of ``provider``); float64 of shape (n,)."""
+    kernels, weights = kernel_weights
+    diagonal = np.asarray(provider.diagonal(), dtype=np.float64)
+    return weights @ (diagonal if kernels is None else diagonal[np.asarray(kernels)])
 
 
 @one_blas_thread

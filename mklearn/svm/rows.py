@@ -70,6 +70,17 @@ def support_products(provider: Any, v: np.ndarray, kernels: Any = None) -> np.nd
     return out
 
 
+def combined_diagonal(diagonal: np.ndarray, kernels: np.ndarray, weights: np.ndarray):
+    """``sum_t weights[t] diagonal[kernels[t]]`` (diagonal of shape (m, n)), shape (n,);
+    without gathering the rows of ``diagonal`` when most kernels are active (10^5 kernels on
+    208 points: a 166 MB copy per SVM solve)."""
+    if 2 * kernels.size < diagonal.shape[0]:
+        return weights @ diagonal[kernels]
+    full = np.zeros(diagonal.shape[0])
+    full[kernels] = weights
+    return full @ diagonal
+
+
 class CachedRows:
     """Rows of one kernel matrix from a *source*, LRU-cached within ``cache_size`` MB.
 
@@ -151,7 +162,10 @@ class _Combined:
         return out
 
     def diagonal(self) -> np.ndarray:
-        return (self.weights @ self.provider.diagonal()[self.kernels])[None, :]
+        own = getattr(self.provider, "combined_diagonal", None)  # e.g. summed on Dask workers
+        if own is not None:
+            return own(self.kernels, self.weights)[None, :]
+        return combined_diagonal(self.provider.diagonal(), self.kernels, self.weights)[None, :]
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         own = getattr(self.provider, "combined_products", None)
