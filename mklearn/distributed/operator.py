@@ -39,9 +39,9 @@ __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 DISTRIBUTE_MIN_VALUES = 10_000_000
 # kernel values a pass of rows of K(d) computes at least (rows asked for together): a round
 # trip of 8 tasks cost about 35-50 ms on a 2-worker LocalCluster, a row of 10^5 Sonar kernels
-# about 10 ms of one core; at 10^9 values a pass (5 rows of 10^6 kernels) the rows' passes
-# gained 1.58x on 2 workers against 1, less than the quadratic terms (1.87x)
-PASS_VALUES = 4_000_000_000
+# 25 ms of one core. Larger batches lost: 4 10^9 values (192 rows at 10^5 kernels) computed
+# rows no solve needed and split each block into chunks of a dozen kernels (2x slower)
+PASS_VALUES = 1_000_000_000
 
 
 class DaskKernels:
