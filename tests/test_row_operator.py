@@ -204,3 +204,16 @@ def test_combined_diagonal_with_few_and_with_most_kernels_active():
         np.testing.assert_allclose(combined_diagonal(diagonal, kernels, weights),
                                    np.einsum("k,kn->n", weights, diagonal[kernels]),
                                    rtol=1e-13)
+
+
+def test_row_operator_combined_diagonal_of_few_kernels_reads_only_theirs(data):
+    X, _ = data
+    provider = KernelColumns(KernelBank(KERNELS, standardize=True).fit(X))
+    operator = RowKernels(provider, 50.0)
+    kernels, weights = np.array([2, 0]), np.array([0.3, 1.5])
+    few = operator.combined_diagonal(kernels, weights)
+    assert operator._diagonal is None  # the (m, n) diagonals were not computed
+    np.testing.assert_allclose(few, weights @ provider.diagonal()[kernels], rtol=1e-13)
+    every = np.arange(len(KERNELS))
+    np.testing.assert_allclose(operator.combined_diagonal(every, np.ones(every.size)),
+                               provider.diagonal().sum(axis=0), rtol=1e-13)

@@ -29,7 +29,7 @@ import numpy as np
 
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
-from mklearn.svm.rows import CombinedRows, combined_diagonal
+from mklearn.svm.rows import CombinedRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 
@@ -189,7 +189,7 @@ class DaskKernels:
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         if kernels.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
-            return combined_diagonal(self.local.diagonal(), kernels, weights)
+            return self.local.combined_diagonal(kernels, weights)
         return self._weighted_pass(passes.weighted_diagonal, kernels, weights, (), (),
                                    (self.n_samples,))
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from mklearn.kernels import passes
 from mklearn.kernels.cache import MB, RowCache
-from mklearn.svm.rows import CombinedRows
+from mklearn.svm.rows import CombinedRows, combined_diagonal
 
 __all__ = ["RowKernels", "row_path_bytes"]
 
@@ -123,6 +123,17 @@ class RowKernels:
             rows = np.tensordot(weights, self.base.store[np.ix_(slots, kernels)], axes=(0, 1))
             return rows[:, indices] if restrict else rows
         return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict)
+
+    def combined_diagonal(self, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] diag K_{kernels[t]}``, shape (n,). With few kernels active and
+        the (m, n) diagonals not yet computed, only those kernels' diagonals are (10^6 Sonar
+        kernels: 12 s for all of them, in the client)."""
+        kernels = np.asarray(kernels, dtype=np.int64)
+        weights = np.asarray(weights, dtype=np.float64)
+        subset = getattr(self.provider, "kernel_subset", None)
+        if self._diagonal is None and subset is not None and 2 * kernels.size < self.n_kernels:
+            return weights @ np.asarray(subset(kernels).diagonal(), dtype=np.float64)
+        return combined_diagonal(self.diagonal(), kernels, weights)
 
     def combined_block(self, indices, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices][:, indices]``, shape
