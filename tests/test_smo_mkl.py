@@ -131,30 +131,6 @@ def test_on_the_fly_rows_match_the_precomputed_stack(liver):
     )
 
 
-def test_threaded_mkl_step_equals_the_serial_one(liver, monkeypatch):
-    """The SMO-MKL step's passes over every kernel split by samples on 2 threads give the
-    same model bit for bit (each output sums the kernels in the same order)."""
-    from mklearn.kernels import threads
-    from mklearn.svm import smo
-
-    if threads.numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 numba threads (NUMBA_NUM_THREADS < 2)")
-    granted = []
-    monkeypatch.setattr(smo, "granted_threads",
-                        lambda: granted.append(threads.granted_threads()) or granted[-1])
-    _, stack, y = liver
-    common = dict(kernels="precomputed", solver="smo", regularizer="lp", p=1.5, C=10.0,
-                  tol=1e-6)
-    serial = MKLClassifier(**common).fit(stack, y)
-    monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
-    threaded = MKLClassifier(**common, n_jobs=2).fit(stack, y)
-    assert granted and min(granted) == 2
-    assert threaded.n_iter_ == serial.n_iter_
-    np.testing.assert_array_equal(threaded.kernel_weights_, serial.kernel_weights_)
-    np.testing.assert_array_equal(threaded.dual_coef_, serial.dual_coef_)
-    assert threaded.objective_ == serial.objective_
-
-
 def test_bad_input_is_named(liver):
     X, stack, y = liver
     with pytest.raises(ValueError, match="regularizer 'l1'"):

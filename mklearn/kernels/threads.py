@@ -16,8 +16,7 @@ from contextlib import contextmanager
 import numba
 from joblib import effective_n_jobs
 
-__all__ = ["granted_threads", "numba_threads", "one_blas_thread", "use_threads",
-           "PARALLEL_MIN_VALUES"]
+__all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES"]
 
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
 # 2 cores, a9a rows of 50 RBF kernels: see docs/large_scale.md)
@@ -39,11 +38,6 @@ def numba_threads(n_jobs):
     finally:
         numba.set_num_threads(before)
         _granted.n = granted
-
-
-def granted_threads() -> int:
-    """The numba threads :func:`numba_threads` granted the calling thread (1 outside it)."""
-    return getattr(_granted, "n", 1)
 
 
 def use_threads(n_values: int) -> bool:

@@ -40,9 +40,7 @@ from mklearn.svm.mkl_step import (
     newton_step_length,
     snap,
     update_outputs,
-    update_outputs_chunks,
     weighted_row,
-    weighted_row_chunks,
     weighted_sum,
 )
 
@@ -102,11 +100,9 @@ def _shrink(alpha, G, y, upper, active, state, m_up, m_low):
 @njit(cache=True)
 def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used, clock,
              active, state, step_kind, F, g, d, base_diag, kind, lam, q, prior, use_cubic, tol,
-             max_steps, shrinking, n_chunks):
+             max_steps, shrinking):
     """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
-    gradient must be rebuilt, or ``max_steps`` steps are taken. With ``n_chunks > 1`` the
-    MKL step's passes over every kernel run on numba's threads, split by samples (the same
-    numbers bit for bit).
+    gradient must be rebuilt, or ``max_steps`` steps are taken.
 
     Returns ``(status, missing_sample, steps, violation)``. With ``STEP_SVM``, ``F``, ``g``,
     ``d``, ``base_diag`` and ``prior`` are unused; ``qdiag`` is ``diag K``. With
@@ -155,10 +151,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             clock[0] += 1
             last_used[slot_i] = clock[0]
             if mkl:
-                if n_chunks > 1:
-                    weighted_row_chunks(d, store, slot_i, row_buf, n_chunks)
-                else:
-                    weighted_row(d, store, slot_i, row_buf)
+                weighted_row(d, store, slot_i, row_buf)
                 row_i = row_buf
             else:
                 row_i = store[slot_i, 0]
@@ -242,10 +235,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             for k in range(m):
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
-            if n_chunks > 1:
-                update_outputs_chunks(F, store, slot_i, slot_j, step, d, fd, n_chunks)
-            else:
-                update_outputs(F, store, slot_i, slot_j, step, d, fd)
+            update_outputs(F, store, slot_i, slot_j, step, d, fd)
             for a in range(n_active):
                 t = active[a]
                 G[t] = y[t] * fd[index[t]] + linear[t]

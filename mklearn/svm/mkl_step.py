@@ -13,7 +13,7 @@ conjugate ``r*`` at ``z``, whose gradient gives the kernel weights ``d = grad r*
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 KIND_LP = 0
 KIND_KL = 1
@@ -227,22 +227,6 @@ def weighted_row(d, store, slot, out):
                 out[t] += w * store[slot, k, t]
 
 
-@njit(cache=True, parallel=True, fastmath=True)
-def weighted_row_chunks(d, store, slot, out, n_chunks):
-    """:func:`weighted_row` with the samples split into ``n_chunks`` ranges on numba's
-    threads; each value sums the kernels in the same order (the same bits)."""
-    n = out.size
-    size = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks):
-        lo, hi = c * size, min(n, (c + 1) * size)
-        out[lo:hi] = 0.0
-        for k in range(store.shape[1]):
-            w = d[k]
-            if w != 0.0:
-                for t in range(lo, hi):
-                    out[t] += w * store[slot, k, t]
-
-
 @njit(cache=True)
 def update_outputs(F, store, slot_i, slot_j, step, d, fd):
     """``F[k] += step (K_k[i] - K_k[j])`` on every sample and ``fd = d' F`` in one pass
@@ -258,23 +242,6 @@ def update_outputs(F, store, slot_i, slot_j, step, d, fd):
             value = F_k[s] + step * (row_i[s] - row_j[s])
             F_k[s] = value
             fd[s] += w * value
-
-
-@njit(cache=True, parallel=True)
-def update_outputs_chunks(F, store, slot_i, slot_j, step, d, fd, n_chunks):
-    """:func:`update_outputs` with the samples split into ``n_chunks`` ranges on numba's
-    threads; each ``fd[s]`` sums the kernels in the same order (the same bits)."""
-    m, n = F.shape
-    size = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks):
-        lo, hi = c * size, min(n, (c + 1) * size)
-        fd[lo:hi] = 0.0
-        for k in range(m):
-            w = d[k]
-            for s in range(lo, hi):
-                value = F[k, s] + step * (store[slot_i, k, s] - store[slot_j, k, s])
-                F[k, s] = value
-                fd[s] += w * value
 
 
 @njit(cache=True)

@@ -19,7 +19,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mklearn.kernels.threads import granted_threads, use_threads
 from mklearn.svm import core
 from mklearn.svm.rows import DenseRows
 
@@ -116,8 +115,6 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
     """
     step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
     extra = _NO_MKL if mkl is None else mkl
-    # the MKL step's passes over every kernel on numba's threads when large enough
-    n_chunks = granted_threads() if mkl is not None and use_threads(mkl[0].size) else 1
     qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
     total, violation, n_var = 0, np.inf, st.signs.size
     while True:
@@ -125,7 +122,6 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
             st.alpha, st.G, st.signs, st.index, st.linear, st.upper, qdiag, rows.store,
             rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
             step_kind, *extra, float(tol), int(max_steps - total), bool(shrinking),
-            int(n_chunks),
         )
         total += steps
         if status == core.STATUS_NEED_ROW:
