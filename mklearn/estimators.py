@@ -832,17 +832,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             for name in ("group_names_", "group_weights_"):
                 self.__dict__.pop(name, None)
 
-    def _on_workers(self, provider):
-        """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
-        per-kernel state in Dask actors) when a Dask client is active, else itself."""
-        client = active_client(getattr(self, "n_jobs", None))
-        if client is None:
-            return provider
-        if getattr(self, "verbose", 0):
-            print(f"mklearn: per-kernel state on Dask ({len(client.nthreads())} workers)",
-                  file=sys.stderr)
-        return DaskColumns(provider, client)
-
     def _check_before_kernels(self, bank):
         """The groups are checked against the kernel count before any kernel is computed."""
         self._kernel_groups(bank.n_kernels, bank)

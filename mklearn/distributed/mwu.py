@@ -21,14 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from mklearn.distributed.backend import check_workers
-from mklearn.solvers.mwu_blocks import (
-    MWUBlock,
-    MWUBlocks,
-    add_block_parts,
-    block_kernels,
-    gather_block_weights,
-    kernel_part,
-)
+from mklearn.solvers.mwu_blocks import MWUBlock, MWUBlocks, block_kernels, kernel_part
 
 __all__ = ["DaskColumns", "DaskMWUBlocks"]
 
@@ -83,9 +76,9 @@ class DaskColumns:
                              self.n_blocks)
 
 
-class DaskMWUBlocks:
+class DaskMWUBlocks(MWUBlocks):
     """:class:`~mklearn.solvers.mwu_blocks.MWUBlocks` with each block in a Dask actor,
-    placed on the workers in turn; the same methods and results."""
+    placed on the workers in turn; the same methods, reductions and results."""
 
     def __init__(self, provider, client, y, inv_trace, valid, cache_size, n_blocks):
         self.kernels = block_kernels(provider.n_kernels, n_blocks)
@@ -95,7 +88,7 @@ class DaskMWUBlocks:
             client.submit(MWUBlock, kernel_part(provider, k), y, inv_trace[k], valid[k], share,
                           actor=True, workers=[workers[b % len(workers)]], pure=False)
             for b, k in enumerate(self.kernels)]
-        self._actors = [self._result(future) for future in self._futures]
+        self.blocks = [self._result(future) for future in self._futures]
 
     @staticmethod
     def _result(future):
@@ -109,21 +102,11 @@ class DaskMWUBlocks:
                 "fit again") from error
 
     def _each(self, method, *args):
-        calls = [getattr(actor, method)(*args) for actor in self._actors]
+        calls = [getattr(actor, method)(*args) for actor in self.blocks]  # all run at once
         return [self._result(call) for call in calls]
 
-    def update(self, j_pos, j_neg, last_total, accumulate):
-        return max(self._each("update", int(j_pos), int(j_neg), float(last_total),
-                              bool(accumulate)))
-
-    def combine(self, c, x_top):
-        return add_block_parts(self._each("combine", float(c), float(x_top)))
-
     def finish(self, last_total, accumulate, averaged):
-        parts = self._each("finish", float(last_total), bool(accumulate), bool(averaged))
-        self._actors, self._futures = [], []  # the workers free the state
-        return gather_block_weights(self.kernels, parts)
-
-    def counts(self):
-        hits, misses = zip(*self._each("counts"), strict=True)
-        return sum(hits), sum(misses)
+        try:
+            return super().finish(last_total, accumulate, averaged)
+        finally:
+            self.blocks, self._futures = [], []  # the workers free the state

@@ -18,6 +18,7 @@ import numpy as np
 
 from mklearn.kernels.cache import MB
 from mklearn.kernels.threads import one_blas_thread
+from mklearn.svm.rows import combined_diagonal
 
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_diagonal",
            "weighted_products", "CHUNK_BYTES"]
@@ -155,10 +156,11 @@ def weighted_diagonal(provider, kernel_weights):
     (kernels None: all of ``provider``); float64 of shape (n,)."""
     kernels, weights = kernel_weights
     diagonal = np.asarray(provider.diagonal(), dtype=np.float64)
-    return weights @ (diagonal if kernels is None else diagonal[np.asarray(kernels)])
+    if kernels is None:
+        return weights @ diagonal
+    return combined_diagonal(diagonal, np.asarray(kernels), weights)
 
 
-@one_blas_thread
 def weighted_products(provider, support, v_s, kernel_weights):
     """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,)."""
     return v_s @ weighted_rows(provider, support, kernel_weights)
