@@ -130,17 +130,23 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             G[t] = y[t] * fd[index[t]] + linear[t]
     steps = 0
     violation = np.inf
+    # i of the next step, found while the last step updated G (one pass less per step)
+    next_i, next_up = -2, -np.inf
     while steps < max_steps:
         n_active = state[N_ACTIVE]
-        m_up = -np.inf
-        i = -1
-        for a in range(n_active):
-            t = active[a]
-            if _in_up(alpha, y, upper, t):
-                v = -y[t] * G[t]
-                if v >= m_up:
-                    m_up = v
-                    i = t
+        if next_i > -2:
+            i, m_up = next_i, next_up
+        else:
+            m_up = -np.inf
+            i = -1
+            for a in range(n_active):
+                t = active[a]
+                if _in_up(alpha, y, upper, t):
+                    v = -y[t] * G[t]
+                    if v >= m_up:
+                        m_up = v
+                        i = t
+        next_i = -2
         if i < 0:
             m_up = -np.inf
         si = index[i] if i >= 0 else -1
@@ -236,17 +242,29 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
             update_outputs(F, store, slot_i, slot_j, step, d, fd)
+            next_i, next_up = -1, -np.inf
             for a in range(n_active):
                 t = active[a]
                 G[t] = y[t] * fd[index[t]] + linear[t]
+                if _in_up(alpha, y, upper, t):
+                    v = -y[t] * G[t]
+                    if v >= next_up:
+                        next_up = v
+                        next_i = t
             if steps % DIAG_REFRESH == 0:
                 weighted_sum(d, base_diag, qdiag)
         else:
             change_i = y[i] * (alpha[i] - old_i)
             change_j = y[j] * (alpha[j] - old_j)
             row_j = store[slot_j, 0]
+            next_i, next_up = -1, -np.inf
             for a in range(n_active):
                 t = active[a]
                 s = index[t]
                 G[t] += y[t] * (change_i * row_i[s] + change_j * row_j[s])
+                if _in_up(alpha, y, upper, t):
+                    v = -y[t] * G[t]
+                    if v >= next_up:
+                        next_up = v
+                        next_i = t
     return STATUS_STEPS, -1, steps, violation
