@@ -294,7 +294,7 @@ def _check_kernels(stack, kernel_sum, what):
         )
     diagonals = _diagonals(stack_km)
     scale = max(float(np.max(np.abs(diagonals))), 1e-300)
-    if np.any(stack_km) and not _SAFE_KERNEL_RANGE[0] <= scale <= _SAFE_KERNEL_RANGE[1]:
+    if np.any(diagonals) and not _SAFE_KERNEL_RANGE[0] <= scale <= _SAFE_KERNEL_RANGE[1]:
         raise ValueError(
             f"{what} has diagonal entries up to {scale:.3g}, outside the range "
             f"[{_SAFE_KERNEL_RANGE[0]:g}, {_SAFE_KERNEL_RANGE[1]:g}] the solvers handle "
