@@ -222,14 +222,15 @@ def run_anchor(kernels, y, y_test, C):
             "accuracy": accuracy, "n_sv": int(model.support_.size), "peak_mb": _peak_mb()}
 
 
-def run_mkl(kernels, y, y_test, C, key, tol, max_iter):
-    """An mklearn solver on the precomputed stack; its time adds the kernels' time."""
+def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
+    """An mklearn solver on the precomputed stack (``n_jobs=threads``); its time adds the
+    kernels' time."""
     from sklearn.base import clone
 
     from mklearn import MKLClassifier
 
     model = MKLClassifier(kernels="precomputed", C=C, tol=tol, max_iter=max_iter,
-                          **SOLVERS[key])
+                          n_jobs=threads, **SOLVERS[key])
     with warnings.catch_warnings():  # load the compiled loops outside the timed fit
         warnings.simplefilter("ignore")
         small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
@@ -253,14 +254,16 @@ def run_mkl(kernels, y, y_test, C, key, tol, max_iter):
     }
 
 
-def run_easymkl(kernels, y, y_test, C):
+def run_easymkl(kernels, y, y_test, C, threads=1):
     """MKLpy's EasyMKL on the same kernels (its default ``lam=0.1``; C has no meaning in
-    it), or None if MKLpy is not importable; its time adds the kernels' time."""
+    it) on ``threads`` torch threads, or None if MKLpy is not importable; its time adds the
+    kernels' time."""
     try:
         import torch
         from MKLpy.algorithms import EasyMKL
     except ImportError:
         return None
+    torch.set_num_threads(threads)  # torch's default is every core; mklearn's n_jobs is 1
     m = kernels.train.shape[2]
     start = time.perf_counter()
     model = EasyMKL().fit([torch.from_numpy(np.ascontiguousarray(kernels.train[:, :, k]))
@@ -361,6 +364,9 @@ def main(argv=None):
     parser.add_argument("--max-seconds", type=float, default=300.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-easymkl", action="store_true", help="skip MKLpy's EasyMKL")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="cores of every MKL method: mklearn's n_jobs and EasyMKL's torch "
+                             "threads (SVC, LIBSVM, always uses one)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
 
@@ -390,14 +396,15 @@ def main(argv=None):
                 print(f"{'':<15} {'(svc fit':<9} {anchor['fit_seconds']:>8.3f}; kernels "
                       f"{anchor['kernel_seconds']:.2f} s)")
             for key in args.solvers:
-                r = in_child(run_mkl, (kernels, y, y_test, C, key, args.tol, args.max_iter),
-                             args.max_seconds)
+                r = in_child(run_mkl, (kernels, y, y_test, C, key, args.tol, args.max_iter,
+                                       args.threads), args.max_seconds)
                 if "failed" in r:
                     r["seconds"] += kernels.seconds
                 runs["mkl"][key] = r
                 _print_row(problem.name, key, r, anchor)
             if not args.no_easymkl:
-                easy = in_child(run_easymkl, (kernels, y, y_test, C), args.max_seconds)
+                easy = in_child(run_easymkl, (kernels, y, y_test, C, args.threads),
+                                args.max_seconds)
                 if easy is not None:
                     runs["easymkl"] = easy
                     _print_row(problem.name, "easymkl", easy, anchor)

@@ -13,8 +13,19 @@ feasible set of the regulariser, using
   tenfold every third halving of a line search (a sign that the inexact objective misleads
   it), and set to the floor when a search fails, before the point is declared stalled. The
   paper's exact rule was lost in extraction; this one keeps the SVM error an order of
-  magnitude below the outer optimality measure;
+  magnitude below the outer optimality measure. Two guards on the SVM's own duality gap
+  ``U - T`` (our addition): it is tightened tenfold at once while that gap is over half the
+  run's gap, and never once that gap is under ``PRECISE_SHARE * tol |U|``, where a tighter
+  SMO cannot change the certificate (measured on ``benchmarks/bench_unseen.py``: the KKT
+  tolerance reached 1e-6, an SVM gap of 1e-8 relative, where 1e-2 already gave 1e-4, and
+  warm-started solves took 30,000-80,000 SMO steps at n = 1,500);
 - warm starts of every inner solve from the last alpha;
+- a line search on the live kernels only (our addition, with kernel shrinking) gives up when
+  its predicted decrease ``s * slope`` falls below ``NEGLIGIBLE * tol |T|``, and a failed one
+  re-screens every kernel (a full gradient) instead of tightening the SVM: the restricted
+  problem is then solved as far as the run needs (measured on ``bench_unseen.py``, C = 100:
+  dna3-500 71 -> 30 SVM solves, mfeat0-1500 63 -> 22; over its 22 runs with the guards above
+  1,149 -> 788 solves; the seven small sets the same 452);
 - kernel shrinking (our addition, LIBSVM's shrinking applied to kernels): a kernel at zero
   weight that the regulariser's ``screen`` flags (l1: quadratic term below half the largest)
   is frozen, so most iterations combine and differentiate only the live kernels; every
@@ -103,6 +114,8 @@ NEWTON_MAX_KERNELS = 200  # Newton model size: kernels in use plus the most attr
 NEWTON_MAX_FREE = 2000  # so do SVMs with more free support vectors
 NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
 NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
+MIN_MOVE = 1e-12  # a line-search trial moving no weight further is d itself
+NEGLIGIBLE = 0.001  # predicted decrease, as a share of tol |T|, not worth a solve on live kernels
 NEWTON_GAP = 1.0  # relative gap below which Newton trials start
 NEWTON_INNER_TOL = 1e-4  # and the inner tolerance they need
 START_KERNELS = 50  # kernels of the restricted start (l1, second order)
@@ -327,9 +340,12 @@ def spg_gmkl(
         pg_norm = float(np.max(np.abs(_project_live(regularizer, d - grad, live) - d)))
         # the inner solve is precise enough once the SVM's own duality gap (U - T) is a small
         # share of the gap the run must reach: a tighter SMO would not change the certificate
-        precise = linear_model and upper - point["T"] <= PRECISE_SHARE * tol * abs(upper)
+        svm_gap = upper - point["T"]
+        precise = linear_model and svm_gap <= PRECISE_SHARE * tol * abs(upper)
         if precision_tuning and not precise:
             target = 0.1 * min(rel_gap if np.isfinite(rel_gap) else np.inf, pg_norm)
+            if linear_model and svm_gap > 0.5 * (upper - lower):  # the SVM's gap dominates
+                target = min(target, point["tol"] / 10.0)
             eps = min(eps, max(floor, target))
         record = {
             "iteration": n_iter - 1 + spent,
@@ -401,6 +417,9 @@ def spg_gmkl(
         else:  # PGD: along the projection arc P(d - s grad), from s = 1 (the authors' code)
             direction, change = grad, d - _project_live(regularizer, d - grad, live)
             slope = float(change[live] @ change[live])
+        if slope <= 0.0 and not point["complete"]:  # none on the live kernels: re-screen all
+            since_full = FULL_GRADIENT_EVERY
+            continue
         if slope <= 0.0:  # no descent left at this inner precision
             if point["tol"] <= floor:
                 stop_reason = "stalled"
@@ -412,6 +431,10 @@ def spg_gmkl(
         s, accepted, first = 1.0, None, None
         for halving in range(MAX_HALVINGS):
             trial_d = _project_live(regularizer, d - s * direction, live)
+            if spectral and np.max(np.abs(trial_d - d)) <= MIN_MOVE:
+                break  # the trial is d itself, to rounding
+            if not point["complete"] and s * slope <= NEGLIGIBLE * tol * abs(ref_value):
+                break  # the restricted problem is solved as far as the run needs: re-screen
             trial = evaluator.solve(trial_d, point["qp"].alpha, eps)
             first = trial["T"] if first is None else first
             if trial["T"] <= ref_value - ARMIJO_GAMMA * s * slope:
@@ -420,6 +443,11 @@ def spg_gmkl(
             s = _backtrack(s, slope, point["T"], trial["T"])
             if precision_tuning and halving % 3 == 2 and not precise:
                 eps = max(floor, eps / 10.0)
+        if accepted is None and not point["complete"]:
+            # no descent on the live kernels: the restricted problem is solved as far as this
+            # search can tell; re-screen every kernel before solving more precisely
+            since_full = FULL_GRADIENT_EVERY
+            continue
         if accepted is None:
             if point["tol"] <= floor:
                 stop_reason = "stalled"
