@@ -34,7 +34,9 @@ the stacks are shared, not copied) after a warm-up fit on 20 points that loads t
 loops; a fit over ``--max-seconds`` is stopped and reported as such, never dropped. MKLpy's
 EasyMKL (default ``lam=0.1``) runs when ``import MKLpy`` works; MKLpy needs torch, which is
 not one of mklearn's extras: install both in a separate directory and put it on PYTHONPATH
-(``pip install --target DIR MKLpy torch cvxopt``).
+(``pip install --target DIR MKLpy torch cvxopt``). Every MKL method gets the same cores,
+``--threads`` (default 1, as LIBSVM's ``SVC``): mklearn's ``n_jobs`` and torch's thread count
+(torch's own default is every core).
 
     python benchmarks/bench_unseen.py                      # everything (tens of minutes)
     python benchmarks/bench_unseen.py --solvers spg-l1 silp --C 1
