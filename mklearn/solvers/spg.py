@@ -115,6 +115,7 @@ NEWTON_MAX_FREE = 2000  # so do SVMs with more free support vectors
 NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
 NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
 MIN_MOVE = 1e-12  # a line-search trial moving no weight further is d itself
+RESCREEN_CYCLE = 3  # iterations within which a forced re-screen is not repeated
 NEGLIGIBLE = 0.001  # predicted decrease, as a share of tol |T|, not worth a solve on live kernels
 NEWTON_GAP = 1.0  # relative gap below which Newton trials start
 NEWTON_INNER_TOL = 1e-4  # and the inner tolerance they need
@@ -321,6 +322,7 @@ def spg_gmkl(
     passes = []  # (certified relative gap, objective) at each full-gradient pass
 
     spent = 0  # iterations of the mirror-descent phase
+    rescreened_at = -RESCREEN_CYCLE - 1  # iteration of the last re-screen forced by a search
     for n_iter in range(1, max_iter + 1):
         if n_iter + spent > max_iter:
             n_iter -= 1
@@ -417,8 +419,11 @@ def spg_gmkl(
         else:  # PGD: along the projection arc P(d - s grad), from s = 1 (the authors' code)
             direction, change = grad, d - _project_live(regularizer, d - grad, live)
             slope = float(change[live] @ change[live])
-        if slope <= 0.0 and not point["complete"]:  # none on the live kernels: re-screen all
-            since_full = FULL_GRADIENT_EVERY
+        # re-screening every kernel is the answer to a restricted problem without descent,
+        # unless the last re-screen led straight back here (then tighten the SVM as before)
+        rescreen = not point["complete"] and n_iter - rescreened_at > RESCREEN_CYCLE
+        if slope <= 0.0 and rescreen:  # none on the live kernels
+            since_full, rescreened_at = FULL_GRADIENT_EVERY, n_iter
             continue
         if slope <= 0.0:  # no descent left at this inner precision
             if point["tol"] <= floor:
@@ -433,7 +438,7 @@ def spg_gmkl(
             trial_d = _project_live(regularizer, d - s * direction, live)
             if spectral and np.max(np.abs(trial_d - d)) <= MIN_MOVE:
                 break  # the trial is d itself, to rounding
-            if not point["complete"] and s * slope <= NEGLIGIBLE * tol * abs(ref_value):
+            if rescreen and s * slope <= NEGLIGIBLE * tol * abs(ref_value):
                 break  # the restricted problem is solved as far as the run needs: re-screen
             trial = evaluator.solve(trial_d, point["qp"].alpha, eps)
             first = trial["T"] if first is None else first
@@ -443,10 +448,10 @@ def spg_gmkl(
             s = _backtrack(s, slope, point["T"], trial["T"])
             if precision_tuning and halving % 3 == 2 and not precise:
                 eps = max(floor, eps / 10.0)
-        if accepted is None and not point["complete"]:
+        if accepted is None and rescreen:
             # no descent on the live kernels: the restricted problem is solved as far as this
             # search can tell; re-screen every kernel before solving more precisely
-            since_full = FULL_GRADIENT_EVERY
+            since_full, rescreened_at = FULL_GRADIENT_EVERY, n_iter
             continue
         if accepted is None:
             if point["tol"] <= floor:
