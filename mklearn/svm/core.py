@@ -79,6 +79,12 @@ def _in_low(alpha, y, upper, t):
 
 
 @njit(cache=True)
+def _flag(alpha, y, upper, t):
+    """1 if t is in I_up, plus 2 if t is in I_low."""
+    return np.uint8(_in_up(alpha, y, upper, t)) | (np.uint8(_in_low(alpha, y, upper, t)) << 1)
+
+
+@njit(cache=True)
 def _shrink(alpha, G, y, upper, active, state, m_up, m_low):
     """Drop variables at a bound that cannot enter a violating pair (LIBSVM's be_shrunk with
     ``Gmax1 = m_up``, ``Gmax2 = -m_low``)."""
@@ -128,6 +134,9 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
         for a in range(state[N_ACTIVE]):
             t = active[a]
             G[t] = y[t] * fd[index[t]] + linear[t]
+    flags = np.empty(n_var, dtype=np.uint8)  # _flag of every variable, kept with alpha
+    for t in range(n_var):
+        flags[t] = _flag(alpha, y, upper, t)
     steps = 0
     violation = np.inf
     # i of the next step, found while the last step updated G (one pass less per step)
@@ -141,7 +150,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             i = -1
             for a in range(n_active):
                 t = active[a]
-                if _in_up(alpha, y, upper, t):
+                if flags[t] & 1:
                     v = -y[t] * G[t]
                     if v >= m_up:
                         m_up = v
@@ -167,7 +176,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
         v_j = 0.0
         for a in range(n_active):
             t = active[a]
-            if not _in_low(alpha, y, upper, t):
+            if not flags[t] & 2:
                 continue
             v = -y[t] * G[t]
             if v < m_low:
@@ -235,6 +244,8 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             snap(alpha, i, upper)
         if step == hi_j or step == lo_j:
             snap(alpha, j, upper)
+        flags[i] = _flag(alpha, y, upper, i)
+        flags[j] = _flag(alpha, y, upper, j)
         steps += 1
         n_active = state[N_ACTIVE]
         if mkl:
@@ -246,7 +257,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             for a in range(n_active):
                 t = active[a]
                 G[t] = y[t] * fd[index[t]] + linear[t]
-                if _in_up(alpha, y, upper, t):
+                if flags[t] & 1:
                     v = -y[t] * G[t]
                     if v >= next_up:
                         next_up = v
@@ -262,7 +273,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
                 t = active[a]
                 s = index[t]
                 G[t] += y[t] * (change_i * row_i[s] + change_j * row_j[s])
-                if _in_up(alpha, y, upper, t):
+                if flags[t] & 1:
                     v = -y[t] * G[t]
                     if v >= next_up:
                         next_up = v
