@@ -9,7 +9,7 @@ each value computed in the same order as serially (the same results, bit for bit
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -181,3 +181,63 @@ def quadratic_terms_support_parallel(stack_km, v, support, kernels, products):
     for t in prange(kernels.shape[0]):
         g[t] = _support_term(stack_km, v, support, kernels[t], products[t])
     return g
+
+
+@njit(cache=True, fastmath=True)
+def _combine_rows_range(stack_km, weights, active, rows, lo, hi, out):
+    """``out[i] = sum_{k in active} weights[k] * stack_km[k, i]`` for ``i in rows[lo:hi]``:
+    four kernels per sweep over those rows (each entry summed as in :func:`combine`), so that
+    each kernel's rows are read in order."""
+    n = stack_km.shape[1]
+    for a in range(lo, hi):
+        out[rows[a]] = 0.0
+    t = 0
+    while t + 4 <= active.shape[0]:
+        k0, k1, k2, k3 = active[t], active[t + 1], active[t + 2], active[t + 3]
+        w0, w1, w2, w3 = weights[k0], weights[k1], weights[k2], weights[k3]
+        for a in range(lo, hi):
+            i = rows[a]
+            p, q, r, s = stack_km[k0, i], stack_km[k1, i], stack_km[k2, i], stack_km[k3, i]
+            target = out[i]
+            for j in range(n):
+                target[j] += w0 * p[j] + w1 * q[j] + w2 * r[j] + w3 * s[j]
+        t += 4
+    for k in active[t:]:
+        w = weights[k]
+        for a in range(lo, hi):
+            i = rows[a]
+            row = stack_km[k, i]
+            target = out[i]
+            for j in range(n):
+                target[j] += w * row[j]
+
+
+@njit(cache=True, fastmath=True)
+def combine_rows(stack_km, weights, active, rows, out):
+    """Rows ``rows`` of K(d) into ``out`` (shape (n, n)): the rows an SVM solve reads."""
+    _combine_rows_range(stack_km, weights, active, rows, 0, rows.shape[0], out)
+
+
+@njit(cache=True, fastmath=True, parallel=True)
+def combine_rows_parallel(stack_km, weights, active, rows, out):
+    """:func:`combine_rows` with the rows split into one block per thread."""
+    blocks = min(get_num_threads(), rows.shape[0])
+    for b in prange(blocks):
+        lo = rows.shape[0] * b // blocks
+        hi = rows.shape[0] * (b + 1) // blocks
+        _combine_rows_range(stack_km, weights, active, rows, lo, hi, out)
+
+
+@njit(cache=True, fastmath=True)
+def support_product(matrix, v, support):
+    """``matrix @ v`` for a symmetric ``matrix`` (n, n), as ``sum_{s in support} v_s
+    matrix[s]``: reads only the rows of the support of v, with no copy."""
+    n = matrix.shape[0]
+    out = np.zeros(n)
+    for a in range(support.shape[0]):
+        s = support[a]
+        w = v[s]
+        row = matrix[s]
+        for j in range(n):
+            out[j] += w * row[j]
+    return out

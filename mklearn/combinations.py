@@ -16,6 +16,7 @@ from mklearn._stack_ops import (
 )
 from mklearn.extending import KernelParameterisation
 from mklearn.kernels.threads import use_threads
+from mklearn.svm.rows import StackCombinedRows
 
 DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
@@ -73,6 +74,7 @@ class SumOfKernels(KernelParameterisation):
         # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
         self._blas_exact = self._flat.dtype == np.float64
         self._kernel_sum = kernel_sum
+        self._diagonals = None  # (m, n), computed at the first kernel_rows
 
     @property
     def kernel_major(self) -> np.ndarray:
@@ -104,6 +106,17 @@ class SumOfKernels(KernelParameterisation):
                 and use_threads(active.size * self.n_samples * self.n_samples)):
             return combine_parallel(self._km, d, active)
         return combine(self._km, d, active)
+
+    def kernel_rows(self, d: np.ndarray):
+        """``K(d)`` for one SVM solve: the dense sum at uniform weights when it is known, else
+        a :class:`~mklearn.svm.rows.StackCombinedRows` that combines only the rows the solve
+        reads (``@ v`` and ``submatrix`` work on both)."""
+        d = np.asarray(d, dtype=np.float64)
+        if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
+            return d[0] * self._kernel_sum
+        if self._diagonals is None:
+            self._diagonals = self.diagonal()
+        return StackCombinedRows(self._km, d, self._diagonals)
 
     def derivative(self, d: np.ndarray, k: int) -> np.ndarray:
         """``dK/dd_k = K_k`` (float64, shape (n, n))."""

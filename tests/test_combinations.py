@@ -123,3 +123,45 @@ def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
                     *combination.gradient_and_products(dense)]
     for a, b in zip(serial, threaded, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rows_combined_on_demand_equal_the_dense_combined_kernel(dtype):
+    rng = np.random.default_rng(8)
+    A = rng.normal(size=(7, 30, 30))
+    stack = np.einsum("kij,klj->ilk", A, A).astype(dtype)
+    combination = SumOfKernels(stack)
+    d = np.zeros(7)
+    d[[0, 1, 2, 4, 6]] = rng.random(5)  # a group of four and one more
+    dense = combination.kernel(d)
+    rows = combination.kernel_rows(d)
+    v = np.zeros(30)
+    v[rng.choice(30, 12, replace=False)] = rng.normal(size=12)
+    np.testing.assert_allclose(rows @ v, dense @ v, rtol=1e-12, atol=1e-12)
+    assert np.count_nonzero(rows.slot_of >= 0) == 12  # only the support's rows were combined
+    picked = np.array([3, 5, 17])
+    np.testing.assert_allclose(rows.submatrix(picked), dense[np.ix_(picked, picked)], rtol=1e-12)
+    np.testing.assert_allclose(rows.diagonal()[0], np.diagonal(dense), rtol=1e-12)
+    with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1)):
+        threaded = combination.kernel_rows(d)
+        threaded.matvec(np.ones(30))
+    np.testing.assert_allclose(threaded.store, dense.reshape(30, 1, 30), rtol=1e-12)
+
+
+def test_svm_on_rows_combined_on_demand_reaches_the_dense_optimum():
+    from mklearn.svm.smo import svc_dual
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    stack = np.stack([np.exp(-g * ((X[:, None] - X[None]) ** 2).sum(-1)) for g in (0.1, 1, 3)],
+                     axis=2)
+    combination = SumOfKernels(stack)
+    d = np.array([0.5, 0.3, 0.2])
+    cold = svc_dual(combination.kernel(d), y, 10.0, tol=1e-8)
+    on_rows = svc_dual(combination.kernel_rows(d), y, 10.0, tol=1e-8)
+    np.testing.assert_allclose(on_rows.objective, cold.objective, rtol=1e-10)
+    warm = svc_dual(combination.kernel_rows(np.array([0.4, 0.4, 0.2])), y, 10.0,
+                    alpha0=cold.alpha, tol=1e-8)  # warm start: the support's rows in one batch
+    reference = svc_dual(combination.kernel(np.array([0.4, 0.4, 0.2])), y, 10.0, tol=1e-8)
+    np.testing.assert_allclose(warm.objective, reference.objective, rtol=1e-8)

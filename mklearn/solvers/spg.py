@@ -147,7 +147,8 @@ class _Evaluator:
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
 
     def solve(self, d, alpha0, tol):
-        K = self.combination.kernel(d)
+        rows = getattr(self.combination, "kernel_rows", None)  # only the rows a solve reads
+        K = self.combination.kernel(d) if rows is None else rows(d)
         qp = self.task.solve(K, alpha0, tol)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
