@@ -25,6 +25,11 @@ SUPPORT_ROWS_FRACTION = 2  # products K_k v from the support's rows when they ar
 # 0.7x and 0.9-1.0x as fast on 2 threads, n = 1,500 and 2,000 1.2-1.6x); the quadratic terms
 # gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
 PARALLEL_COMBINE_MIN_SAMPLES = 1500
+# an SVM solve reads K(d) row by row (combined on demand) when its warm start has fewer
+# support vectors than this share of the points: it then reads about those rows (measured
+# along SPG-GMKL runs on unseen problems: 10-60% of the rows); above, single-row misses cost
+# more than one pass over every row (dna3-500, 60% of the rows: 0.70 s against 0.37 s)
+ROWS_ON_DEMAND_FRACTION = 0.5
 
 
 def kernel_major(stack: np.ndarray) -> np.ndarray:
@@ -107,13 +112,15 @@ class SumOfKernels(KernelParameterisation):
             return combine_parallel(self._km, d, active)
         return combine(self._km, d, active)
 
-    def kernel_rows(self, d: np.ndarray):
-        """``K(d)`` for one SVM solve: the dense sum at uniform weights when it is known, else
-        a :class:`~mklearn.svm.rows.StackCombinedRows` that combines only the rows the solve
-        reads (``@ v`` and ``submatrix`` work on both)."""
+    def kernel_rows(self, d: np.ndarray, expected_rows: int | None = None):
+        """``K(d)`` for one SVM solve that is expected to read about ``expected_rows`` rows
+        (the support of its warm start): a :class:`~mklearn.svm.rows.StackCombinedRows`, which
+        combines only the rows the solve reads, when that is under ``ROWS_ON_DEMAND_FRACTION``
+        of them; else the dense ``kernel(d)`` (``@ v`` and ``submatrix`` work on both)."""
         d = np.asarray(d, dtype=np.float64)
-        if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
-            return d[0] * self._kernel_sum
+        few = expected_rows is not None and expected_rows < ROWS_ON_DEMAND_FRACTION * self.n_samples
+        if not few or (self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0])):
+            return self.kernel(d)
         if self._diagonals is None:
             self._diagonals = self.diagonal()
         return StackCombinedRows(self._km, d, self._diagonals)

@@ -134,7 +134,7 @@ def test_rows_combined_on_demand_equal_the_dense_combined_kernel(dtype):
     d = np.zeros(7)
     d[[0, 1, 2, 4, 6]] = rng.random(5)  # a group of four and one more
     dense = combination.kernel(d)
-    rows = combination.kernel_rows(d)
+    rows = combination.kernel_rows(d, expected_rows=0)
     v = np.zeros(30)
     v[rng.choice(30, 12, replace=False)] = rng.normal(size=12)
     np.testing.assert_allclose(rows @ v, dense @ v, rtol=1e-12, atol=1e-12)
@@ -143,7 +143,7 @@ def test_rows_combined_on_demand_equal_the_dense_combined_kernel(dtype):
     np.testing.assert_allclose(rows.submatrix(picked), dense[np.ix_(picked, picked)], rtol=1e-12)
     np.testing.assert_allclose(rows.diagonal()[0], np.diagonal(dense), rtol=1e-12)
     with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1)):
-        threaded = combination.kernel_rows(d)
+        threaded = combination.kernel_rows(d, expected_rows=0)
         threaded.matvec(np.ones(30))
     np.testing.assert_allclose(threaded.store, dense.reshape(30, 1, 30), rtol=1e-12)
 
@@ -159,9 +159,19 @@ def test_svm_on_rows_combined_on_demand_reaches_the_dense_optimum():
     combination = SumOfKernels(stack)
     d = np.array([0.5, 0.3, 0.2])
     cold = svc_dual(combination.kernel(d), y, 10.0, tol=1e-8)
-    on_rows = svc_dual(combination.kernel_rows(d), y, 10.0, tol=1e-8)
+    on_rows = svc_dual(combination.kernel_rows(d, 0), y, 10.0, tol=1e-8)
     np.testing.assert_allclose(on_rows.objective, cold.objective, rtol=1e-10)
-    warm = svc_dual(combination.kernel_rows(np.array([0.4, 0.4, 0.2])), y, 10.0,
+    warm = svc_dual(combination.kernel_rows(np.array([0.4, 0.4, 0.2]), 0), y, 10.0,
                     alpha0=cold.alpha, tol=1e-8)  # warm start: the support's rows in one batch
     reference = svc_dual(combination.kernel(np.array([0.4, 0.4, 0.2])), y, 10.0, tol=1e-8)
     np.testing.assert_allclose(warm.objective, reference.objective, rtol=1e-8)
+
+
+def test_solves_expected_to_read_most_rows_get_the_dense_combined_kernel():
+    rng = np.random.default_rng(10)
+    A = rng.normal(size=(3, 10, 10))
+    combination = SumOfKernels(np.einsum("kij,klj->ilk", A, A))
+    d = np.array([0.5, 0.0, 0.5])
+    assert isinstance(combination.kernel_rows(d, expected_rows=9), np.ndarray)
+    assert isinstance(combination.kernel_rows(d), np.ndarray)  # a cold start: no estimate
+    assert not isinstance(combination.kernel_rows(d, expected_rows=2), np.ndarray)

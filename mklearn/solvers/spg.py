@@ -148,7 +148,8 @@ class _Evaluator:
 
     def solve(self, d, alpha0, tol):
         rows = getattr(self.combination, "kernel_rows", None)  # only the rows a solve reads
-        K = self.combination.kernel(d) if rows is None else rows(d)
+        expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
+        K = self.combination.kernel(d) if rows is None else rows(d, expected)
         qp = self.task.solve(K, alpha0, tol)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
