@@ -79,7 +79,7 @@ class StackCombinedRows:
         n = stack_km.shape[1]
         self.n_samples = n
         self._km = stack_km
-        self._d = np.ascontiguousarray(d, dtype=np.float64)
+        self._d = np.array(d, dtype=np.float64)  # a copy: rows combined later use these weights
         self._active = np.flatnonzero(self._d > 0)
         self._diagonal = combined_diagonal(diagonals, self._active, self._d[self._active])
         self._matrix = np.empty((n, n))  # pages touched only where rows are combined
