@@ -12,33 +12,14 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 
-@njit(cache=True, fastmath=True, inline="always")
-def _combine_row(stack_km, weights, active, i, target):
-    """Row i of K(d) added into ``target``: four kernels per sweep, then the rest one by one."""
-    n = target.shape[0]
-    n_four = active.shape[0] // 4 * 4
-    for t in range(0, n_four, 4):
-        k0, k1, k2, k3 = active[t], active[t + 1], active[t + 2], active[t + 3]
-        w0, w1, w2, w3 = weights[k0], weights[k1], weights[k2], weights[k3]
-        a, b, c, e = stack_km[k0, i], stack_km[k1, i], stack_km[k2, i], stack_km[k3, i]
-        for j in range(n):
-            target[j] += w0 * a[j] + w1 * b[j] + w2 * c[j] + w3 * e[j]
-    for t in range(n_four, active.shape[0]):
-        k = active[t]
-        w = weights[k]
-        row = stack_km[k, i]
-        for j in range(n):
-            target[j] += w * row[j]
-
-
 @njit(cache=True, fastmath=True)
 def combine(stack_km, weights, active):
     """``sum_{k in active} weights[k] * stack_km[k]`` as float64 (n, n), reading active kernels.
 
     Four kernels per sweep of the output (measured, n = 166, 31 kernels: 0.11 ms, one kernel
-    per sweep 0.16 ms), kernels in the outer loop: at n = 1,000 the rows-outer order of
-    :func:`combine_parallel` takes 1.55x as long on one thread. Each entry is summed in the
-    same order either way.
+    per sweep 0.16 ms), kernels in the outer loop: at n = 1,000 a rows-outer order took 1.55x
+    as long on one thread. :func:`combine_parallel` gives each thread a block of rows in the
+    same order; each entry is summed in the same order either way.
     """
     n = stack_km.shape[1]
     out = np.zeros((n, n))
@@ -62,14 +43,12 @@ def combine(stack_km, weights, active):
     return out
 
 
-@njit(cache=True, fastmath=True, parallel=True)
 def combine_parallel(stack_km, weights, active):
-    """:func:`combine` with the output rows split over numba's threads (each entry summed as
-    serially: four kernels at a time, in the same order)."""
+    """:func:`combine` with the output rows split into one block per thread (each entry
+    summed as serially: four kernels at a time, in the same order)."""
     n = stack_km.shape[1]
-    out = np.zeros((n, n))
-    for i in prange(n):
-        _combine_row(stack_km, weights, active, i, out[i])
+    out = np.empty((n, n))
+    combine_rows_parallel(stack_km, weights, active, np.arange(n), out)
     return out
 
 
@@ -219,13 +198,19 @@ def combine_rows(stack_km, weights, active, rows, out):
 
 
 @njit(cache=True, fastmath=True, parallel=True)
-def combine_rows_parallel(stack_km, weights, active, rows, out):
-    """:func:`combine_rows` with the rows split into one block per thread."""
-    blocks = min(get_num_threads(), rows.shape[0])
+def _combine_rows_blocks(stack_km, weights, active, rows, out, blocks):
     for b in prange(blocks):
         lo = rows.shape[0] * b // blocks
         hi = rows.shape[0] * (b + 1) // blocks
         _combine_rows_range(stack_km, weights, active, rows, lo, hi, out)
+
+
+def combine_rows_parallel(stack_km, weights, active, rows, out):
+    """:func:`combine_rows` with the rows split into one block per thread (numba's thread
+    count read here: read inside a compiled function it would keep it from being cached)."""
+    blocks = min(get_num_threads(), rows.shape[0])
+    if blocks > 0:
+        _combine_rows_blocks(stack_km, weights, active, rows, out, blocks)
 
 
 @njit(cache=True, fastmath=True)
