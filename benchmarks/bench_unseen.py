@@ -69,6 +69,9 @@ TUNING_SETS = ("sonar", "ionosphere", "liver-disorders", "australian", "breast-c
                "wpbc")
 SOLVERS = {
     "spg-l1": {"solver": "spg", "regularizer": "l1"},
+    # each SVM solution bounds alone (session 12's SPG), to measure the aggregate dual bound
+    "spg-l1-no-aggregate": {"solver": "spg", "regularizer": "l1",
+                            "solver_options": {"aggregate_bound": False}},
     "silp": {"solver": "silp", "regularizer": "l1"},
     "mirror": {"solver": "mirror", "regularizer": "l1"},
     "pgd": {"solver": "pgd", "regularizer": "l1"},

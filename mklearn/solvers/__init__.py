@@ -70,6 +70,7 @@ _SPG_OPTIONS = {
     "d0": ["array-like", None],
     "max_time": [_POSITIVE, None],
     "fallback": ["boolean"],
+    "aggregate_bound": ["boolean"],
 }
 _SMO_OPTIONS = {"cache_size": [_POSITIVE], "closed_form": ["boolean"]}
 _SILP_OPTIONS = {
@@ -99,6 +100,7 @@ SOLVERS = {
             "precision_tuning": False,
             "second_order": False,
             "fallback": False,
+            "aggregate_bound": False,
         },
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,
