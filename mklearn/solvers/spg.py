@@ -57,16 +57,10 @@ feasible set of the regulariser, using
   small sets take the same SVM solves, 452 against 453 over three splits);
 - a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
   relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
-  :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights mixed half and
-  half with uniform ones (``FALLBACK_UNIFORM_SHARE``) and the current alpha, if the
+  :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha, if the
   objective fell by less than ``STALL_PROGRESS * tol`` of itself meanwhile, for up to
   ``FALLBACK_ITER`` steps (once per run); if that does not certify, SPG resumes at the
-  mirror's weights (all positive) with the better lower bound of the two (the mixed start
-  measured on ``bench_unseen.py``, 24 runs, fits alone: seed 1 1,287 -> 905 SVM solves,
-  w8a-1000 at C = 1 703 -> 321; seed 0 915 -> 945, a8a-1500-poly at C = 1 136 -> 162 and
-  w8a-1000 at C = 1 137 -> 141; from SPG's sparse weights a phase on w8a-1000, seed 1,
-  C = 100, ended at a gap of 3.6e-3 and the run did not converge in 914 solves, against 109
-  solves from the mix). Where
+  mirror's weights (all positive) with the better lower bound of the two. Where
   the SVM's solution is not unique (duplicate points on the features of the kernels in use),
   ``W`` has kinks and the gradient from the solution SMO returns is only a subgradient: the
   spectral step and the line search then creep, and that alpha gives a loose dual bound.
@@ -147,7 +141,6 @@ NEWTON_SLOW_STEPS = 3  # consecutive Newton steps closing less before a cooldown
 STALL_PASSES = 2  # full-gradient passes without halving the certified gap: mirror fallback
 STALL_PROGRESS = 0.1  # ... while the objective fell by less than this times tol (relative)
 FALLBACK_ITER = 50  # mirror-descent steps before SPG resumes at their weights
-FALLBACK_UNIFORM_SHARE = 0.5  # share of uniform weights in the mirror phase's start
 PRECISE_SHARE = 0.1  # SVM duality gap, as a share of tol |U|, below which SMO is not tightened
 
 
@@ -591,7 +584,7 @@ def _mirror_phase(combination, y, cost, regularizer, certificate, point, history
 
     result = mirror_descent(
         combination, y, cost, regularizer, tol=tol, max_iter=max(max_iter, 1), callback=merged,
-        inner_tol=inner_tol, precision_tuning=precision_tuning, d0=_fallback_start(point["d"]),
+        inner_tol=inner_tol, precision_tuning=precision_tuning, d0=point["d"],
         alpha0=point["qp"].alpha,
     )
     evaluator.n_solves += result.n_svm_solves
@@ -856,12 +849,3 @@ def _adapt_eta(eta, actual, predicted):
         return max(0.1, eta - 0.025)
     return eta
 
-
-def _fallback_start(d):
-    """The mirror phase's start: ``d`` mixed with uniform weights (``FALLBACK_UNIFORM_SHARE``).
-
-    Mirror descent moves weights multiplicatively, so kernels that SPG left at zero (floored
-    at a tiny weight) take many steps to return; from the mix every kernel is in use, the
-    combined kernel no longer ties the points that tie on the kernels SPG kept, and the
-    mirror steps start where ``W`` is smooth."""
-    return (1.0 - FALLBACK_UNIFORM_SHARE) * d + FALLBACK_UNIFORM_SHARE / d.size
