@@ -71,6 +71,15 @@ def test_regression_and_one_class_reach_their_cvxpy_duals(small, which):
     assert np.count_nonzero(results[0].kernel_weights > 1e-6) >= 2
 
 
+def test_master_lp_prints_nothing(capfd):
+    capfd.readouterr()
+    master = MasterLP(3)
+    master.add(np.array([1.0, 2.0, 3.0]))
+    master.solve()
+    captured = capfd.readouterr()  # HiGHS writes to the C-level stdout: fd 1
+    assert captured.out == "" and captured.err == ""
+
+
 def test_master_lp_matches_linprog_and_pruning_keeps_the_optimum():
     rng = np.random.default_rng(0)
     m = 6

@@ -42,6 +42,18 @@ ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk
 _ACTIVE_DUAL = 1e-12
 
 
+def _silent_highs():
+    """A HiGHS instance that prints nothing.
+
+    highspy's ``Highs()`` prints its banner while it enables callbacks in its constructor,
+    before any option can be set (highspy 1.16; ERGO-Code/HiGHS issue 2749); the core class
+    it wraps does not, and has every method the master LP uses."""
+    core = getattr(getattr(highspy, "_core", None), "_Highs", None)
+    lp = highspy.Highs() if core is None else core()
+    lp.setOptionValue("output_flag", False)
+    return lp
+
+
 class MasterLP:
     """The restricted master problem ``max theta`` s.t. ``beta in simplex``,
     ``S^r' beta >= theta`` for the constraints r added so far; HiGHS, hot-started.
@@ -52,8 +64,7 @@ class MasterLP:
 
     def __init__(self, n_kernels: int):
         self.m = n_kernels
-        self.lp = highspy.Highs()
-        self.lp.setOptionValue("output_flag", False)
+        self.lp = _silent_highs()
         inf = highspy.kHighsInf
         self.lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
         self.lp.addVar(-inf, inf)
