@@ -99,8 +99,8 @@ def one_run(setup, provider, y, args):
 
 def _solve_spg(provider, y, client, args, record):
     from mklearn.distributed import DaskKernels
+    from mklearn.formulation.regularizers import make_regularizer
     from mklearn.kernels.operator import RowKernels
-    from mklearn.regularizers import make_regularizer
     from mklearn.solvers.spg import spg_gmkl
 
     n, m = provider.n_samples, provider.n_kernels

@@ -75,7 +75,7 @@ def build_stack(X, specs, RBF, KernelBank):
 
 
 def solve(name, combination, y, args, modules):
-    from mklearn.regularizers import L1Simplex
+    from mklearn.formulation.regularizers import L1Simplex
 
     mirror_descent, spg_gmkl, SOLVERS = modules
     if name == "mirror":
@@ -112,8 +112,8 @@ def warm_up(modules, SumOfKernels):
 
 
 def run(args):
-    from mklearn.combinations import SumOfKernels
     from mklearn.datasets import load_mfeat
+    from mklearn.formulation.combinations import SumOfKernels
     from mklearn.kernels import RBF, KernelBank
     from mklearn.solvers import SOLVERS, mirror_descent, spg_gmkl
 

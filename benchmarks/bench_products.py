@@ -38,11 +38,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 
 from mklearn import MKLClassifier
-from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.products import FeatureProduct, ProductOfRBF
+from mklearn.formulation.regularizers import L1Penalty, L1Simplex, LpNorm
 from mklearn.kernels import KernelBank, resolve_kernels
-from mklearn.products import FeatureProduct, ProductOfRBF
-from mklearn.regularizers import L1Penalty, L1Simplex, LpNorm
 from mklearn.solvers.spg import spg_gmkl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

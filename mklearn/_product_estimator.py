@@ -5,20 +5,21 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d
 
-from mklearn.products import (
+from mklearn.formulation.products import (
     FeatureProduct,
     ProductOfDistances,
     ProductOfRBF,
     check_distance_stack,
 )
-from mklearn.regularizers import L1Penalty, LpNorm
+from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.validation import validate_numeric
 from mklearn.views import is_views
 
 _KERNELS_HELP = (
     "combination='product' learns one RBF width per feature: pass kernels='features' (one "
     "width per column of X), a list of column-index lists (one width per feature block), a "
-    "mklearn.products.FeatureProduct, or kernels='precomputed_distances' with a stack of "
+    "mklearn.formulation.products.FeatureProduct, or kernels='precomputed_distances' with a "
+    "stack of "
     "squared distances (n_samples, n_samples, n_kernels)"
 )
 

@@ -24,9 +24,11 @@ from sklearn.utils.validation import (
 )
 
 from mklearn import _product_estimator as _product
-from mklearn.combinations import SumOfKernels
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.losses import RegressionTask
+from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
@@ -34,9 +36,7 @@ from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
-from mklearn.losses import RegressionTask
 from mklearn.memory import densify, plan_kernel_storage
-from mklearn.regularizers import REGULARIZERS, make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
 from mklearn.validation import (
     DegenerateModelWarning,
@@ -455,11 +455,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "sum": ``K(d) = sum_k d_k K_k``. "product": ``K(d) = prod_k exp(-d_k D_k)``, an RBF
         kernel with one learned width per feature (or feature block), ``D_k`` gamma times the
         squared distance on block k of the standardised features (Jain, Vishwanathan and Varma,
-        KDD 2012, sections 5.3-5.4; :mod:`mklearn.products`). Non-convex: SPG and PGD stop when
+        KDD 2012, sections 5.3-5.4; :mod:`mklearn.formulation.products`). Non-convex: SPG and
+        PGD stop when
         the projected-gradient norm ``max_k |P(d - grad T) - d|_k`` is below ``tol`` (there is
         no duality gap; ``duality_gap_`` is NaN). ``kernels`` is then "features" (one width
         per column), a list of column-index lists (one width per block), a
-        :class:`mklearn.products.FeatureProduct` (``gamma`` base width, default
+        :class:`mklearn.formulation.products.FeatureProduct` (``gamma`` base width, default
         ``1 / n_features``, so all weights 1 is the RBF SVC with ``gamma="scale"`` on
         standardised data; the fit starts there), or "precomputed_distances" with a stack of
         squared distances ``(n, n, m)`` in ``fit`` and ``(n_test, n_train, m)`` in

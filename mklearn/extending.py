@@ -1,11 +1,11 @@
 """Base classes of the plug-in parts of GMKL: kernel parameterisations and regularisers.
 
-Every built-in part inherits from these: :class:`~mklearn.combinations.SumOfKernels` and
-:class:`~mklearn.products.ProductOfRBF` from :class:`KernelParameterisation`; the
-regularisers of :mod:`mklearn.regularizers` from :class:`Regularizer`. A part declares what it
-can do (its feasible set, and which of the optional methods it implements); the solvers and
-``solver="auto"`` read those declarations through :func:`implements` and never look at a
-part's name. SPG-GMKL and PGD (:func:`mklearn.solvers.spg_gmkl`) minimise
+Every built-in part inherits from these: :class:`~mklearn.formulation.combinations.SumOfKernels`
+and :class:`~mklearn.formulation.products.ProductOfRBF` from :class:`KernelParameterisation`;
+the regularisers of :mod:`mklearn.formulation.regularizers` from :class:`Regularizer`. A part
+declares what it can do (its feasible set, and which of the optional methods it implements); the
+solvers and ``solver="auto"`` read those declarations through :func:`implements` and never look
+at a part's name. SPG-GMKL and PGD (:func:`mklearn.solvers.spg_gmkl`) minimise
 ``T(d) = r(d) + W(d)`` for any differentiable kernel ``K(d)`` and regulariser ``r`` (Jain,
 Vishwanathan and Varma, KDD 2012, eq. 2; ALGORITHMS.md section 1); the tutorial is
 ``docs/extending.md``.
@@ -58,8 +58,9 @@ class KernelParameterisation:
     Subclasses set ``n_kernels`` (the length of d) and implement :meth:`kernel` and
     :meth:`derivative`. The solvers call :meth:`kernel_gradient`, which by default forms each
     derivative matrix in turn; override it when the terms ``v' (dK/dd_k) v`` have a cheaper
-    form (as :class:`mklearn.products.ProductOfRBF` does). Optional: ``derivative_times(d, v,
-    rows)`` (the rows of ``(dK/dd_k) v``), which enables Gauss-Newton steps in SPG.
+    form (as :class:`mklearn.formulation.products.ProductOfRBF` does). Optional:
+    ``derivative_times(d, v, rows)`` (the rows of ``(dK/dd_k) v``), which enables Gauss-Newton
+    steps in SPG.
 
     Attributes
     ----------

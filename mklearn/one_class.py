@@ -11,8 +11,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mklearn.estimators import _fit_task, _KernelInput
-from mklearn.losses import OneClassTask
-from mklearn.regularizers import make_regularizer
+from mklearn.formulation.losses import OneClassTask
+from mklearn.formulation.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options
 from mklearn.views import is_views
 

@@ -75,7 +75,7 @@ PIPELINE_TRANSFORMERS = {
 
 
 def _regularizer_classes():
-    from mklearn import regularizers
+    from mklearn.formulation import regularizers
 
     return {name: getattr(regularizers, name) for name in REGULARIZER_PARAMS}
 
@@ -642,7 +642,7 @@ class _Reader:
         _check(solver in SOLVERS or solver == "auto", "'fit.solver' must name a solver")
         model.solver_ = solver
         if "regularizer" in fit:
-            from mklearn.regularizers import REGULARIZERS
+            from mklearn.formulation.regularizers import REGULARIZERS
 
             _check(fit["regularizer"] in REGULARIZERS, "'fit.regularizer' must name a regularizer")
             model.regularizer_ = fit["regularizer"]
@@ -769,7 +769,7 @@ class _Reader:
         return Views(names, widths, views["keyed"])
 
     def _product(self, cls, params, n_features, n_kernels, mean, scale):
-        from mklearn.products import FeatureProduct, FittedProduct
+        from mklearn.formulation.products import FeatureProduct, FittedProduct
 
         header, archive = self.header, self.archive
         gamma = header["gamma"]

@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from mklearn.combinations import SumOfKernels, kernel_major
+from mklearn.formulation.combinations import SumOfKernels, kernel_major
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
 _EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are computed exactly

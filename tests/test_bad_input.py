@@ -12,9 +12,9 @@ import pytest
 from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
 from mklearn.cli import main
 from mklearn.datasets import load_data_file
+from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels import RBF, Polynomial
 from mklearn.persistence import atomic_write
-from mklearn.regularizers import REGULARIZERS
 from mklearn.solvers import SOLVERS
 from mklearn.validation import DegenerateModelWarning, check_learned_kernel
 

@@ -5,7 +5,7 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from mklearn.combinations import SumOfKernels, kernel_major
+from mklearn.formulation.combinations import SumOfKernels, kernel_major
 from mklearn.kernels.threads import numba_threads
 from mklearn.validation import check_kernel_stack
 
@@ -118,7 +118,7 @@ def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
         serial = [combination.kernel(d), *combination.gradient_and_products(sparse),
                   *combination.gradient_and_products(dense)]
     with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1),
-          patch("mklearn.combinations.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
+          patch("mklearn.formulation.combinations.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
         threaded = [combination.kernel(d), *combination.gradient_and_products(sparse),
                     *combination.gradient_and_products(dense)]
     for a, b in zip(serial, threaded, strict=True):

@@ -26,10 +26,10 @@ from mklearn.distributed import (  # noqa: E402
     check_workers,
     local_jobs,
 )
+from mklearn.formulation.regularizers import make_regularizer  # noqa: E402
 from mklearn.kernels import RBF, KernelBank  # noqa: E402
 from mklearn.kernels.columns import KernelColumns, StackColumns  # noqa: E402
 from mklearn.kernels.operator import RowKernels  # noqa: E402
-from mklearn.regularizers import make_regularizer  # noqa: E402
 from mklearn.solvers.mwu import mwu_mkl  # noqa: E402
 from mklearn.solvers.spg import spg_gmkl  # noqa: E402
 

@@ -5,9 +5,9 @@ import pytest
 from reference import l1_mkl_optimum
 from test_spg_nonsmooth import TOL, C, duplicates  # noqa: F401 (fixture)
 
-from mklearn.combinations import SumOfKernels
-from mklearn.losses import ClassificationTask
-from mklearn.regularizers import L1Simplex, LpNorm
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.losses import ClassificationTask
+from mklearn.formulation.regularizers import L1Simplex, LpNorm
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.spg import spg_gmkl
 

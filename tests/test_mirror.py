@@ -6,11 +6,11 @@ import pytest
 from reference import _factor, l1_mkl_optimum
 from sklearn.svm import SVC
 
-from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.regularizers import L1Penalty, L1Simplex, LpNorm, MixedNorm
 from mklearn.groups import check_groups
 from mklearn.kernels import RBF, KernelBank, Polynomial, resolve_kernels
-from mklearn.regularizers import L1Penalty, L1Simplex, LpNorm, MixedNorm
 from mklearn.solvers import SOLVERS, mirror_descent, spg_gmkl
 
 

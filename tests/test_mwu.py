@@ -11,11 +11,11 @@ from reference import _factor, l1_mkl_optimum
 from sklearn.svm import SVC
 
 from mklearn import MKLClassifier
-from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.regularizers import L1Simplex
 from mklearn.kernels import RBF, KernelBank, Linear, mwumkl_kernels, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
-from mklearn.regularizers import L1Simplex
 from mklearn.solvers import mwu_mkl, spg_gmkl
 from mklearn.solvers.mwu import iteration_count
 from mklearn.svm import svc_dual
@@ -268,7 +268,7 @@ def test_mwumkl_recipe():
 
 @pytest.mark.parametrize("seed", range(5))
 def test_scaled_hinge_bias_equals_the_weighted_median(seed):
-    from mklearn.losses import best_hinge_bias
+    from mklearn.formulation.losses import best_hinge_bias
     from mklearn.solvers.mwu import _ScaledHinge
 
     rng = np.random.default_rng(seed)

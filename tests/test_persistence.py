@@ -448,7 +448,7 @@ def test_class_weight_dict_round_trips(tmp_path, labels):
     ["LpNorm(1.5, 2.0)", "KLDivergence(0.5)", "KLDivergence(1.0, prior=np.arange(1.0, 7.0))"],
 )
 def test_built_in_regularizer_instances_round_trip(tmp_path, regularizer):
-    from mklearn.regularizers import KLDivergence, LpNorm  # noqa: F401 (used by eval)
+    from mklearn.formulation.regularizers import KLDivergence, LpNorm  # noqa: F401 (used by eval)
 
     X, y, X_new = _data(2)
     model = MKLClassifier(kernels=SPECS, C=10, regularizer=eval(regularizer)).fit(X, y)
@@ -462,7 +462,7 @@ def test_built_in_regularizer_instances_round_trip(tmp_path, regularizer):
 
 
 def test_user_regularizer_is_refused_at_save_time(tmp_path):
-    from mklearn.regularizers import LpNorm
+    from mklearn.formulation.regularizers import LpNorm
 
     class MyNorm(LpNorm):
         pass

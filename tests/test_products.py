@@ -10,8 +10,8 @@ from sklearn.svm import SVC
 from mklearn import MKLClassifier
 from mklearn.cli import main
 from mklearn.datasets import load_dataset
-from mklearn.products import FeatureProduct, ProductOfDistances, ProductOfRBF
-from mklearn.regularizers import L1Penalty, LpNorm
+from mklearn.formulation.products import FeatureProduct, ProductOfDistances, ProductOfRBF
+from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.solvers import SOLVERS
 from mklearn.solvers.spg import _adapt_eta, _backtrack, spg_gmkl
 from mklearn.svm import svc_dual

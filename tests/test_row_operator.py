@@ -6,8 +6,8 @@ import pytest
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.cli import main
-from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
+from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import RBF, KernelBank, Polynomial
 from mklearn.kernels.columns import KernelColumns
 from mklearn.kernels.operator import RowKernels

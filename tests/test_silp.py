@@ -7,9 +7,9 @@ from reference import l1_mkl_optimum, l1_one_class_optimum, l1_svr_optimum
 from scipy.optimize import linprog
 from test_spg_reference import _problem
 
-from mklearn.combinations import SumOfKernels
-from mklearn.losses import OneClassTask, RegressionTask, make_task
-from mklearn.regularizers import L1Simplex
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.losses import OneClassTask, RegressionTask, make_task
+from mklearn.formulation.regularizers import L1Simplex
 from mklearn.solvers import silp_mkl, spg_gmkl
 from mklearn.solvers.silp import MasterLP, _chunk
 from mklearn.svm.smo import SMOState
@@ -126,7 +126,7 @@ def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
 
 
 def test_silp_rejects_other_regularizers(small):
-    from mklearn.regularizers import LpNorm
+    from mklearn.formulation.regularizers import LpNorm
 
     stack, _, y = small
     with pytest.raises(ValueError, match="regularizer='l1'"):

@@ -12,8 +12,8 @@ from sklearn.svm import SVC
 
 from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
 from mklearn.datasets import load_dataset
+from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.kernels import RBF, KernelBank, Polynomial
-from mklearn.regularizers import L1Penalty, LpNorm
 
 SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=1.0, features=0)]
 
@@ -311,7 +311,7 @@ def test_spec_names_with_feature_names():
 
 # ------------------------------------------------------------- plug-in regularisers
 def test_silp_refuses_the_orthant_l1_penalty(one_kernel):
-    from mklearn.combinations import SumOfKernels
+    from mklearn.formulation.combinations import SumOfKernels
     from mklearn.solvers import silp_mkl
 
     K, y = one_kernel
@@ -321,8 +321,8 @@ def test_silp_refuses_the_orthant_l1_penalty(one_kernel):
 
 
 def test_l1_penalty_takes_no_simplex_newton_steps():
-    from mklearn.combinations import SumOfKernels
-    from mklearn.regularizers import L1Simplex
+    from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.formulation.regularizers import L1Simplex
     from mklearn.solvers.spg import _orthant_newton, _simplex_newton
 
     sums = SumOfKernels(np.eye(3)[:, :, None].repeat(2, axis=2))

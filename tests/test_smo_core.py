@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC, SVR, OneClassSVM
 
-from mklearn.combinations import SumOfKernels
 from mklearn.datasets import load_dataset
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.regularizers import KLDivergence, LpNorm
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.cache import RowCache
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
-from mklearn.regularizers import KLDivergence, LpNorm
 from mklearn.solvers import smo_mkl, smo_mkl_regression
 from mklearn.svm import one_class_dual, solve_qp, svc_dual, svr_dual
 from mklearn.svm.rows import CombinedRows

@@ -8,9 +8,9 @@ from sklearn.svm import SVC
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
+from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
 from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.columns import StackColumns
-from mklearn.regularizers import KLDivergence, L1Simplex, LpNorm
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
 from mklearn.svm import mkl_step as core
 
@@ -50,7 +50,7 @@ def test_lp_reaches_the_optimum_with_an_honest_gap(liver, p, C):
 
 def test_smo_and_spg_reach_the_same_objective(liver):
     _, stack, y = liver
-    from mklearn.combinations import SumOfKernels
+    from mklearn.formulation.combinations import SumOfKernels
 
     regularizer = LpNorm(2.0, 1.0)
     smo = smo_mkl(StackColumns(stack), y, 10.0, regularizer, tol=1e-7)

@@ -5,9 +5,9 @@ import pytest
 from reference import l1_mkl_optimum
 from sklearn.svm import SVC
 
-from mklearn.combinations import SumOfKernels
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.regularizers import L1Simplex
 from mklearn.kernels import RBF, KernelBank
-from mklearn.regularizers import L1Simplex
 from mklearn.solvers.spg import spg_gmkl
 
 C, TOL = 1.0, 1e-4

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
-from mklearn.combinations import kernel_major
+from mklearn.formulation.combinations import kernel_major
 
 from ._numba import fill_kernel_rows_parallel, fill_kernel_stack, rbf_exponents
 from .bank import (

@@ -1,6 +1,7 @@
 """The row-backed kernel operator: ``K(d) = sum_k d_k K_k`` without an ``(n, n, m)`` stack.
 
-:class:`~mklearn.combinations.SumOfKernels` is the stack-backed operator (precomputed kernels,
+:class:`~mklearn.formulation.combinations.SumOfKernels` is the stack-backed operator
+(precomputed kernels,
 or small n). :class:`RowKernels` offers the same methods to the solvers (``kernel(d)``,
 ``kernel_gradient``, ``gradient_and_products``, ``kernel_rows_times``, ``rows``,
 ``diagonal``) with every number computed from rows of the base kernels, which a provider

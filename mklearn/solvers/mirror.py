@@ -49,8 +49,8 @@ import time
 import numpy as np
 
 from mklearn.extending import SIMPLEX
+from mklearn.formulation.losses import best_hinge_bias
 from mklearn.groups import KernelGroups, check_groups
-from mklearn.losses import best_hinge_bias
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.svm import svc_dual
 

@@ -72,7 +72,7 @@ from numba import njit
 from scipy.optimize import minimize_scalar
 
 from mklearn.extending import is_l1_simplex
-from mklearn.losses import svm_primal
+from mklearn.formulation.losses import svm_primal
 from mklearn.solvers.mwu_blocks import MWUBlocks
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import svc_dual
@@ -187,7 +187,7 @@ class _ScaledHinge:
 
     The hinge of point i kinks at ``b = y_i - s phi_i``; within a class these keep their order
     as s varies, so each class is sorted once and the best bias (the weighted median of
-    :func:`~mklearn.losses.best_hinge_bias`, uniform costs: the smallest kink where the
+    :func:`~mklearn.formulation.losses.best_hinge_bias`, uniform costs: the smallest kink where the
     right slope ``#neg kinks <= b - #pos kinks > b`` turns non-negative) is found by binary
     search over each class's kinks in O(log^2 n) instead of a sort per s.
     """

@@ -2,7 +2,7 @@
 
 Sonnenburg, Raetsch, Schaefer and Schoelkopf, "Large Scale Multiple Kernel Learning", JMLR 7,
 2006, eq. 12 and Algorithms 1-2; ALGORITHMS.md section 5. With the per-kernel values
-``S_k(alpha) = 1/2 v' K_k v + p' alpha`` of the task's dual (:mod:`mklearn.losses`),
+``S_k(alpha) = 1/2 v' K_k v + p' alpha`` of the task's dual (:mod:`mklearn.formulation.losses`),
 
     max theta  over beta in the simplex, theta in R,
     s.t.  sum_k beta_k S_k(alpha) >= theta  for every feasible alpha.
@@ -32,7 +32,7 @@ import highspy
 import numpy as np
 
 from mklearn.extending import is_l1_simplex
-from mklearn.losses import ClassificationTask
+from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.svm.rows import CombinedRows, support_products
 from mklearn.svm.smo import SMOState, run_smo

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from mklearn.extending import implements
-from mklearn.losses import ClassificationTask, RegressionTask
+from mklearn.formulation.losses import ClassificationTask, RegressionTask
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import mkl_step as core
 from mklearn.svm.rows import BaseRows
@@ -170,7 +170,8 @@ def smo_mkl_regression(
 
 def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
            shrinking):
-    """The SMO-MKL loop shared by the losses (:mod:`mklearn.losses`): the task's signs, rows,
+    """The SMO-MKL loop shared by the losses (:mod:`mklearn.formulation.losses`): the task's
+    signs, rows,
     linear term and bounds, and ``task.loss(f)`` (loss, best bias) for the primal bound."""
     signs, index, linear, upper = task.signs, task.index, task.linear, task.upper
     start = time.perf_counter()

@@ -110,7 +110,7 @@ import numpy as np
 
 from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
-from mklearn.losses import ClassificationTask
+from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.result import Certificate, MKLResult
@@ -298,7 +298,8 @@ def spg_gmkl(
         Stop (``stop_reason="max_time"``, not converged) after this many seconds: the time
         cap of the paper's PGD runs.
     task : ClassificationTask, RegressionTask or OneClassTask, optional
-        The inner problem and its loss (:mod:`mklearn.losses`); default C-SVC on ``(y, C)``. With
+        The inner problem and its loss (:mod:`mklearn.formulation.losses`); default C-SVC on
+        ``(y, C)``. With
         another task ``y`` and ``C`` are unused, ``alpha`` of the result is the task's dual
         vector and ``intercept`` the bias of the task's primal.
     fallback : bool

@@ -12,7 +12,7 @@ the core's gradient reconstruction.
 - :class:`CachedRows`: rows of one kernel from a source, in an LRU cache of ``cache_size``
   MB; :class:`CombinedRows`, those of ``K(d) = sum_k d_k K_k`` combined from base-kernel
   rows of a provider (computed from X, or sliced from a stack) over the kernels with
-  ``d_k > 0`` (products of RBF kernels have their own source, :mod:`mklearn.products`).
+  ``d_k > 0`` (products of RBF kernels have their own source, :mod:`mklearn.formulation.products`).
 - :class:`BaseRows`: rows of every base kernel, for the SMO-MKL step.
 """
 

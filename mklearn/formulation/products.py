@@ -9,7 +9,8 @@ Varma and Babu, ICML 2009; ALGORITHMS.md section 1)::
 A weight ``d_k = 0`` removes the block from the kernel, so an l1 penalty on d selects features.
 ``dK/dd_k = -D_k o K(d)`` (elementwise), so the gradient term the solvers need is
 ``v' (dK/dd_k) v = -v' (D_k o K(d)) v`` with ``v = alpha o y``. Kernel values and these terms
-are computed from X on the fly (:mod:`mklearn._product_ops`): memory is one ``(n, n)`` matrix
+are computed from X on the fly (:mod:`mklearn.formulation._product_ops`): memory is one
+``(n, n)`` matrix
 K(d), never one matrix per feature.
 
 The paper does not state its feature scaling or base width for these experiments; we
@@ -25,8 +26,12 @@ from numbers import Real
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from mklearn._product_ops import distance_quadratic_terms, rbf_product_cross, rbf_product_gram
 from mklearn.extending import KernelParameterisation
+from mklearn.formulation._product_ops import (
+    distance_quadratic_terms,
+    rbf_product_cross,
+    rbf_product_gram,
+)
 from mklearn.svm.rows import CachedRows
 
 

@@ -1,0 +1,13 @@
+"""The swappable parts of an MKL formulation: ``kernels x combination x regularizer x loss``.
+
+- :mod:`~mklearn.formulation.regularizers`: the weights' regularisers (l1 simplex, lp, KL
+  divergence, l1 penalty, group mixed norm), each declaring its feasible set, projection,
+  conjugate and Hessian;
+- :mod:`~mklearn.formulation.combinations`: the linear sum of a stack of kernels;
+  :mod:`~mklearn.formulation.products`: products of kernels (per-feature RBF widths);
+- :mod:`~mklearn.formulation.losses`: hinge (C-SVC), epsilon-insensitive and one-class, in
+  LIBSVM's generic dual form (signs, linear term, bounds, primal, best bias).
+
+Solvers (:mod:`mklearn.solvers`) ask these parts for capabilities, never for names; your own
+part subclasses the documented bases of :mod:`mklearn.extending`.
+"""
