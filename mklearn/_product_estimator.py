@@ -88,7 +88,8 @@ def product_input(estimator, X, y):
     estimator._product_X = fitted.transform(X)
     # one n x n kernel at a time: the plan of a one-kernel stack decides stack or rows
     estimator.kernel_storage_ = estimator._plan_storage(X.shape[0], 1, False)
-    cache = None if estimator.kernel_storage_ == "stack" else float(estimator.cache_size)
+    cache = (None if estimator.kernel_storage_ == "stack"
+             else estimator._cache_megabytes(X.shape[0], 1))
     return ProductOfRBF(estimator._product_X, fitted, cache_size=cache), y
 
 

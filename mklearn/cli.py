@@ -20,6 +20,18 @@ from mklearn.solvers import SOLVERS
 TOP_WEIGHTS = 15
 
 
+def _cache_size(text: str):
+    """``--cache-size``: "auto" or a number of MB (the estimator checks that it is positive,
+    so that a bad value gets mklearn's one-line error)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto' or a number of MB, got {text!r}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mklearn", description="Multiple Kernel Learning from the command line."
@@ -112,8 +124,9 @@ def _parser() -> argparse.ArgumentParser:
         help="one-class: the label of the inliers (default: the most frequent class)",
     )
     fit.add_argument(
-        "--cache-size", type=float, default=200.0,
-        help="MB of kernel rows when kernels are computed on demand",
+        "--cache-size", type=_cache_size, default="auto",
+        help="MB of kernel rows when kernels are computed on demand (default auto: every row "
+             "if they fit in half the memory budget, else that half)",
     )
     fit.add_argument(
         "--kernel-storage", choices=["auto", "stack", "rows"], default="auto",

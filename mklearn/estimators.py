@@ -36,7 +36,7 @@ from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
-from mklearn.memory import densify, plan_kernel_storage
+from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
 from mklearn.validation import (
     DegenerateModelWarning,
@@ -179,7 +179,8 @@ class _KernelInput:
     def _row_operator(self, provider, client):
         """The row-backed operator; with a Dask client (:func:`mklearn.distributed.
         active_client`), one whose per-kernel passes run on the cluster."""
-        operator = RowKernels(provider, float(self.cache_size))
+        operator = RowKernels(provider, self._cache_megabytes(provider.n_samples,
+                                                              provider.n_kernels))
         if client is None:
             return operator
         if getattr(self, "verbose", 0):
@@ -201,16 +202,28 @@ class _KernelInput:
     def _check_before_kernels(self, bank):
         """Checks that need the kernel count, run before any kernel is computed (no-op)."""
 
+    def _cache_megabytes(self, n_samples, n_kernels):
+        """``cache_size`` in MB (``"auto"`` resolved by :func:`mklearn.memory.auto_cache_size`),
+        also kept as ``cache_size_``."""
+        if isinstance(self.cache_size, str):  # "auto"
+            self.cache_size_ = auto_cache_size(
+                n_samples, n_kernels, itemsize=np.dtype(self.kernel_dtype).itemsize,
+                memory_budget=self.memory_budget)
+        else:
+            self.cache_size_ = float(self.cache_size)
+        return self.cache_size_
+
     def _plan_storage(self, n_samples, n_kernels, rows_only):
         """"stack" or "rows" within ``memory_budget`` (see :mod:`mklearn.memory`), said in
         verbose output; ValueError naming the bytes when nothing fits."""
+        cache = self._cache_megabytes(n_samples, n_kernels)
         storage = plan_kernel_storage(
             n_samples, n_kernels, itemsize=np.dtype(self.kernel_dtype).itemsize,
-            cache_size=float(self.cache_size), storage=self.kernel_storage,
+            cache_size=cache, storage=self.kernel_storage,
             memory_budget=self.memory_budget, rows_only=rows_only)
         if getattr(self, "verbose", 0):
             how = ("an (n, n, m) stack in memory" if storage == "stack" else
-                   f"rows computed on demand (cache {float(self.cache_size):g} MB)")
+                   f"rows computed on demand (cache {cache:g} MB)")
             print(f"mklearn: {n_kernels} kernels on {n_samples} samples as {how}",
                   file=sys.stderr)
         return storage
@@ -432,9 +445,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         If > 0, print the solver ``solver="auto"`` chose and show a progress bar with the
         ``objective`` and the ``relative_duality_gap`` of each history record (its total is
         ``max_iter`` only where ``max_iter`` caps those records).
-    cache_size : float > 0
+    cache_size : float > 0 or "auto"
         Megabytes of kernel rows kept in memory when kernels are computed on demand (solvers
-        "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``).
+        "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``). "auto" (default):
+        every row if they fit in half of ``memory_budget``, else that half
+        (:func:`mklearn.memory.auto_cache_size`); the megabytes used are ``cache_size_``.
     kernel_storage : {"auto", "stack", "rows"}
         How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
         (fast for small n); "rows", rows computed on demand in an LRU cache of ``cache_size``
@@ -568,7 +583,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "groups": [None, StrOptions({"view", "features"}), "array-like"],
@@ -594,7 +609,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         kernel_dtype="float64",
         random_state=None,
         verbose=0,
-        cache_size=200.0,
+        cache_size="auto",
         kernel_storage="auto",
         memory_budget=None,
         groups=None,
@@ -687,7 +702,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 )
             cost = float(cost[0])
         if columns:
-            options.setdefault("cache_size", float(self.cache_size))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), combination.n_kernels))
         if product:
             options.setdefault("d0", combination.initial_weights())
             self.groups_ = None
@@ -968,8 +983,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     kernel_normalization : {"diagonal", "trace"} or None
         Scaling of the base kernels built from X, as in :class:`MKLClassifier` (default
         "diagonal": mean diagonal entry 1; "trace": unit trace, the papers' protocol).
-    cache_size : float > 0
-        Megabytes of kernel rows kept in memory (LIBSVM's ``-m``).
+    cache_size : float > 0 or "auto"
+        Megabytes of kernel rows kept in memory (LIBSVM's ``-m``); "auto" as in
+        :class:`MKLClassifier`.
     kernel_storage, memory_budget
         As in :class:`MKLClassifier`: how kernels computed from X are held ("auto", "stack"
         or "rows"; ``kernel_storage_`` says which) and the megabytes a fit may plan for.
@@ -1020,7 +1036,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
@@ -1041,7 +1057,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         tol=1e-3,
         max_iter=500,
         kernel_normalization="diagonal",
-        cache_size=200.0,
+        cache_size="auto",
         kernel_storage="auto",
         memory_budget=None,
         kernel_dtype="float64",
@@ -1119,7 +1135,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                                regularizer)
         else:
             get_solver(self.solver_, regularizer)
-            options.setdefault("cache_size", float(self.cache_size))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
             result = smo_mkl_regression(
                 provider, y, cost, regularizer, epsilon=float(self.epsilon),
                 tol=self.tol, max_iter=self.max_iter, **options,

@@ -95,7 +95,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "solver_options": [dict, None],
         "kernel_dtype": [StrOptions({"float64", "float32"})],
-        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
     }
@@ -110,7 +110,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         max_iter=500,
         solver_options=None,
         kernel_dtype="float64",
-        cache_size=200.0,
+        cache_size="auto",
         kernel_storage="auto",
         memory_budget=None,
         kernel_normalization="diagonal",

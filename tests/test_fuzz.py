@@ -382,7 +382,7 @@ CLI_OPTIONS = {
     "-p": ["2", "1", "-1"],
     "--lam": ["1", "0", "-1"],
     "--epsilon": ["0.1", "-1", "1e300"],
-    "--cache-size": ["1e-9", "-1", "10"],
+    "--cache-size": ["1e-9", "-1", "10", "auto"],
     "--combination": ["sum", "product"],
 }
 

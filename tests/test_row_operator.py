@@ -9,9 +9,10 @@ from mklearn.cli import main
 from mklearn.datasets import load_dataset
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import RBF, KernelBank, Polynomial
+from mklearn.kernels.cache import MB
 from mklearn.kernels.columns import KernelColumns
 from mklearn.kernels.operator import RowKernels
-from mklearn.memory import plan_kernel_storage, stack_bytes
+from mklearn.memory import auto_cache_size, plan_kernel_storage, stack_bytes
 from mklearn.one_class import OneClassMKL
 
 KERNELS = [RBF(sigma=s) for s in (1.0, 3.0, 10.0)] + [
@@ -217,3 +218,39 @@ def test_row_operator_combined_diagonal_of_few_kernels_reads_only_theirs(data):
     every = np.arange(len(KERNELS))
     np.testing.assert_allclose(operator.combined_diagonal(every, np.ones(every.size)),
                                provider.diagonal().sum(axis=0), rtol=1e-13)
+
+
+def test_auto_cache_holds_every_row_within_half_the_budget(data):
+    X, y = data[0], data[1]
+    n, m = X.shape[0], 4
+    row_mb = 8 * m * n / MB
+    assert auto_cache_size(n, m, itemsize=8, memory_budget=1e6) == pytest.approx(n * row_mb)
+    assert auto_cache_size(n, m, itemsize=8, memory_budget=n * row_mb) == pytest.approx(
+        0.5 * n * row_mb)
+    assert auto_cache_size(n, m, itemsize=4, memory_budget=1e-6) == pytest.approx(row_mb)
+    specs = [RBF(sigma=s) for s in (0.5, 1.0, 2.0, 4.0)]
+    fitted = {}
+    for cache_size in ("auto", n * row_mb):
+        model = MKLClassifier(kernels=specs, solver="smo", regularizer="lp", p=2.0,
+                              cache_size=cache_size).fit(X, y)
+        fitted[cache_size] = model
+    auto = fitted["auto"]
+    assert auto.cache_size_ == pytest.approx(n * row_mb)  # every row: a small problem
+    np.testing.assert_allclose(auto.decision_function(X),
+                               fitted[n * row_mb].decision_function(X), rtol=1e-12)
+    small = MKLClassifier(kernels=specs, solver="smo", regularizer="lp", p=2.0,
+                          memory_budget=n * row_mb).fit(X, y)
+    assert small.cache_size_ == pytest.approx(0.5 * n * row_mb)
+
+
+def test_cli_takes_an_auto_or_positive_cache_size(capsys):
+    assert main(["fit", "--dataset", "liver-disorders", "--n-samples", "60", "--max-iter", "5",
+                 "--cache-size", "auto"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["fit", "--cache-size", "many"])
+    assert exit_info.value.code == 2
+    assert "'auto' or a number of MB" in capsys.readouterr().err
+    assert main(["fit", "--cache-size", "-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mklearn: error: ") and "cache_size" in err[0]
