@@ -20,7 +20,7 @@ import scipy.sparse
 from mklearn.kernels.cache import MB
 from mklearn.kernels.operator import row_path_bytes
 
-__all__ = ["auto_cache_size", "available_memory", "default_budget", "densify",
+__all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budget", "densify",
            "plan_kernel_storage", "stack_bytes"]
 
 BUDGET_SHARE = 0.5  # of the memory available when the fit starts
@@ -72,10 +72,15 @@ def auto_cache_size(n_samples: int, n_kernels: int, *, itemsize: int,
     float
         Megabytes.
     """
-    budget = default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+    budget = budget_bytes(memory_budget)
     row = int(n_kernels) * int(n_samples) * int(itemsize)
     every_row = row * int(n_samples)
     return max(min(every_row, CACHE_SHARE * budget), 2 * row) / MB
+
+
+def budget_bytes(memory_budget: float | None) -> int:
+    """Bytes of ``memory_budget`` (MB), or of :func:`default_budget` when it is None."""
+    return default_budget() if memory_budget is None else int(float(memory_budget) * MB)
 
 
 def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
@@ -120,7 +125,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         If the chosen (or every) path needs more than the budget; the message gives the
         bytes of each path and what to change.
     """
-    budget = default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+    budget = budget_bytes(memory_budget)
     stack = stack_bytes(n_samples, n_kernels, itemsize)
     rows = row_path_bytes(n_samples, n_kernels, cache_size)
     if storage == "stack" and not rows_only:
@@ -154,7 +159,7 @@ def densify(X, memory_budget: float | None = None):
     """
     if not scipy.sparse.issparse(X):
         return X
-    budget = default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+    budget = budget_bytes(memory_budget)
     need = 8 * X.shape[0] * X.shape[1]
     if need > budget:
         raise ValueError(
