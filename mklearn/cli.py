@@ -101,8 +101,9 @@ def _parser() -> argparse.ArgumentParser:
         choices=list(_cli_data.FAMILIES),
         help="kernel family: "
         + "; ".join(f"{k}: {f.description}" for k, f in _cli_data.FAMILIES.items())
-        + ". Default simple_mkl (features with --combination product, mwumkl_all for "
-        "multi-view sets, wd_position for sequence sets)",
+        + ". Default: the estimators' (svc+simple_mkl for classification, svc+simple_mkl_rbf "
+        "for regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
+        "for multi-view sets, wd_position for sequence sets)",
     )
     fit.add_argument(
         "--n-samples",
@@ -225,14 +226,16 @@ def _load(args):
     return X, y, name, task, kind
 
 
-def _resolve_kernels(args, kind, name):
+def _resolve_kernels(args, kind, name, task):
     """The kernel family from --kernels, --combination and the kind of input."""
     if args.kernels is None:
         if args.combination == "product":
             args.kernels = "features"
         else:
             extra = _cli_data.EXTRA_SETS.get(name)
-            args.kernels = extra.kernels if extra is not None else "simple_mkl"
+            default = {"regression": "svc+simple_mkl_rbf", "one-class": "simple_mkl"}.get(
+                task, "svc+simple_mkl")  # each estimator's default
+            args.kernels = extra.kernels if extra is not None else default
     family = _cli_data.FAMILIES[args.kernels]
     if family.input == "product":
         args.combination = "product"
@@ -330,7 +333,7 @@ def _fit(args) -> int:
 
         _pyplot()  # ImportError with the install hint before a long fit
     X, y, name, task, kind = _load(args)
-    _resolve_kernels(args, kind, name)
+    _resolve_kernels(args, kind, name, task)
     _resolve_defaults(args, task)
     regression = task == "regression"
     X, y = _subset(X, y, args, regression)

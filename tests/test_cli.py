@@ -124,7 +124,7 @@ def _cli_split(y, test_size=0.2, seed=0):
 
 def _cli_model(C=1.0, max_iter=100, **kwargs):
     """The estimator ``mklearn fit`` builds for FAST settings."""
-    return MKLClassifier(kernels="simple_mkl", C=C, tol=1e-3, max_iter=max_iter, **kwargs)
+    return MKLClassifier(kernels="svc+simple_mkl", C=C, tol=1e-3, max_iter=max_iter, **kwargs)
 
 
 def _no_temp_files(directory):
@@ -142,17 +142,17 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
     assert status == 0, err
     # the alias is resolved to the set's name
     assert "data: liver-disorders: 345 samples, 6 features, classes -1: 145, 1: 200" in out
-    assert "kernels: simple_mkl (SimpleMKL family: " in out
-    assert "mean diagonal 1); solver spg" in out
+    assert "kernels: svc+simple_mkl (SVC()'s own kernel (RBF, gamma='scale'" in out
+    assert "(MKLClassifier's default)); solver spg" in out
     assert "chosen by --solver auto" in out
     assert "regularizer l1" in out and "C=1" in out
-    assert "91 base kernels on 276 training points" in out  # 13 (6 + 1) kernels, 80 % split
+    assert "92 base kernels on 276 training points" in out  # 13 (6 + 1) + SVC's, 80 % split
 
     header, weights = _weight_lines(out)
     n_selected, n_kernels, n_top = map(
         int, re.match(r"kernel weights \((\d+) of (\d+) non-zero; top (\d+)\):", header).groups()
     )
-    assert n_kernels == 91
+    assert n_kernels == 92
     assert 1 <= len(weights) == n_top == min(n_selected, 15)
     values = [w for w, _ in weights]
     assert values == sorted(values, reverse=True)
@@ -188,7 +188,7 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
 
 
 def test_fit_without_arguments_uses_sonar_simplemkl_smo_kl(capsys, monkeypatch):
-    # Full Sonar (793 kernels) is too slow for a unit test: serve a 40-point subset
+    # Full Sonar (794 kernels) is too slow for a unit test: serve a 40-point subset
     # of the real Sonar data and check what the default command asks for and prints.
     X, y = load_dataset("sonar")
     rows = np.r_[np.flatnonzero(y == 1)[:20], np.flatnonzero(y == -1)[:20]]
@@ -205,10 +205,10 @@ def test_fit_without_arguments_uses_sonar_simplemkl_smo_kl(capsys, monkeypatch):
     assert "data: sonar: 40 samples, 60 features" in out
     assert "SimpleMKL family" in out and "solver smo" in out
     assert "chosen by --solver auto, regularizer kl (lam=1), C=1" in out
-    assert "793 base kernels on 32 training points" in out  # 13 (60 + 1)
+    assert "794 base kernels on 32 training points" in out  # 13 (60 + 1) + 1
     header, weights = _weight_lines(out)
     assert len(weights) <= 15
-    n_selected = int(re.search(r"\((\d+) of 793 non-zero", header).group(1))
+    n_selected = int(re.search(r"\((\d+) of 794 non-zero", header).group(1))
     assert len(weights) == min(n_selected, 15)
 
 
@@ -222,7 +222,7 @@ def test_fit_json_is_one_document_matching_an_in_process_fit(capsys):
     assert (doc["solver"], doc["regularizer"], doc["C"]) == ("spg", "l1", 1.0)
     (fold,) = doc["folds"]
     assert 0.0 <= fold["test_accuracy"] <= 1.0 and 0.0 <= fold["train_accuracy"] <= 1.0
-    assert (fold["n_train"], fold["n_test"], fold["n_kernels"]) == (276, 69, 91)
+    assert (fold["n_train"], fold["n_test"], fold["n_kernels"]) == (276, 69, 92)
     assert fold["duality_gap"][0] >= 0.0 and fold["n_iter"][0] >= 1
     assert len(fold["objective"]) == 1 and fold["wall_seconds"] > 0
     top = fold["top_weights"]
@@ -306,7 +306,7 @@ def test_fit_libsvm_file(capsys, files):
     status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST)
     assert status == 0, err
     assert f"data: {files['svm']}: 40 samples, 3 features, classes -1.0: " in out
-    assert "52 base kernels on 32 training points" in out  # 13 (3 + 1)
+    assert "53 base kernels on 32 training points" in out  # 13 (3 + 1) + 1
     assert _accuracy(out, "test")[1] == 8
 
 

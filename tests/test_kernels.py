@@ -453,3 +453,99 @@ def test_recipe_bank_end_to_end(data):
     expected *= bank.trace_scales_[13 * 4 + 2]
     assert bank.kernel_names[13 * 4 + 2] == "rbf(sigma=2) on x[3]"
     np.testing.assert_allclose(K_test[:, :, 13 * 4 + 2], expected, rtol=1e-10)
+
+
+# ------------------------------------------------------- feature scales, SVC's own kernel
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_feature_scales_multiply_the_columns_in_stacks_and_rows(data, dtype):
+    from mklearn.kernels.columns import KernelColumns
+
+    X_train, X_test = data
+    X_train = X_train * [1, 10, 100, 0.1, 1, 3] + 5
+    X_test = X_test * [1, 10, 100, 0.1, 1, 3] + 5
+    scales = np.array([0.5, 2.0, 0.01, 7.0, 1.0, 0.3])
+    specs = [RBF(gamma=0.2, feature_scales=scales), RBF(sigma=2.0),
+             Polynomial(degree=2, features=[1, 3], feature_scales=[0.1, 3.0]),
+             Laplacian(sigma=1.5, features=4, feature_scales=[2.0])]
+    bank = KernelBank(specs, standardize=False, normalize=None, dtype=dtype)
+    K = bank.fit_transform(X_train)
+    tol = TOLERANCES[dtype]
+    np.testing.assert_allclose(K[:, :, 0], rbf_kernel(X_train * scales, gamma=0.2), **tol)
+    np.testing.assert_allclose(K[:, :, 1], rbf_kernel(X_train, gamma=1 / 8), **tol)
+    scaled = X_train[:, [1, 3]] * [0.1, 3.0]
+    np.testing.assert_allclose(K[:, :, 2], (scaled @ scaled.T + 1) ** 2, **tol)
+    np.testing.assert_allclose(K[:, :, 3], laplacian_kernel(2 * X_train[:, [4]], gamma=1 / 1.5),
+                               **tol)
+    test = bank.transform(X_test)
+    np.testing.assert_allclose(test[:, :, 0], rbf_kernel(X_test * scales, X_train * scales,
+                                                         gamma=0.2), **tol)
+    rows = KernelColumns(bank).rows(np.array([0, 7, 29]))  # the on-demand path
+    np.testing.assert_allclose(rows, K[[0, 7, 29]].transpose(2, 0, 1), rtol=1e-6, atol=1e-7)
+
+
+def test_feature_scales_are_checked_and_saved():
+    spec = RBF(gamma=0.5, feature_scales=[1.0, 2.0], features=[0, 2])
+    assert spec.feature_scales == (1.0, 2.0)
+    assert "scaled columns" in spec.name
+    assert kernel_from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    for bad in ([1.0, 0.0], [1.0, np.nan], [1.0, -2.0], "ab", [], [1.0, 2.0, 3.0]):
+        with pytest.raises(ValueError, match="feature"):
+            RBF(gamma=0.5, feature_scales=bad, features=[0, 2])
+    with pytest.raises(ValueError, match="3 feature scales, but X has 4 features"):
+        KernelBank([RBF(feature_scales=[1.0, 1.0, 1.0])]).fit(np.ones((5, 4)))
+
+
+def test_svc_kernel_is_the_kernel_of_svc_with_its_defaults():
+    from sklearn.svm import SVC
+
+    from mklearn.kernels import svc_kernel
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 5)) * [1, 30, 0.01, 2, 5] + [0, 100, 1, -3, 0]
+    X[:, 3] = 2.0  # a constant column
+    y = np.where(X[:, 0] + (X[:, 1] - 100) / 30 > 0, 1, -1)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    for standardize in (True, False):
+        bank = KernelBank([svc_kernel(X, standardize=standardize)], standardize=standardize,
+                          normalize=None)
+        K = bank.fit_transform(X)[:, :, 0]
+        np.testing.assert_allclose(K, rbf_kernel(X, gamma=gamma), rtol=1e-10, atol=1e-12)
+    svc = SVC().fit(X, y)
+    ours = SVC(kernel="precomputed").fit(K, y)
+    np.testing.assert_allclose(ours.decision_function(K), svc.decision_function(X), atol=1e-8)
+    # free of overflow at any scale: the same kernel for X * 1e300
+    big = KernelBank([svc_kernel(X * 1e300, standardize=True)], standardize=True,
+                     normalize=None).fit_transform(X * 1e300)[:, :, 0]
+    np.testing.assert_allclose(big, K, rtol=1e-9, atol=1e-12)
+
+
+def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
+    from mklearn import MKLClassifier
+    from mklearn.datasets import load_dataset
+    from mklearn.kernels import svc_simple_mkl_kernels
+
+    X, y = load_dataset("liver-disorders")
+    X, y = X[:120], y[:120]
+    recipe = svc_simple_mkl_kernels()
+    specs = recipe.expand(X)
+    assert len(specs) == 13 * 7 + 1 and specs[0] == svc_kernel_of(X)
+    assert [s for s in specs[1:]] == simple_mkl_kernels().expand(X)
+    prior = recipe.kl_prior(len(specs))
+    assert prior[0] == 0.9 and np.isclose(prior.sum(), 1.0) and np.all(prior[1:] == prior[1])
+    assert simple_mkl_kernels().kl_prior(91) is None
+    assert [s.degree for s in svc_simple_mkl_kernels(degrees=()).expand(X)
+            if isinstance(s, Polynomial)] == []
+
+    model = MKLClassifier().fit(X, y)
+    assert model.regularizer_ == "kl" and model.kernel_names_[0].startswith("rbf(gamma=")
+    weights = np.ravel(model.kernel_weights_)
+    # KL weights d_k = d0_k exp(g_k / (2 lam)) never fall below the prior
+    assert np.all(weights >= prior * (1 - 1e-9))
+    uniform = MKLClassifier(regularizer="kl").fit(X, y)  # "kl" named: the uniform prior
+    assert np.ravel(uniform.kernel_weights_)[0] < 0.9
+
+
+def svc_kernel_of(X):
+    from mklearn.kernels import svc_kernel
+
+    return svc_kernel(X, standardize=True)

@@ -122,7 +122,7 @@ def test_closed_form_and_newton_give_the_same_model(liver):
 def test_on_the_fly_rows_match_the_precomputed_stack(liver):
     X, stack, y = liver
     common = dict(solver="smo", regularizer="lp", p=1.5, C=10.0, tol=1e-6)
-    on_the_fly = MKLClassifier(**common, cache_size=0.5,  # a cache that evicts
+    on_the_fly = MKLClassifier(**common, kernels="simple_mkl", cache_size=0.5,  # evicts
                                kernel_normalization="trace").fit(X, y)
     precomputed = MKLClassifier(kernels="precomputed", **common).fit(stack, y)
     assert on_the_fly.objective_ == pytest.approx(precomputed.objective_, rel=1e-8)
@@ -187,7 +187,8 @@ def test_regression_reaches_the_optimum_with_an_honest_gap(abalone, p):
 def test_regressor_estimator_on_the_fly_equals_precomputed(abalone):
     X, stack, y = abalone
     common = dict(p=1.5, C=10.0, epsilon=0.5, tol=1e-6)
-    on_the_fly = MKLRegressor(**common, kernel_normalization="trace").fit(X, y)
+    on_the_fly = MKLRegressor(**common, kernels="simple_mkl",
+                              kernel_normalization="trace").fit(X, y)
     precomputed = MKLRegressor(kernels="precomputed", **common).fit(stack, y)
     assert on_the_fly.objective_ == pytest.approx(precomputed.objective_, rel=1e-8)
     np.testing.assert_allclose(on_the_fly.predict(X), precomputed.predict(stack), atol=1e-4)

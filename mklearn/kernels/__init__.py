@@ -2,7 +2,8 @@
 
 - :mod:`~mklearn.kernels.specs`: immutable base-kernel descriptions (Linear, Polynomial,
   RBF, Laplacian), optionally restricted to feature columns.
-- :mod:`~mklearn.kernels.recipes`: data-dependent kernel families (SimpleMKL's 13 (D + 1))
+- :mod:`~mklearn.kernels.recipes`: data-dependent kernel families (SimpleMKL's 13 (D + 1),
+  the estimators' defaults with SVC()'s own kernel first)
   and :func:`resolve_kernels` for estimators' ``kernels=`` argument.
 - :mod:`~mklearn.kernels.bank`: :class:`KernelBank`, which evaluates the kernels into
   ``(n_x, n_z, n_kernels)`` stacks with standardisation and unit-trace normalisation.
@@ -11,7 +12,15 @@
 """
 
 from .bank import KernelBank
-from .recipes import KernelRecipe, MWUMKLRecipe, mwumkl_kernels, resolve_kernels, simple_mkl_kernels
+from .recipes import (
+    KernelRecipe,
+    MWUMKLRecipe,
+    mwumkl_kernels,
+    resolve_kernels,
+    simple_mkl_kernels,
+    svc_kernel,
+    svc_simple_mkl_kernels,
+)
 from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
 from .string_bank import StringColumns, StringKernelBank
 from .strings import Spectrum, WeightedDegree, wd_sub_kernels
@@ -25,6 +34,8 @@ __all__ = [
     "kernel_from_dict",
     "KernelRecipe",
     "simple_mkl_kernels",
+    "svc_kernel",
+    "svc_simple_mkl_kernels",
     "MWUMKLRecipe",
     "mwumkl_kernels",
     "resolve_kernels",

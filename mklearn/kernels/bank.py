@@ -81,6 +81,12 @@ def check_feature_indices(specs: Sequence[KernelSpec], n_features: int) -> None:
                 f"Kernel '{spec.name}' uses feature index {max(spec.features)}, "
                 f"but X has {n_features} features (valid indices 0..{n_features - 1})."
             )
+        if spec.features is None and spec.feature_scales is not None and len(
+                spec.feature_scales) != n_features:
+            raise ValueError(
+                f"Kernel '{spec.name}' has {len(spec.feature_scales)} feature scales, but X "
+                f"has {n_features} features; give one scale per feature."
+            )
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ class _Plan:
     degrees: np.ndarray
     out_index: np.ndarray  # position of each kernel in the requested order
     multi_columns: list  # per multi-column block: column index array, or None for all
+    multi_scales: list  # per multi-column block: its columns' factors, or None
     multi_needs_sq: list  # per multi-column block: an RBF needs squared distances
     multi_needs_l1: list  # per multi-column block: a Laplacian needs L1 distances
 
@@ -117,15 +124,15 @@ class _Plan:
 def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
     """Group ``specs`` by their feature columns (order of first appearance)."""
     all_columns = tuple(range(n_features))
-    blocks: dict[tuple[int, ...], list[int]] = {}
+    blocks: dict[tuple, list[int]] = {}
     for position, spec in enumerate(specs):
         key = all_columns if spec.features is None else spec.features
-        blocks.setdefault(key, []).append(position)
+        blocks.setdefault((key, spec.feature_scales), []).append(position)
 
     block_cols, block_multi, block_ptr, order = [], [], [0], []
-    multi_columns, multi_needs_sq, multi_needs_l1 = [], [], []
-    for columns, positions in blocks.items():
-        if len(columns) == 1:
+    multi_columns, multi_scales, multi_needs_sq, multi_needs_l1 = [], [], [], []
+    for (columns, scales), positions in blocks.items():
+        if len(columns) == 1 and scales is None:
             block_cols.append(columns[0])
             block_multi.append(-1)
         else:
@@ -133,6 +140,7 @@ def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
             block_multi.append(len(multi_columns))
             kinds = {specs[p].kind for p in positions}
             multi_columns.append(None if columns == all_columns else np.array(columns))
+            multi_scales.append(None if scales is None else np.array(scales))
             multi_needs_sq.append(KIND_RBF in kinds)
             multi_needs_l1.append(KIND_LAPLACIAN in kinds)
         order.extend(positions)
@@ -149,6 +157,7 @@ def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
         degrees=np.array([d for _, _, d in params], dtype=np.int64),
         out_index=np.array(order, dtype=np.int64),
         multi_columns=multi_columns,
+        multi_scales=multi_scales,
         multi_needs_sq=multi_needs_sq,
         multi_needs_l1=multi_needs_l1,
     )
@@ -187,13 +196,17 @@ def _subset_plan(full: _Plan, kernels: np.ndarray) -> _Plan:
         degrees=full.degrees[picked],
         out_index=order.astype(np.int64),
         multi_columns=[full.multi_columns[i] for i in old_multi[multi]],
+        multi_scales=[full.multi_scales[i] for i in old_multi[multi]],
         multi_needs_sq=[bool((k == KIND_RBF).any()) for k in block_kinds],
         multi_needs_l1=[bool((k == KIND_LAPLACIAN).any()) for k in block_kinds],
     )
 
 
-def _block(X: np.ndarray, columns: np.ndarray | None) -> np.ndarray:
-    return X if columns is None else np.ascontiguousarray(X[:, columns])
+def _block(X: np.ndarray, columns: np.ndarray | None, scales: np.ndarray | None = None
+           ) -> np.ndarray:
+    """The columns of a multi-column block, times their feature scales."""
+    block = X if columns is None else np.ascontiguousarray(X[:, columns])
+    return block if scales is None else block * scales
 
 
 def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bool):
@@ -210,9 +223,9 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
     inner = np.empty(shape)
     sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
     l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
-    for mb, columns in enumerate(plan.multi_columns):
-        Xb = _block(X, columns)
-        Zb = Xb if symmetric else _block(Z, columns)
+    for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+        Xb = _block(X, columns, scales)
+        Zb = Xb if symmetric else _block(Z, columns, scales)
         np.matmul(Xb, Zb.T, out=inner[mb])
         if plan.multi_needs_sq[mb]:
             x_sq = np.einsum("ij,ij->i", Xb, Xb)
@@ -231,8 +244,8 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
 def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
     """Squared norms ``(n_multi, n_x)`` of the rows of X on each multi-column block."""
     sq_norms = np.zeros((max(len(plan.multi_columns), 1), X.shape[0]))
-    for mb, columns in enumerate(plan.multi_columns):
-        Xb = _block(X, columns)
+    for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+        Xb = _block(X, columns, scales)
         sq_norms[mb] = np.einsum("ij,ij->i", Xb, Xb)
     return sq_norms
 

@@ -152,14 +152,15 @@ class KernelColumns:
         sub._subset_plan, sub._blocks, sub._scratch_buffer = None, {}, None
         return sub
 
-    def _block_points(self, columns: np.ndarray | None):
+    def _block_points(self, columns: np.ndarray | None, scales: np.ndarray | None):
         """The points restricted to a multi-column block, their squared norms and, for mostly
         zero blocks, a CSR copy (cached). A row's inner products read all of ``Xb``
         (``8 n d`` bytes, memory-bound); sparse data such as LIBSVM's a9a (11% non-zeros)
         is read several times faster from CSR."""
-        key = None if columns is None else columns.tobytes()
+        key = (None if columns is None else columns.tobytes(),
+               None if scales is None else scales.tobytes())
         if key not in self._blocks:
-            Xb = _block(self._X, columns)
+            Xb = _block(self._X, columns, scales)
             density = np.count_nonzero(Xb) / max(Xb.size, 1)
             sparse = scipy.sparse.csr_matrix(Xb) if density <= SPARSE_DENSITY else None
             self._blocks[key] = (Xb, np.einsum("ij,ij->i", Xb, Xb), sparse)
@@ -176,8 +177,8 @@ class KernelColumns:
         sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
-        for mb, columns in enumerate(plan.multi_columns):
-            Zb, z_sq, sparse = self._block_points(columns)
+        for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+            Zb, z_sq, sparse = self._block_points(columns, scales)
             Xb = Zb[indices]
             if sparse is None:
                 np.matmul(Xb, Zb.T, out=inner[mb])

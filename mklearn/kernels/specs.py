@@ -81,6 +81,20 @@ def _check_finite(owner: str, name: str, value: Any) -> float:
     return value
 
 
+def _check_feature_scales(owner: str, scales: Any) -> tuple[float, ...] | None:
+    """Normalise ``feature_scales`` to None or a non-empty tuple of finite floats > 0."""
+    if scales is None:
+        return None
+    if isinstance(scales, (str, bytes)) or not isinstance(scales, (Sequence, np.ndarray)):
+        raise ValueError(
+            f"{owner}: feature_scales must be None or a sequence of numbers > 0; got {scales!r}."
+        )
+    values = tuple(_check_positive(owner, "each feature scale", v) for v in np.ravel(scales))
+    if not values:
+        raise ValueError(f"{owner}: feature_scales must not be empty; use None for no scaling.")
+    return values
+
+
 def _format_features(features: tuple[int, ...] | None, feature_names=None) -> str:
     if features is None:
         return "all"
@@ -100,14 +114,22 @@ class KernelSpec(ABC):
     features : None, int or sequence of int, default=None
         Feature columns the kernel looks at. None means all columns; an int or a
         sequence of ints is stored as a tuple of ints.
+    feature_scales : None or sequence of float, default=None
+        Factors the kernel multiplies its feature columns by (one per column it looks at,
+        each finite and > 0) before evaluating: ``k(x, z) = k0(s * x, s * z)``. With a
+        standardising bank the columns are the standardised ones, so the column standard
+        deviations bring back the original scale (SVC's own kernel in
+        :func:`mklearn.kernels.svc_simple_mkl_kernels`). None: the columns as they are.
 
     Raises
     ------
     ValueError
-        If a feature index is negative, repeated or not an integer.
+        If a feature index is negative, repeated or not an integer, or a feature scale is
+        not a finite number > 0 (or their count differs from ``features``).
     """
 
     features: tuple[int, ...] | None = None
+    feature_scales: tuple[float, ...] | None = None
 
     #: Value of the ``"type"`` key of :meth:`to_dict`.
     type_name: ClassVar[str] = ""
@@ -116,16 +138,28 @@ class KernelSpec(ABC):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "features", _check_features(self.features))
+        scales = _check_feature_scales(type(self).__name__, self.feature_scales)
+        if scales is not None and self.features is not None and len(scales) != len(
+                self.features):
+            raise ValueError(
+                f"{type(self).__name__}: feature_scales has {len(scales)} entries but the "
+                f"kernel looks at {len(self.features)} columns; give one scale per column."
+            )
+        object.__setattr__(self, "feature_scales", scales)
 
     @property
     def name(self) -> str:
         """Readable name, e.g. ``"rbf(sigma=2) on x[3]"``."""
-        return f"{self._label()} on {_format_features(self.features)}"
+        return f"{self._scaled_label()} on {_format_features(self.features)}"
 
     def name_with(self, feature_names) -> str:
         """:attr:`name` with the columns called by ``feature_names`` (e.g. a DataFrame's
         columns, ``feature_names_in_``) instead of ``x[i]``."""
-        return f"{self._label()} on {_format_features(self.features, feature_names)}"
+        return f"{self._scaled_label()} on {_format_features(self.features, feature_names)}"
+
+    def _scaled_label(self) -> str:
+        label = self._label()
+        return label if self.feature_scales is None else label[:-1] + ", scaled columns)"
 
     @abstractmethod
     def _label(self) -> str:
@@ -146,7 +180,7 @@ class KernelSpec(ABC):
         out: dict[str, Any] = {"type": self.type_name}
         for field in fields(self):
             value = getattr(self, field.name)
-            if field.name == "features":
+            if field.name in ("features", "feature_scales"):
                 value = None if value is None else list(value)
             elif value is None:
                 continue  # e.g. the one of sigma/gamma the user did not give
