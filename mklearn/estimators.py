@@ -30,9 +30,9 @@ from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.losses import RegressionTask
 from mklearn.formulation.regularizers import REGULARIZERS, KLDivergence, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
-from mklearn.kernels.recipes import recipe_of
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
+from mklearn.kernels.recipes import recipe_of
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels

@@ -115,6 +115,11 @@ class _Plan:
         return entry_of, np.repeat(np.arange(self.block_ptr.size - 1), np.diff(self.block_ptr))
 
     @property
+    def multi_blocks(self):
+        """(columns, feature scales) of each multi-column block."""
+        return list(zip(self.multi_columns, self.multi_scales, strict=True))
+
+    @property
     def loop_arrays(self):
         """The per-block and per-kernel arrays, in the order the numba loops take them."""
         return (self.block_cols, self.block_multi, self.block_ptr, self.kinds, self.gammas,
@@ -223,7 +228,7 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
     inner = np.empty(shape)
     sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
     l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
-    for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+    for mb, (columns, scales) in enumerate(plan.multi_blocks):
         Xb = _block(X, columns, scales)
         Zb = Xb if symmetric else _block(Z, columns, scales)
         np.matmul(Xb, Zb.T, out=inner[mb])
@@ -244,7 +249,7 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
 def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
     """Squared norms ``(n_multi, n_x)`` of the rows of X on each multi-column block."""
     sq_norms = np.zeros((max(len(plan.multi_columns), 1), X.shape[0]))
-    for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+    for mb, (columns, scales) in enumerate(plan.multi_blocks):
         Xb = _block(X, columns, scales)
         sq_norms[mb] = np.einsum("ij,ij->i", Xb, Xb)
     return sq_norms

@@ -177,7 +177,7 @@ class KernelColumns:
         sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
-        for mb, (columns, scales) in enumerate(zip(plan.multi_columns, plan.multi_scales)):
+        for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
             Xb = Zb[indices]
             if sparse is None:
