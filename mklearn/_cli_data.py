@@ -40,9 +40,9 @@ FAMILIES = {
     "svc+simple_mkl": Family(
         "SVC()'s own kernel (RBF, gamma='scale', original feature scales) and the SimpleMKL "
         "family (MKLClassifier's default)", "numeric", lambda: "svc+simple_mkl"),
-    "svc+simple_mkl_rbf": Family(
-        "SVC()'s own kernel and the SimpleMKL family without its polynomials "
-        "(MKLRegressor's default)", "numeric", lambda: "svc+simple_mkl_rbf"),
+    "svc+feature_rbf": Family(
+        "SVR()'s own kernel on all features and SimpleMKL's 10 RBF widths on each feature "
+        "(MKLRegressor's default)", "numeric", lambda: "svc+feature_rbf"),
     "simple_mkl": Family(
         "SimpleMKL family: 10 RBF widths and polynomial degrees 1-3 on all features and on "
         "each feature, standardised, mean diagonal 1", "numeric", lambda: "simple_mkl"),

@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=list(_cli_data.FAMILIES),
         help="kernel family: "
         + "; ".join(f"{k}: {f.description}" for k, f in _cli_data.FAMILIES.items())
-        + ". Default: the estimators' (svc+simple_mkl for classification, svc+simple_mkl_rbf "
+        + ". Default: the estimators' (svc+simple_mkl for classification, svc+feature_rbf "
         "for regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
         "for multi-view sets, wd_position for sequence sets)",
     )
@@ -233,7 +233,7 @@ def _resolve_kernels(args, kind, name, task):
             args.kernels = "features"
         else:
             extra = _cli_data.EXTRA_SETS.get(name)
-            default = {"regression": "svc+simple_mkl_rbf", "one-class": "simple_mkl"}.get(
+            default = {"regression": "svc+feature_rbf", "one-class": "simple_mkl"}.get(
                 task, "svc+simple_mkl")  # each estimator's default
             args.kernels = extra.kernels if extra is not None else default
     family = _cli_data.FAMILIES[args.kernels]

@@ -362,7 +362,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         the KL prior puts weight 0.9 on SVC's kernel. "simple_mkl" is the 13(D+1) family of
         SimpleMKL alone, the papers' protocol (standardised features, 10 RBF widths and 3
         polynomial degrees on all features and on each feature, scaled by
-        ``kernel_normalization``); "svc+simple_mkl_rbf" the default without polynomials;
+        ``kernel_normalization``); "svc+feature_rbf" :class:`MKLRegressor`'s default;
         "mwumkl" the 12 D family of MWUMKL
         (:func:`mklearn.kernels.mwumkl_kernels`; features used as given: scale them to [0, 1]
         first, as the paper did). With "precomputed", ``fit`` takes a stack of shape
@@ -977,12 +977,12 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     Parameters
     ----------
     kernels : str, KernelRecipe, KernelSpec or list of KernelSpec
-        As in :class:`MKLClassifier`, but the default is "svc+simple_mkl_rbf": the kernel of
-        ``SVR()`` followed by SimpleMKL's RBF kernels, no polynomials (10(D+1) + 1 kernels).
-        A regression predicts values, and a polynomial kernel's value grows as ``|x|^q`` on
-        a test point beyond the training range: one such abalone point gave a fold R^2 of
-        -5.9 with "simple_mkl". With "precomputed", ``fit`` takes ``(n, n, m)`` and
-        ``predict`` takes ``(n_test, n_train, m)``.
+        As in :class:`MKLClassifier`, but the default is "svc+feature_rbf": the kernel of
+        ``SVR()`` on all features, then SimpleMKL's 10 RBF widths on each single feature
+        (10 D + 1 kernels; :func:`mklearn.kernels.svc_feature_rbf_kernels` says why the
+        polynomials and the other all-feature RBFs are left out for regression). With
+        "precomputed", ``fit`` takes ``(n, n, m)`` and ``predict`` takes
+        ``(n_test, n_train, m)``.
     solver : {"auto", "smo", "silp", "spg"}
         "auto" (default): "smo" for "lp" and "kl", "spg" for "l1" and other regularisers
         (:func:`mklearn.solvers.choose_solver`; the choice is ``solver_``). "smo": SMO-MKL;
@@ -1073,7 +1073,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        kernels="svc+simple_mkl_rbf",
+        kernels="svc+feature_rbf",
         solver="auto",
         regularizer="lp",
         p=2.0,

@@ -522,7 +522,7 @@ def test_svc_kernel_is_the_kernel_of_svc_with_its_defaults():
 def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
     from mklearn import MKLClassifier
     from mklearn.datasets import load_dataset
-    from mklearn.kernels import svc_simple_mkl_kernels
+    from mklearn.kernels import svc_feature_rbf_kernels, svc_simple_mkl_kernels
 
     X, y = load_dataset("liver-disorders")
     X, y = X[:120], y[:120]
@@ -533,8 +533,10 @@ def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
     prior = recipe.kl_prior(len(specs))
     assert prior[0] == 0.9 and np.isclose(prior.sum(), 1.0) and np.all(prior[1:] == prior[1])
     assert simple_mkl_kernels().kl_prior(91) is None
-    assert [s.degree for s in svc_simple_mkl_kernels(degrees=()).expand(X)
-            if isinstance(s, Polynomial)] == []
+    regression = svc_feature_rbf_kernels().expand(X)  # MKLRegressor's default
+    assert regression[0] == specs[0] and len(regression) == 10 * 6 + 1
+    assert all(isinstance(s, RBF) and s.features is not None for s in regression[1:])
+    assert svc_feature_rbf_kernels().kl_prior(61)[0] == 0.9
 
     model = MKLClassifier().fit(X, y)
     assert model.regularizer_ == "kl" and model.kernel_names_[0].startswith("rbf(gamma=")

@@ -18,6 +18,7 @@ from .recipes import (
     mwumkl_kernels,
     resolve_kernels,
     simple_mkl_kernels,
+    svc_feature_rbf_kernels,
     svc_kernel,
     svc_simple_mkl_kernels,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "simple_mkl_kernels",
     "svc_kernel",
     "svc_simple_mkl_kernels",
+    "svc_feature_rbf_kernels",
     "MWUMKLRecipe",
     "mwumkl_kernels",
     "resolve_kernels",

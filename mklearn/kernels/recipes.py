@@ -18,6 +18,7 @@ __all__ = [
     "MWUMKLRecipe",
     "simple_mkl_kernels",
     "svc_simple_mkl_kernels",
+    "svc_feature_rbf_kernels",
     "svc_kernel",
     "mwumkl_kernels",
     "resolve_kernels",
@@ -110,6 +111,9 @@ class KernelRecipe:
     svc_kernel : bool, default=False
         Put the kernel of ``SVC()`` first (:func:`svc_kernel`: RBF with ``gamma="scale"``
         on the features at their original scale), one kernel more.
+    all_features : bool, default=True
+        Make the sigmas' and degrees' kernels on all features too (False: on each single
+        feature only).
 
     Raises
     ------
@@ -129,6 +133,7 @@ class KernelRecipe:
         degrees: Iterable[int],
         standardize: bool = True,
         svc_kernel: bool = False,
+        all_features: bool = True,
     ) -> None:
         self.sigmas = _as_sigmas(sigmas)
         self.degrees = _as_degrees(degrees)
@@ -136,10 +141,11 @@ class KernelRecipe:
             raise ValueError("A KernelRecipe needs at least one sigma or one degree.")
         self.standardize = bool(standardize)
         self.svc_kernel = bool(svc_kernel)
+        self.all_features = bool(all_features)
 
     def _key(self) -> tuple:
         return (tuple(float(s) for s in self.sigmas), self.degrees, self.standardize,
-                self.svc_kernel)
+                self.svc_kernel, self.all_features)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, KernelRecipe):
@@ -157,6 +163,7 @@ class KernelRecipe:
         if len(self.degrees) == 1:
             degrees += ","
         svc = ", svc_kernel=True" if self.svc_kernel else ""
+        svc += "" if self.all_features else ", all_features=False"
         return (
             f"KernelRecipe(sigmas=({sigmas}), degrees=({degrees}), "
             f"standardize={self.standardize}{svc})"
@@ -195,7 +202,8 @@ class KernelRecipe:
         X = check_samples(X)
         constant = np.all(X == X[:1], axis=0)
         specs = [svc_kernel(X, standardize=self.standardize)] if self.svc_kernel else []
-        specs.extend(self._block_kernels(None))
+        if self.all_features:
+            specs.extend(self._block_kernels(None))
         for column in np.flatnonzero(~constant):
             specs.extend(self._block_kernels(int(column)))
         return specs
@@ -309,29 +317,44 @@ class MWUMKLRecipe(KernelRecipe):
         return specs
 
 
-def svc_simple_mkl_kernels(*, degrees: Iterable[int] = _SIMPLE_MKL_DEGREES) -> KernelRecipe:
-    """The default families of the estimators: the kernel of ``SVC()`` (:func:`svc_kernel`)
-    followed by SimpleMKL's family (:func:`simple_mkl_kernels`), 13 (D + 1) + 1 kernels.
+def svc_simple_mkl_kernels() -> KernelRecipe:
+    """The default family of :class:`~mklearn.MKLClassifier` (``kernels="svc+simple_mkl"``):
+    the kernel of ``SVC()`` (:func:`svc_kernel`) followed by SimpleMKL's family
+    (:func:`simple_mkl_kernels`), 13 (D + 1) + 1 kernels.
 
-    ``kernels="svc+simple_mkl"`` (:class:`~mklearn.MKLClassifier`) is this family;
-    ``kernels="svc+simple_mkl_rbf"`` (:class:`~mklearn.MKLRegressor`) leaves out the
-    polynomials (``degrees=()``, 10 (D + 1) + 1 kernels): a regression predicts values, and a
-    polynomial kernel's value grows as ``|x|^q`` on a test point beyond the training range
-    (one such point in abalone gave a fold R^2 of -5.9), where an RBF's stays in [0, 1].
-    With ``regularizer="auto"`` the classifier's KL prior puts weight 0.9 on SVC's kernel
+    With ``regularizer="auto"`` its KL prior puts weight 0.9 on SVC's kernel
     (:meth:`KernelRecipe.kl_prior`): MKL as a departure from ``SVC()`` that the data pay for.
-
-    Parameters
-    ----------
-    degrees : iterable of int, default=(1, 2, 3)
-        Polynomial degrees (may be empty).
 
     Returns
     -------
     KernelRecipe
     """
-    return KernelRecipe(sigmas=_SIMPLE_MKL_SIGMAS, degrees=degrees, standardize=True,
-                        svc_kernel=True)
+    return KernelRecipe(sigmas=_SIMPLE_MKL_SIGMAS, degrees=_SIMPLE_MKL_DEGREES,
+                        standardize=True, svc_kernel=True)
+
+
+def svc_feature_rbf_kernels() -> KernelRecipe:
+    """The default family of :class:`~mklearn.MKLRegressor` (``kernels="svc+feature_rbf"``):
+    the kernel of ``SVR()`` (:func:`svc_kernel`, the same as SVC's) on all features, then
+    SimpleMKL's 10 RBF widths on each single standardised feature, 10 D + 1 kernels: an
+    additive model of the features beside SVR's own kernel.
+
+    Left out of SimpleMKL's family, for regression:
+
+    - the polynomials: a regression predicts values, and a polynomial kernel's value grows as
+      ``|x|^q`` on a test point beyond the training range (one such point in abalone gave a
+      fold R^2 of -5.9);
+    - the RBFs on all features at SimpleMKL's fixed widths: on D standardised features the
+      squared distance between two points averages 2 D, so the narrow ones are close to the
+      identity on the training points and lp weights put most of their mass there
+      (23 of 43 on abalone, a fit that memorises: 5-fold R^2 0.44 against 0.56 without).
+
+    Returns
+    -------
+    KernelRecipe
+    """
+    return KernelRecipe(sigmas=_SIMPLE_MKL_SIGMAS, degrees=(), standardize=True,
+                        svc_kernel=True, all_features=False)
 
 
 def recipe_of(kernels: Any) -> KernelRecipe | None:
@@ -339,8 +362,7 @@ def recipe_of(kernels: Any) -> KernelRecipe | None:
     if isinstance(kernels, str):
         return {"simple_mkl": simple_mkl_kernels, "mwumkl": mwumkl_kernels,
                 "svc+simple_mkl": svc_simple_mkl_kernels,
-                "svc+simple_mkl_rbf": lambda: svc_simple_mkl_kernels(degrees=())
-                }.get(kernels, lambda: None)()
+                "svc+feature_rbf": svc_feature_rbf_kernels}.get(kernels, lambda: None)()
     return kernels if isinstance(kernels, KernelRecipe) else None
 
 
@@ -355,8 +377,8 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
     Parameters
     ----------
     kernels : str, KernelRecipe, KernelSpec or list/tuple of KernelSpec
-        ``"svc+simple_mkl"`` means :func:`svc_simple_mkl_kernels()`, ``"svc+simple_mkl_rbf"``
-        ``svc_simple_mkl_kernels(degrees=())``, ``"simple_mkl"``
+        ``"svc+simple_mkl"`` means :func:`svc_simple_mkl_kernels()`, ``"svc+feature_rbf"``
+        :func:`svc_feature_rbf_kernels()`, ``"simple_mkl"``
         :func:`simple_mkl_kernels()`, ``"mwumkl"`` :func:`mwumkl_kernels()`. ``"precomputed"`` is
         handled by the estimators, not here.
     X : array-like of shape (n_samples, n_features)
@@ -387,7 +409,7 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
         specs = list(kernels)
     else:
         raise ValueError(
-            "kernels must be 'svc+simple_mkl', 'svc+simple_mkl_rbf', 'simple_mkl', 'mwumkl', a "
+            "kernels must be 'svc+simple_mkl', 'svc+feature_rbf', 'simple_mkl', 'mwumkl', a "
             "KernelRecipe (e.g. simple_mkl_kernels()), "
             "a KernelSpec (Linear, Polynomial, RBF, Laplacian) or a non-empty list/tuple "
             f"of KernelSpec; got {reprlib.repr(kernels)}. ('precomputed' is handled by "
