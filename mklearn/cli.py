@@ -41,9 +41,10 @@ def _parser() -> argparse.ArgumentParser:
     fit = sub.add_parser(
         "fit",
         help="fit an MKL classifier and report its kernel weights",
-        description="Fit an MKL classifier (default: bundled Sonar, the "
-        "SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, KL-regularised weights "
-        "(lam=1) solved by SMO-MKL, C=1 as in an SVC: the defaults of MKLClassifier()).",
+        description="Fit an MKL classifier (default: bundled Sonar, SVC()'s own kernel and "
+        "the SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, KL-regularised weights "
+        "(lam=1, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 as in an SVC: the "
+        "defaults of MKLClassifier()).",
     )
     source = fit.add_mutually_exclusive_group()
     source.add_argument(
