@@ -128,10 +128,10 @@ def weight_table(model, weights=None):
     feature_names = getattr(model, "feature_names_in_", None)
     row_keys = list(dict.fromkeys(spec.features for spec in specs))
     row_keys.sort(key=lambda key: (key is not None, key or ()))
-    columns = list(dict.fromkeys(spec._label() for spec in specs))
+    columns = list(dict.fromkeys(spec.label for spec in specs))
     table = np.full((len(row_keys), len(columns)), np.nan)
     for spec, w in zip(specs, weights, strict=True):
-        r, c = row_keys.index(spec.features), columns.index(spec._label())
+        r, c = row_keys.index(spec.features), columns.index(spec.label)
         table[r, c] = w if np.isnan(table[r, c]) else table[r, c] + w
     return table, [_row_name(key, feature_names) for key in row_keys], columns
 

@@ -77,6 +77,15 @@ def test_weight_table_marks_missing_kernels_and_needs_specs():
         plotting.plot_weight_map(pre)
 
 
+def test_weight_table_gives_svc_kernel_its_own_column():
+    X, y = _data()
+    model = MKLClassifier().fit(X, y)  # the default family: SVC()'s kernel first
+    table, rows, columns = plotting.weight_table(model)
+    assert columns[0].endswith(", scaled columns)") and columns[0].startswith("rbf(gamma=")
+    assert table[rows.index("all"), 0] == model.kernel_weights_[0]
+    assert np.isnan(table[1:, 0]).all()  # no per-feature kernel in that column
+
+
 def test_weight_map_draws_the_table(binary):
     ax = plotting.plot_weight_map(binary)
     image = ax.images[0]

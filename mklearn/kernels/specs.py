@@ -150,14 +150,16 @@ class KernelSpec(ABC):
     @property
     def name(self) -> str:
         """Readable name, e.g. ``"rbf(sigma=2) on x[3]"``."""
-        return f"{self._scaled_label()} on {_format_features(self.features)}"
+        return f"{self.label} on {_format_features(self.features)}"
 
     def name_with(self, feature_names) -> str:
         """:attr:`name` with the columns called by ``feature_names`` (e.g. a DataFrame's
         columns, ``feature_names_in_``) instead of ``x[i]``."""
-        return f"{self._scaled_label()} on {_format_features(self.features, feature_names)}"
+        return f"{self.label} on {_format_features(self.features, feature_names)}"
 
-    def _scaled_label(self) -> str:
+    @property
+    def label(self) -> str:
+        """Type and parameters, e.g. ``"rbf(sigma=2)"`` (:attr:`name` without the columns)."""
         label = self._label()
         return label if self.feature_scales is None else label[:-1] + ", scaled columns)"
 
