@@ -254,3 +254,41 @@ def test_cli_takes_an_auto_or_positive_cache_size(capsys):
     assert main(["fit", "--cache-size", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mklearn: error: ") and "cache_size" in err[0]
+
+
+def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
+    """Fits in parallel processes each plan their cache from the memory available at their
+    start: the cache looks again as it grows and stops below the reserve, then recycles."""
+    import mklearn.memory
+    from mklearn.kernels import cache as cache_module
+    from mklearn.kernels.cache import RowCache
+
+    X, y = data
+    bank = KernelBank(KERNELS, standardize=True, normalize="diagonal")
+    bank.fit(X)
+    provider = KernelColumns(bank)
+    row_bytes = 8 * provider.n_kernels * provider.n_samples
+    monkeypatch.setattr(cache_module, "GROWTH_CHECK_BYTES", 3 * row_bytes)  # look every 3 rows
+    looks = []
+
+    def available():
+        looks.append(len(looks))
+        return 10 << 30 if len(looks) < 2 else 1 << 20  # short from the second look on
+
+    monkeypatch.setattr(mklearn.memory, "available_memory", available)
+    cache = RowCache(provider, 1e6)
+    assert cache.capacity == provider.n_samples  # planned: every row
+    for i in range(provider.n_samples):
+        np.testing.assert_array_equal(cache.get(i), provider.rows([i])[:, 0, :])
+    assert cache.stopped_growing and cache.capacity == len(cache) == 6  # looked at 3 and 6
+    for i in range(provider.n_samples - 1, -1, -1):  # recycled, least recently used first
+        np.testing.assert_array_equal(cache.get(i), provider.rows([i])[:, 0, :])
+    assert len(cache) == 6 and cache.misses > provider.n_samples
+
+    monkeypatch.setattr(mklearn.memory, "available_memory", lambda: 1 << 20)
+    short = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
+                          memory_budget=1e4, **TIGHT).fit(X, y)
+    monkeypatch.undo()
+    full = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
+                         **TIGHT).fit(X, y)
+    assert short.objective_ == pytest.approx(full.objective_, rel=1e-8)

@@ -9,6 +9,12 @@ core reads directly, float64, or float32 when the provider's values are single p
 LIBSVM's float cache): ``store[slot_of[i]]`` is row i when ``slot_of[i] >= 0``; the
 core stamps ``last_used`` on every read and returns to Python on a miss, and :meth:`load`
 computes the row into the least recently used slot. By symmetry, row i is also column i.
+
+The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
+processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
+So the cache checks the machine's available memory every ``GROWTH_CHECK_BYTES`` of new slots
+and stops growing (then recycles its slots, least recently used first) when less than
+``MEMORY_RESERVE`` is left.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import numpy as np
 __all__ = ["RowCache", "MB", "cache_capacity"]
 
 MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
+GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
+MEMORY_RESERVE = 1 << 30  # the cache stops growing when less than this is available
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
@@ -73,6 +81,9 @@ class RowCache:
         Read counter shared with the numba core.
     hits, misses : int
         Reads served from the cache (through :meth:`get`) and rows computed.
+    stopped_growing : bool
+        True when the cache stopped below its planned rows because the machine had less
+        than ``MEMORY_RESERVE`` available (:attr:`capacity` is then the rows it holds).
 
     Raises
     ------
@@ -94,14 +105,33 @@ class RowCache:
         self.hits = 0
         self.misses = 0
         self._filled = 0
+        self._limit = capacity
+        self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
+        self.stopped_growing = False
 
     def __repr__(self) -> str:
         return f"RowCache(capacity={self.capacity} rows, held={self._filled})"
 
     @property
     def capacity(self) -> int:
-        """Number of rows the budget holds."""
-        return self.store.shape[0]
+        """Number of rows the cache may hold: what the budget holds, or fewer once it stopped
+        growing (:attr:`stopped_growing`)."""
+        return self._limit
+
+    def _may_grow(self) -> bool:
+        """Whether a new slot may be filled: below the limit, and at every
+        ``GROWTH_CHECK_BYTES`` of slots, enough memory left on the machine (else the limit
+        becomes the slots filled, at least two)."""
+        if self._filled >= self._limit:
+            return False
+        if self._filled >= 2 and self._filled % self._check_every == 0:
+            from mklearn.memory import available_memory
+
+            if available_memory() < MEMORY_RESERVE:
+                self._limit = self._filled
+                self.stopped_growing = True
+                return False
+        return True
 
     @property
     def nbytes(self) -> int:
@@ -123,11 +153,11 @@ class RowCache:
         batch = int(getattr(self.provider, "rows_per_call", 1))
         if batch > 1 and self.capacity >= self.slot_of.size:
             return self._load_batch(i, batch)
-        if self._filled < self.capacity:
+        if self._may_grow():
             slot = self._filled
             self._filled += 1
         else:
-            slot = int(np.argmin(self.last_used))
+            slot = int(np.argmin(self.last_used[:self._limit]))
             self.slot_of[self.owner[slot]] = -1
         target = self.store[slot]
         if getattr(self.provider, "fills_out", False):
