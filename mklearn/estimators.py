@@ -391,7 +391,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
         "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
         master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
-        ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps`` (see
+        ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps``, ``linadd``
+        (string kernels with ``kernel_storage="rows"``: the interleaved algorithm on the
+        linadd decomposition SVM, no kernel row ever formed; 10^5 sequences) (see
         :func:`mklearn.solvers.silp_mkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,

@@ -80,3 +80,72 @@ def test_bad_parameters(kwargs, match):
         svc_chunking(provider, y, 1.0, **kwargs)
     with pytest.raises(ValueError, match=r"labels in \{-1, \+1\}"):
         svc_chunking(provider, np.arange(20.0), 1.0)
+
+
+@pytest.mark.parametrize("C, normalize", [(0.05, None), (50.0, "diagonal")])
+def test_silp_with_linadd_reaches_the_exact_l1_mkl_optimum(C, normalize):
+    """SILP interleaved over WD sub-kernels with the linadd decomposition (no kernel row, no
+    stack) against cvxpy on the stack, and against the stack-based SILP."""
+    from reference import l1_mkl_optimum
+
+    from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.formulation.regularizers import L1Simplex
+    from mklearn.solvers import silp_mkl
+    from mklearn.solvers.silp_linadd import silp_linadd
+
+    seqs, y = _problem(n=90)
+    specs = wd_sub_kernels(6, by="position", block_size=10).expand(seqs)
+    bank = StringKernelBank(specs, normalize=normalize).fit(seqs)
+    stack = np.ascontiguousarray(bank.fit_transform(seqs))
+    optimum = l1_mkl_optimum(stack, y, C)
+    records = []
+    result = silp_linadd(StringColumns(bank), y, C, tol=1e-6, inner_tol=1e-7, working_set=16,
+                         chunk_iterations=5, callback=records.append)
+    assert result.converged and result.n_iter > 1 and len(records) == result.n_iter + 1
+    assert result.objective == pytest.approx(optimum, rel=1e-4)
+    assert 0.0 <= result.duality_gap <= 1e-4 * abs(optimum)
+    d = result.kernel_weights
+    assert np.all(d >= 0) and d.sum() == pytest.approx(1.0)
+    stacked = silp_mkl(SumOfKernels(stack), y, C, L1Simplex(), tol=1e-6, inner_tol=1e-7,
+                       interleaved=True)
+    np.testing.assert_allclose(d, stacked.kernel_weights, atol=1e-3)
+    # the model predicts as the SVC on K(d) does: alpha and bias from the certificate
+    K = stack @ d
+    f = K @ (y * result.alpha) + result.intercept
+    exact = svc_dual(K, y, C, tol=1e-9)
+    f_exact = K @ (y * exact.alpha) - exact.rho
+    assert np.mean(np.sign(f) == np.sign(f_exact)) >= 0.97
+
+
+def test_silp_with_linadd_refuses_bad_parameters():
+    from mklearn.solvers.silp_linadd import silp_linadd
+
+    seqs, y = _problem(n=20)
+    provider = StringColumns(StringKernelBank([WeightedDegree(3)]).fit(seqs))
+    for kwargs, match in [({"C": -1.0}, "C must be"), ({"C": 1.0, "chunk_iterations": 0},
+                                                        "chunk_iterations"),
+                          ({"C": 1.0, "tol": 0.0}, "tol must")]:
+        with pytest.raises(ValueError, match=match):
+            silp_linadd(provider, y, **kwargs)
+    with pytest.raises(ValueError, match="labels"):
+        silp_linadd(provider, y[:5], 1.0)
+
+
+def test_estimator_silp_with_linadd_matches_the_stack_silp():
+    from mklearn import MKLClassifier
+
+    seqs, y = _problem(n=90)
+    labels = np.where(y > 0, "acceptor", "decoy")
+    common = dict(kernels=wd_sub_kernels(6, by="position", block_size=10), solver="silp",
+                  regularizer="l1", C=5.0, tol=1e-6)
+    linadd = MKLClassifier(**common, kernel_storage="rows",
+                           solver_options={"linadd": True, "inner_tol": 1e-7}).fit(seqs, labels)
+    stack = MKLClassifier(**common, kernel_storage="stack",
+                          solver_options={"interleaved": True, "inner_tol": 1e-7}).fit(seqs,
+                                                                                       labels)
+    assert linadd.objective_ == pytest.approx(stack.objective_, rel=1e-4)
+    np.testing.assert_allclose(linadd.kernel_weights_, stack.kernel_weights_, atol=1e-3)
+    assert np.mean(linadd.predict(seqs) == stack.predict(seqs)) >= 0.97
+    with pytest.raises(ValueError, match="kernel_storage='rows'"):
+        MKLClassifier(**common, kernel_storage="stack",
+                      solver_options={"linadd": True}).fit(seqs, labels)

@@ -13,6 +13,7 @@ from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp import silp_mkl
+from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
 from mklearn.solvers.spg import spg_gmkl
 
@@ -77,6 +78,7 @@ _SILP_OPTIONS = {
     "interleaved": ["boolean"],
     "inner_tol": [_POSITIVE, None],
     "chunk_steps": [Interval(Integral, 1, None, closed="left"), None],
+    "linadd": ["boolean"],
 }
 
 
@@ -252,6 +254,7 @@ __all__ = [
     "get_solver",
     "mirror_descent",
     "mwu_mkl",
+    "silp_linadd",
     "silp_mkl",
     "smo_mkl",
     "smo_mkl_regression",

@@ -118,6 +118,7 @@ def silp_mkl(
     interleaved=False,
     inner_tol=None,
     chunk_steps=None,
+    linadd=False,
     task=None,
     callback=None,
 ) -> MKLResult:
@@ -145,6 +146,11 @@ def silp_mkl(
         SMO tolerance on the maximal KKT violation; default ``min(1e-3, tol)``.
     chunk_steps : int, optional
         SMO steps per chunk of the interleaved variant; default the number of dual variables.
+    linadd : bool
+        The interleaved algorithm over string kernels with the linadd decomposition SVM
+        (:func:`mklearn.solvers.silp_linadd`: no kernel row, no stack; 10^5 sequences):
+        classification only, on string kernels computed on demand (``combination.provider``
+        with ``linadd()``: ``kernel_storage="rows"`` in the estimators).
     task : ClassificationTask, RegressionTask or OneClassTask, optional
         The inner problem; default C-SVC on ``(y, C)``.
     callback : callable, optional
@@ -175,6 +181,17 @@ def silp_mkl(
     if chunk_steps is not None and not int(chunk_steps) >= 1:
         raise ValueError(f"chunk_steps must be an int >= 1, got {chunk_steps}; default: the "
                          "number of dual variables")
+    if linadd:
+        provider = getattr(combination, "provider", None)
+        if not (isinstance(task, ClassificationTask) and hasattr(provider, "linadd")):
+            raise ValueError(
+                "solver_options={'linadd': True} needs classification on string kernels "
+                "computed on demand (WeightedDegree, Spectrum or wd_sub_kernels with "
+                "kernel_storage='rows'); drop linadd for other kernels or tasks")
+        from mklearn.solvers.silp_linadd import silp_linadd
+
+        return silp_linadd(provider, task.y, task.cost, tol=tol, max_iter=max_iter,
+                           inner_tol=inner_tol, callback=callback)
     run = _interleaved if interleaved else _wrapper
     return run(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
 
@@ -193,8 +210,9 @@ class _Progress:
         """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
         return 0.5 * g - self.task.linear_value(alpha)
 
-    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None):
-        """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop)."""
+    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None, primal=None):
+        """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop). ``primal``: the
+        task's (primal value, bias) at (beta, alpha) when known without K (linadd)."""
         S = self.values(alpha, g)
         value = float(beta @ S)
         # |1 - value / theta|, safe for theta = 0
@@ -204,9 +222,10 @@ class _Progress:
         if np.isfinite(self.theta):
             lower = max(lower, -self.theta)
         stop = inner_done and eps <= self.tol
-        if inner_done or stop:
-            K = combination.kernel(beta) if K is None else K
-            primal, bias = self.task.primal(K, alpha)
+        if inner_done or stop or primal is not None:  # a primal bounds T at any alpha
+            if primal is None:
+                primal = self.task.primal(combination.kernel(beta) if K is None else K, alpha)
+            primal, bias = primal
             point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -value}
             self.certificate.update(point, primal, lower)
         else:

@@ -71,6 +71,65 @@ def _working_set(minus_yg, up, low, q):
     return np.union1d(up_idx, low_idx)
 
 
+class Decomposition:
+    """The state of an SVMlight-style decomposition of the C-SVC dual at kernel weights d:
+    ``alpha``, the gradient ``Q alpha - 1`` and, for linadd, the normal vector ``w`` in the
+    explicit feature space. :meth:`reweight` moves to new weights at ``O(n S)`` through w (the
+    SILP interleaved algorithm re-weights after every master LP)."""
+
+    def __init__(self, provider, y, upper, d, update, track_w=True):
+        self.provider, self.y, self.upper, self.d, self.update = provider, y, upper, d, update
+        n = y.size
+        self.alpha = np.zeros(n)
+        self.grad = -np.ones(n)
+        self.linadd = provider.linadd() if track_w else None
+        self.w = self.linadd.new_vector() if track_w else None
+        self.n_iter = 0
+        self.last_violation = np.inf
+
+    def reweight(self, d):
+        """Weights d from now on; the gradient follows through w (linadd only)."""
+        self.d = np.asarray(d, dtype=np.float64)
+        self.grad = self.y * self.linadd.outputs(self.w, self.d) - 1.0
+
+    def violation(self):
+        """Maximal KKT violation ``m(alpha) - M(alpha)`` (also kept as ``last_violation``)."""
+        y, alpha, upper = self.y, self.alpha, self.upper
+        minus_yg = -y * self.grad
+        up = np.where(y > 0, alpha < upper, alpha > 0)
+        low = np.where(y > 0, alpha > 0, alpha < upper)
+        self._sets = minus_yg, up, low
+        self.last_violation = float(minus_yg[up].max(initial=-np.inf)
+                                    - minus_yg[low].min(initial=np.inf))
+        return self.last_violation
+
+    def step(self, q, sub_tol):
+        """One subproblem on the working set of the last :meth:`violation`; all gradients
+        updated. False when no variable moved."""
+        y, alpha, d = self.y, self.alpha, self.d
+        B = _working_set(*self._sets, q)
+        K_BB = np.tensordot(d, self.provider.block(B), axes=1)
+        a_old = alpha[B]
+        y_B = y[B]
+        p_B = self.grad[B] - y_B * (K_BB @ (y_B * a_old))
+        sub = solve_qp(K_BB, y_B, p_B, self.upper[B], alpha0=a_old, tol=sub_tol)
+        delta = sub.alpha - a_old
+        changed = delta != 0.0
+        alpha[B] = sub.alpha
+        self.n_iter += 1
+        if not changed.any():
+            return False
+        moved, amounts = B[changed], (delta * y_B)[changed]
+        if self.w is not None:
+            self.linadd.add(self.w, moved, amounts)
+        if self.update == "linadd":
+            self.grad = y * self.linadd.outputs(self.w, d) - 1.0
+        else:
+            rows = np.tensordot(d, self.provider.rows(moved), axes=1)  # (changed, n)
+            self.grad += y * (amounts @ rows)
+        return True
+
+
 def svc_chunking(
     provider: Any,
     y: Any,
@@ -133,39 +192,13 @@ def svc_chunking(
     d = np.ones(m) if kernel_weights is None else np.asarray(kernel_weights, dtype=np.float64)
     if d.shape != (m,) or not np.all(np.isfinite(d)) or np.any(d < 0):
         raise ValueError(f"kernel_weights must be {m} finite numbers >= 0; got {d!r}.")
-    upper = np.full(n, float(C))
-    alpha = np.zeros(n)
-    grad = -np.ones(n)
-    linadd = provider.linadd() if update == "linadd" or return_kernel_outputs else None
-    w = linadd.new_vector() if linadd is not None else None
-    violation, n_iter = np.inf, 0
-    while n_iter < max_iter:
-        minus_yg = -y * grad
-        up = np.where(y > 0, alpha < upper, alpha > 0)
-        low = np.where(y > 0, alpha > 0, alpha < upper)
-        violation = float(minus_yg[up].max(initial=-np.inf) - minus_yg[low].min(initial=np.inf))
-        if violation <= tol:
+    state = Decomposition(provider, y, np.full(n, float(C)), d, update,
+                          track_w=update == "linadd" or return_kernel_outputs)
+    while state.n_iter < max_iter and state.violation() > tol:
+        if not state.step(int(working_set), tol / 10):
             break
-        B = _working_set(minus_yg, up, low, int(working_set))
-        K_BB = np.tensordot(d, provider.block(B), axes=1)
-        a_old = alpha[B]
-        y_B = y[B]
-        p_B = grad[B] - y_B * (K_BB @ (y_B * a_old))
-        sub = solve_qp(K_BB, y_B, p_B, upper[B], alpha0=a_old, tol=tol / 10)
-        delta = sub.alpha - a_old
-        changed = delta != 0.0
-        alpha[B] = sub.alpha
-        n_iter += 1
-        if not changed.any():
-            break
-        moved, step = B[changed], (delta * y_B)[changed]
-        if w is not None:
-            linadd.add(w, moved, step)
-        if update == "linadd":
-            grad = y * linadd.outputs(w, d) - 1.0
-        else:
-            rows = np.tensordot(d, provider.rows(moved), axes=1)  # (changed, n)
-            grad += y * (step @ rows)
+    alpha, grad, w, linadd = state.alpha, state.grad, state.w, state.linadd
+    violation, n_iter, upper = state.last_violation, state.n_iter, state.upper
     outputs = linadd.per_kernel_outputs(w) if return_kernel_outputs else None
     objective = 0.5 * float(alpha @ (grad - 1.0))
     rho = _offset(alpha, grad, y, upper)
