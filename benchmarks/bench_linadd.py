@@ -63,20 +63,26 @@ def _run(method, seqs, y, order, C, working_set, queue):
                "n_sv": int(np.count_nonzero(result.alpha)), "converged": bool(result.converged)})
 
 
-def _timed(method, seqs, y, args):
+def in_child(target, target_args, time_cap):
+    """``target(*target_args, queue)`` in a forked child killed after ``time_cap`` seconds: the
+    dict it put on the queue with ``status`` "ok", or only a status saying what went wrong."""
     context = mp.get_context("fork")
     queue = context.Queue()
-    child = context.Process(target=_run, args=(method, seqs, y, args.order, args.C,
-                                               args.working_set, queue))
+    child = context.Process(target=target, args=(*target_args, queue))
     child.start()
-    child.join(args.time_cap)
+    child.join(time_cap)
     if child.is_alive():
         child.terminate()
         child.join()
-        return {"status": f"exceeded {args.time_cap:g} s"}
+        return {"status": f"exceeded {time_cap:g} s"}
     if child.exitcode != 0:
         return {"status": f"failed (exit code {child.exitcode})"}
     return {"status": "ok", **queue.get()}
+
+
+def _timed(method, seqs, y, args):
+    return in_child(_run, (method, seqs, y, args.order, args.C, args.working_set),
+                    args.time_cap)
 
 
 def _warm_up(args):

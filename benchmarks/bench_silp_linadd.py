@@ -26,10 +26,14 @@ import json
 import multiprocessing as mp
 import platform
 import resource
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_linadd import in_child  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "silp_linadd.json"
 SIZES = (1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000)
@@ -68,18 +72,7 @@ def _run(method, seqs, y, args, queue):
 
 
 def _timed(method, seqs, y, args):
-    context = mp.get_context("fork")
-    queue = context.Queue()
-    child = context.Process(target=_run, args=(method, seqs, y, args, queue))
-    child.start()
-    child.join(args.time_cap)
-    if child.is_alive():
-        child.terminate()
-        child.join()
-        return {"status": f"exceeded {args.time_cap:g} s"}
-    if child.exitcode != 0:
-        return {"status": f"failed (exit code {child.exitcode})"}
-    return {"status": "ok", **queue.get()}
+    return in_child(_run, (method, seqs, y, args), args.time_cap)
 
 
 def main(argv=None):
