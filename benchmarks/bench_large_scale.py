@@ -4,10 +4,11 @@ Kernels: 10 RBF widths x 5 feature blocks (all features, and 4 random halves of 
 ``sigma^2 / 2 = m_f * 2^j`` for ``j = -4..5`` with ``m_f`` the block's mean number of non-zero
 features per row (squared distances of these binary rows are counts of differing features).
 Rows are computed from X on demand (``kernel_storage="rows"``; the (n, n, 50) stack is never
-formed) in an LRU cache of ``--cache-size`` MB. The estimators normalise each kernel to unit
-trace, which divides it by n: ``C = C_svc * n`` makes the same SVM problem as ``C_svc`` on the
-unnormalised kernel, so the anchor, scikit-learn's ``SVC`` with the middle-width RBF kernel
-on all features, gets ``C_svc`` and runs in the same process.
+formed) in an LRU cache of ``--cache-size`` MB. The estimators scale each kernel to mean
+diagonal 1 (``kernel_normalization="diagonal"``, their default), which leaves an RBF kernel as
+it is, so every MKL solver gets the same ``C`` as the anchor, scikit-learn's ``SVC`` with the
+middle-width RBF kernel on all features, which runs in the same process. (The first runs
+used unit-trace kernels with ``C * n``: the same SVM problems.)
 
 Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own; a fit on 60
 points first loads the compiled numba loops, outside the timed fit. Reported per
@@ -119,7 +120,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
     from mklearn import MKLClassifier
 
     params = dict(SOLVERS[key])
-    model = MKLClassifier(kernels=specs, C=C * len(y), tol=args.tol, max_iter=args.max_iter,
+    model = MKLClassifier(kernels=specs, C=C, tol=args.tol, max_iter=args.max_iter,
                           kernel_storage="rows", cache_size=args.cache_size, **params)
     with warnings.catch_warnings():  # load the compiled loops outside the timed fit
         warnings.simplefilter("ignore")
@@ -169,7 +170,7 @@ def main(argv=None):
     skipped, rows = set(), []
     print(f"{args.data}: {len(y_all)} training / {len(y_test)} test points, {len(specs)} RBF "
           f"kernels (10 widths x {N_BLOCKS} feature blocks), rows on demand, "
-          f"cache {args.cache_size:g} MB, C_svc = {args.C:g}, tol {args.tol:g}")
+          f"cache {args.cache_size:g} MB, C = {args.C:g}, tol {args.tol:g}")
     header = (f"{'n':>6} {'method':<17} {'fit s':>9} {'x SVC':>6} {'solves':>7} {'iter':>6} "
               f"{'rel gap':>9} {'peak MB':>8} {'test acc':>8}  paper")
     print(header)
