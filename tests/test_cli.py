@@ -574,8 +574,10 @@ def test_fit_regression_task_reports_r2(capsys, tmp_path):
     assert status == 0, err
     report = json.loads(out)
     assert report["task"] == "regression" and report["solver"] == "smo"
+    assert report["kernels"] == "svc+feature_rbf"  # MKLRegressor's default family
     fold = report["folds"][0]
     assert fold["test_r2"] > 0.0 and fold["duality_gap"][0] >= 0.0
+    assert fold["n_kernels"] == 10 * 3 + 1  # SVR's kernel and 10 RBF widths per feature
 
 
 def test_regression_save_and_predict_prints_r2(capsys, tmp_path):
