@@ -11,6 +11,9 @@
 - Reported: mean accuracy (R^2 for regression) over the folds, the difference, the solver
   ``solver="auto"`` chose and the seconds of each.
 
+``--unseen`` runs four sets no default was chosen on instead (a1a, w8a and two mfeat
+one-against-rest tasks from ``../shared/data``).
+
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_defaults.py`` (writes
 ``benchmarks/results/defaults.json``); ``--sets sonar iris`` for a subset; ``--mkl-params
 regularizer=kl`` to judge a candidate default (parameters set on both MKL estimators where
@@ -50,7 +53,37 @@ SKLEARN_SETS = {
 }
 
 
-def _sets():
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _svmlight(path, n_features):
+    def load(return_X_y=True):
+        from mklearn.datasets import load_svmlight
+
+        X, y = load_svmlight(SHARED / path, n_features=n_features)
+        return (X.toarray() if hasattr(X, "toarray") else np.asarray(X)), y
+    return load
+
+
+def _mfeat(view, digit):
+    def load(return_X_y=True):
+        X = np.loadtxt(SHARED / "mfeat" / f"mfeat-{view}")
+        return X, np.where(np.repeat(np.arange(10), 200) == digit, 1, -1)
+    return load
+
+
+# sets no default was chosen on (``--unseen``), from ../shared/data: not the goal's sets
+UNSEEN_SETS = {
+    "unseen:a1a": ("classification", _svmlight("a1a/a1a", 123)),
+    "unseen:w8a": ("classification", _svmlight("w8a/w8a", 300)),
+    "unseen:mfeat-fou-0": ("classification", _mfeat("fou", 0)),
+    "unseen:mfeat-kar-3": ("classification", _mfeat("kar", 3)),
+}
+
+
+def _sets(unseen=False):
+    if unseen:
+        return {name: task for name, (task, _) in UNSEEN_SETS.items()}
     names = {name: dataset_info(name)["task"] for name in list_datasets()}
     names.update({name: task for name, (task, _) in SKLEARN_SETS.items()})
     return names
@@ -59,6 +92,8 @@ def _sets():
 def _load(name):
     if name in SKLEARN_SETS:
         return SKLEARN_SETS[name][1](return_X_y=True)
+    if name in UNSEEN_SETS:
+        return UNSEEN_SETS[name][1](return_X_y=True)
     return load_dataset(name)
 
 
@@ -141,10 +176,13 @@ def main(argv=None):
                         help="stratified subsample of larger sets (default 250)")
     parser.add_argument("--mkl-params", nargs="*", metavar="KEY=VALUE",
                         help="candidate defaults, e.g. regularizer=kl lam=10 (default: none)")
+    parser.add_argument("--unseen", action="store_true",
+                        help="run on sets no default was chosen on (a1a, w8a, two mfeat "
+                        "one-against-rest tasks, from ../shared/data) instead")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     params = _parse_params(args.mkl_params)
-    sets = _sets()
+    sets = _sets(args.unseen)
     chosen = args.sets or list(sets)
     rows = []
     print(f"{'data':24} {'n':>5} {'d':>4}  {'metric':8} {'MKL default':>12} {'peer':>12} "
