@@ -234,9 +234,9 @@ def _resolve_kernels(args, kind, name, task):
             args.kernels = "features"
         else:
             extra = _cli_data.EXTRA_SETS.get(name)
-            default = {"regression": "svc+feature_rbf", "one-class": "simple_mkl"}.get(
-                task, "svc+simple_mkl")  # each estimator's default
-            args.kernels = extra.kernels if extra is not None else default
+            estimator = {"regression": MKLRegressor, "one-class": OneClassMKL}.get(
+                task, MKLClassifier)
+            args.kernels = extra.kernels if extra is not None else estimator().kernels
     family = _cli_data.FAMILIES[args.kernels]
     if family.input == "product":
         args.combination = "product"

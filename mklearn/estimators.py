@@ -28,7 +28,7 @@ from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_j
 from mklearn.extending import Regularizer
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.losses import RegressionTask
-from mklearn.formulation.regularizers import REGULARIZERS, KLDivergence, make_regularizer
+from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
@@ -238,9 +238,9 @@ class _KernelInput:
             return name
         if probe:
             return REGULARIZERS[name]
-        if name == "kl" and getattr(self, "regularizer", None) == "auto":
-            return KLDivergence(self.lam, prior=self._auto_kl_prior())
-        return make_regularizer(name, p=self.p, lam=self.lam, groups=groups)
+        auto = getattr(self, "regularizer", None) == "auto"
+        return make_regularizer(name, p=self.p, lam=self.lam, groups=groups,
+                                prior=self._auto_kl_prior() if auto else None)
 
     def _auto_kl_prior(self):
         """The KL prior of ``regularizer="auto"``: the family's (weight 0.9 on SVC's kernel

@@ -262,15 +262,15 @@ class KLDivergence(Regularizer):
         return self.lam * float(np.sum(d0 * np.expm1(z / self.lam)))
 
 
-def make_regularizer(name: str, *, p: float, lam: float, groups=None):
-    """Build the regularizer named ``name`` ("l1", "lp", "kl" or "group", the last with its
-    validated ``groups``); the caller validates parameters."""
+def make_regularizer(name: str, *, p: float, lam: float, groups=None, prior=None):
+    """Build the regularizer named ``name`` ("l1", "lp", "kl" with its ``prior``, None for
+    uniform, or "group" with its validated ``groups``); the caller validates parameters."""
     if name == "l1":
         return L1Simplex()
     if name == "lp":
         return LpNorm(p, lam)
     if name == "kl":
-        return KLDivergence(lam)
+        return KLDivergence(lam, prior=prior)
     if name == "group":
         if groups is None:
             raise ValueError("regularizer 'group' needs groups= (the group of each kernel)")

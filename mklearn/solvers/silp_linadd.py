@@ -87,16 +87,11 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
     progress = _Progress(task, tol, callback)
     converged, n_iter = False, 0
     while n_iter < max_iter:
-        inner_done = False
         for _ in range(int(chunk_iterations)):
-            if state.violation() <= inner_tol:
-                inner_done = True
+            if state.violation() <= inner_tol or not state.step(int(working_set),
+                                                                 inner_tol / 10):
                 break
-            if not state.step(int(working_set), inner_tol / 10):
-                inner_done = state.violation() <= inner_tol
-                break
-        else:
-            inner_done = state.violation() <= inner_tol
+        inner_done = state.violation() <= inner_tol
         outputs = state.linadd.per_kernel_outputs(state.w)  # (n, m): K_k v
         v = task.coefficients(state.alpha)
         g = np.maximum(outputs.T @ v, 0.0)
