@@ -226,3 +226,50 @@ def support_product(matrix, v, support):
         for j in range(n):
             out[j] += w * row[j]
     return out
+
+
+@njit(cache=True)
+def fill_blocks(stack_km, kernels, slots, index, w_old, w, blocks):
+    """``blocks[slots[t], a, b] = stack_km[kernels[t], index[a], index[b]]`` for ``a, b < w``
+    where ``a >= w_old`` or ``b >= w_old`` (the entries already there are kept): the
+    ``W x W`` blocks of :class:`~mklearn.formulation.support_blocks.SupportBlocks`, grown by
+    the points ``index[w_old:w]``, each read as part of a row."""
+    for t in range(kernels.shape[0]):
+        k, block = kernels[t], blocks[slots[t]]
+        for a in range(w):
+            row = stack_km[k, index[a]]
+            target = block[a]
+            for b in range(w_old if a < w_old else 0, w):
+                target[b] = row[index[b]]
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _block_term(block, v, w):
+    total = 0.0
+    for a in range(w):
+        if v[a] != 0.0:
+            row = block[a]
+            acc = 0.0
+            for b in range(w):
+                acc += row[b] * v[b]
+            total += v[a] * acc
+    return total
+
+
+@njit(cache=True, fastmath=True)
+def block_quadratic_terms(blocks, slots, v, w):
+    """``g_t = v' B v`` over the leading ``w x w`` of the block ``blocks[slots[t]]``
+    (``v`` of shape (w,), on the block's points)."""
+    g = np.empty(slots.shape[0])
+    for t in range(slots.shape[0]):
+        g[t] = _block_term(blocks[slots[t]], v, w)
+    return g
+
+
+@njit(cache=True, fastmath=True, parallel=True)
+def block_quadratic_terms_parallel(blocks, slots, v, w):
+    """:func:`block_quadratic_terms` with the kernels split over numba's threads."""
+    g = np.empty(slots.shape[0])
+    for t in prange(slots.shape[0]):
+        g[t] = _block_term(blocks[slots[t]], v, w)
+    return g

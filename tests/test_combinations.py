@@ -175,3 +175,62 @@ def test_solves_expected_to_read_most_rows_get_the_dense_combined_kernel():
     assert isinstance(combination.kernel_rows(d, expected_rows=9), np.ndarray)
     assert isinstance(combination.kernel_rows(d), np.ndarray)  # a cold start: no estimate
     assert not isinstance(combination.kernel_rows(d, expected_rows=2), np.ndarray)
+
+
+def _sparse(rng, n, size):
+    v = np.zeros(n)
+    v[rng.choice(n, size, replace=False)] = rng.normal(size=size)
+    return v
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype):
+    rng = np.random.default_rng(11)
+    A = rng.normal(size=(15, 200, 30))
+    stack = np.einsum("kij,klj->ilk", A, A).astype(dtype)
+    exact = stack.astype(np.float64).transpose(2, 0, 1)
+    share = 0.3 * 8 / stack.itemsize  # 6-20 blocks fit (float64 blocks)
+    with patch("mklearn.formulation.support_blocks.STACK_SHARE", share):
+        combination = SumOfKernels(stack)
+    blocks = combination._support_blocks
+    restarts = evictions = points = held = 0
+    for _ in range(150):  # supports that drift, jump, shrink to nothing and regrow
+        v = _sparse(rng, 200, int(rng.integers(0, 50)))
+        kernels = np.sort(rng.choice(15, int(rng.integers(1, 7)), replace=False))
+        g = combination.kernel_gradient(None, v, kernels)
+        np.testing.assert_allclose(g, np.einsum("i,kij,j->k", v, exact[kernels], v),
+                                   rtol=1e-10, atol=1e-10)
+        restarted = blocks.n_points < points or blocks.n_points == 0
+        restarts += restarted
+        evictions += not restarted and len(blocks._slot_kernels) < held
+        points, held = blocks.n_points, len(blocks._slot_kernels)
+        assert set(np.flatnonzero(v)) <= set(blocks._index[:points].tolist())
+    assert restarts > 0 and evictions > 0  # W restarted, and kernels dropped to make room
+
+
+def test_support_blocks_beyond_their_budget_leave_the_stack_pass_in_charge():
+    rng = np.random.default_rng(12)
+    A = rng.normal(size=(6, 80, 20))
+    stack = np.einsum("kij,klj->ilk", A, A)
+    with patch("mklearn.formulation.support_blocks.STACK_SHARE", 1.0):
+        combination = SumOfKernels(stack)
+    v = _sparse(rng, 80, 15)
+    g = np.einsum("i,ijk,j->k", v, stack, v)
+    with patch("mklearn.formulation.support_blocks.MAX_BYTES", 0):
+        tiny = SumOfKernels(stack)
+    np.testing.assert_allclose(tiny.kernel_gradient(None, v), g, rtol=1e-12)
+    assert tiny._support_blocks.quadratic_terms(v, np.arange(6)) is None
+    np.testing.assert_allclose(combination.kernel_gradient(None, v), g, rtol=1e-12)
+    assert combination._support_blocks.n_points == 15
+
+
+def test_threaded_support_blocks_give_the_serial_results_bit_for_bit():
+    rng = np.random.default_rng(13)
+    A = rng.normal(size=(9, 400, 30))
+    stack = np.einsum("kij,klj->ilk", A, A)
+    v = _sparse(rng, 400, 60)
+    with numba_threads(1):
+        serial = SumOfKernels(stack).kernel_gradient(None, v)
+    with numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1):
+        threaded = SumOfKernels(stack).kernel_gradient(None, v)
+    np.testing.assert_array_equal(serial, threaded)

@@ -15,6 +15,7 @@ from mklearn._stack_ops import (
     rows_times,
 )
 from mklearn.extending import KernelParameterisation
+from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.threads import use_threads
 from mklearn.svm.rows import StackCombinedRows
 
@@ -80,6 +81,7 @@ class SumOfKernels(KernelParameterisation):
         self._blas_exact = self._flat.dtype == np.float64
         self._kernel_sum = kernel_sum
         self._diagonals = None  # (m, n), computed at the first kernel_rows
+        self._support_blocks = SupportBlocks(self._km)
 
     @property
     def kernel_major(self) -> np.ndarray:
@@ -142,8 +144,9 @@ class SumOfKernels(KernelParameterisation):
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
         if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
-            support = np.arange(self.n_samples)
-        return quadratic_terms(self._km, v, support, kernels)
+            return quadratic_terms(self._km, v, np.arange(self.n_samples), kernels)
+        g = self._support_blocks.quadratic_terms(v, kernels)
+        return quadratic_terms(self._km, v, support, kernels) if g is None else g
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or for the t-th of
