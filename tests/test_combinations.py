@@ -184,7 +184,7 @@ def _sparse(rng, n, size):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype):
+def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype, monkeypatch):
     rng = np.random.default_rng(11)
     A = rng.normal(size=(15, 200, 30))
     stack = np.einsum("kij,klj->ilk", A, A).astype(dtype)
@@ -192,6 +192,7 @@ def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype):
     share = 0.3 * 8 / stack.itemsize  # 6-20 blocks fit (float64 blocks)
     with patch("mklearn.formulation.support_blocks.STACK_SHARE", share):
         combination = SumOfKernels(stack)
+    monkeypatch.setattr("mklearn.formulation.support_blocks.START_AFTER", 0)
     blocks = combination._support_blocks
     restarts = evictions = points = held = 0
     for _ in range(150):  # supports that drift, jump, shrink to nothing and regrow
@@ -208,14 +209,19 @@ def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype):
     assert restarts > 0 and evictions > 0  # W restarted, and kernels dropped to make room
 
 
-def test_support_blocks_beyond_their_budget_leave_the_stack_pass_in_charge():
+def test_support_blocks_beyond_their_budget_leave_the_stack_pass_in_charge(monkeypatch):
     rng = np.random.default_rng(12)
     A = rng.normal(size=(6, 80, 20))
     stack = np.einsum("kij,klj->ilk", A, A)
     with patch("mklearn.formulation.support_blocks.STACK_SHARE", 1.0):
         combination = SumOfKernels(stack)
     v = _sparse(rng, 80, 15)
+    for _ in range(3):  # the first requests read the stack: no blocks yet
+        np.testing.assert_allclose(combination.kernel_gradient(None, v),
+                                   np.einsum("i,ijk,j->k", v, stack, v), rtol=1e-12)
+    assert combination._support_blocks.n_points == 0
     g = np.einsum("i,ijk,j->k", v, stack, v)
+    monkeypatch.setattr("mklearn.formulation.support_blocks.START_AFTER", 0)
     with patch("mklearn.formulation.support_blocks.MAX_BYTES", 0):
         tiny = SumOfKernels(stack)
     np.testing.assert_allclose(tiny.kernel_gradient(None, v), g, rtol=1e-12)
@@ -224,7 +230,8 @@ def test_support_blocks_beyond_their_budget_leave_the_stack_pass_in_charge():
     assert combination._support_blocks.n_points == 15
 
 
-def test_threaded_support_blocks_give_the_serial_results_bit_for_bit():
+def test_threaded_support_blocks_give_the_serial_results_bit_for_bit(monkeypatch):
+    monkeypatch.setattr("mklearn.formulation.support_blocks.START_AFTER", 0)
     rng = np.random.default_rng(13)
     A = rng.normal(size=(9, 400, 30))
     stack = np.einsum("kij,klj->ilk", A, A)
