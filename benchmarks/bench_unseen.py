@@ -35,8 +35,10 @@ loops; a fit over ``--max-seconds`` is stopped and reported as such, never dropp
 EasyMKL (default ``lam=0.1``) runs when ``import MKLpy`` works; MKLpy needs torch, which is
 not one of mklearn's extras: install both in a separate directory and put it on PYTHONPATH
 (``pip install --target DIR MKLpy torch cvxopt``). Every MKL method gets the same cores,
-``--threads`` (default 1, as LIBSVM's ``SVC``): mklearn's ``n_jobs`` and torch's thread count
-(torch's own default is every core).
+``--threads`` (default 1, as LIBSVM's ``SVC``): mklearn's ``n_jobs``, torch's thread count
+(torch's own default is every core), and the BLAS and OpenMP pools of every library loaded
+(threadpoolctl: numpy's OpenBLAS, which by default runs ``K(d)`` and other products on every
+core whatever ``n_jobs`` says, and cvxopt's).
 
     python benchmarks/bench_unseen.py                      # everything (tens of minutes)
     python benchmarks/bench_unseen.py --solvers spg-l1 silp --C 1
@@ -62,6 +64,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUTPUT = Path(__file__).resolve().parent / "results" / "unseen.json"
@@ -241,7 +244,7 @@ def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
         small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
         clone(model).fit(kernels.train[np.ix_(small, small)], y[small])
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=threads):
         warnings.simplefilter("always")
         model.fit(kernels.train, y)
     fit_seconds = time.perf_counter() - start
@@ -271,8 +274,9 @@ def run_easymkl(kernels, y, y_test, C, threads=1):
     torch.set_num_threads(threads)  # torch's default is every core; mklearn's n_jobs is 1
     m = kernels.train.shape[2]
     start = time.perf_counter()
-    model = EasyMKL().fit([torch.from_numpy(np.ascontiguousarray(kernels.train[:, :, k]))
-                           for k in range(m)], torch.from_numpy(y))
+    with threadpool_limits(limits=threads):  # cvxopt's and numpy's BLAS too
+        model = EasyMKL().fit([torch.from_numpy(np.ascontiguousarray(kernels.train[:, :, k]))
+                               for k in range(m)], torch.from_numpy(y))
     fit_seconds = time.perf_counter() - start
     predicted = np.asarray(model.predict([
         torch.from_numpy(np.ascontiguousarray(kernels.test[:, :, k])) for k in range(m)]))
