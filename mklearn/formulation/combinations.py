@@ -138,7 +138,10 @@ class SumOfKernels(KernelParameterisation):
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``v' (dK/dd_k) v``, i.e. ``g_k = v' K_k v``, for every k or for ``kernels`` only.
 
-        Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given.
+        Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given. When the
+        support of ``v`` is under a quarter of the points the terms come from the kernels'
+        blocks on the supports seen so far
+        (:class:`~mklearn.formulation.support_blocks.SupportBlocks`), else from the stack.
         """
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
