@@ -97,22 +97,34 @@ def _warm_up(args):
         queue.get()
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def c_elegans_parser(description, *, time_cap, output):
+    """The arguments the C. elegans benchmarks share: sizes, WD order, C, working set, time
+    cap per run, seed and output."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--order", type=int, default=20)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--working-set", type=int, default=200)
-    parser.add_argument("--time-cap", type=float, default=400.0)
-    parser.add_argument("--max-precomputed", type=int, default=10_000)
+    parser.add_argument("--time-cap", type=float, default=time_cap)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    args = parser.parse_args(argv)
+    parser.add_argument("--output", type=Path, default=output)
+    return parser
 
+
+def shuffled_c_elegans(seed):
+    """The 100,000 C. elegans sequences, their labels and a seeded order of them."""
     from mklearn.datasets import load_c_elegans_acceptor_large
 
-    all_seqs, all_y = load_c_elegans_acceptor_large()
-    order = np.random.default_rng(args.seed).permutation(all_seqs.size)
+    seqs, y = load_c_elegans_acceptor_large()
+    return seqs, y, np.random.default_rng(seed).permutation(seqs.size)
+
+
+def main(argv=None):
+    parser = c_elegans_parser(__doc__.splitlines()[0], time_cap=400.0, output=DEFAULT_OUTPUT)
+    parser.add_argument("--max-precomputed", type=int, default=10_000)
+    args = parser.parse_args(argv)
+
+    all_seqs, all_y, order = shuffled_c_elegans(args.seed)
     _warm_up(args)
     records, exceeded = [], set()
     print(f"WD order {args.order}, C = {args.C:g}, working set {args.working_set}, "

@@ -20,7 +20,6 @@ is the child's. Results go to ``benchmarks/results/silp_linadd.json``.
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import json
 import multiprocessing as mp
@@ -33,10 +32,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_linadd import in_child  # noqa: E402
+from bench_linadd import c_elegans_parser, in_child, shuffled_c_elegans  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "silp_linadd.json"
-SIZES = (1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000)
 
 
 def _run(method, seqs, y, args, queue):
@@ -76,23 +74,13 @@ def _timed(method, seqs, y, args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    parser.add_argument("--order", type=int, default=20)
-    parser.add_argument("--C", type=float, default=1.0)
+    parser = c_elegans_parser(__doc__.splitlines()[0], time_cap=900.0, output=DEFAULT_OUTPUT)
     parser.add_argument("--tol", type=float, default=1e-3, help="eps_MKL")
-    parser.add_argument("--working-set", type=int, default=200)
     parser.add_argument("--chunk-iterations", type=int, default=10)
     parser.add_argument("--max-iter", type=int, default=1000)
-    parser.add_argument("--time-cap", type=float, default=900.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
 
-    from mklearn.datasets import load_c_elegans_acceptor_large
-
-    all_seqs, all_y = load_c_elegans_acceptor_large()
-    order = np.random.default_rng(args.seed).permutation(all_seqs.size)
+    all_seqs, all_y, order = shuffled_c_elegans(args.seed)
     queue = mp.get_context("fork").Queue()
     for method in ("silp-linadd", "svm-linadd"):  # compile the numba loops outside the timings
         _run(method, all_seqs[order[:300]], all_y[order[:300]].astype(float), args, queue)

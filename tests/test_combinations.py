@@ -203,8 +203,8 @@ def test_quadratic_terms_from_support_blocks_are_exact_as_supports_move(dtype, m
                                    rtol=1e-10, atol=1e-10)
         restarted = blocks.n_points < points or blocks.n_points == 0
         restarts += restarted
-        evictions += not restarted and len(blocks._slot_kernels) < held
-        points, held = blocks.n_points, len(blocks._slot_kernels)
+        evictions += not restarted and blocks._slot_kernels.size < held
+        points, held = blocks.n_points, blocks._slot_kernels.size
         assert set(np.flatnonzero(v)) <= set(blocks._index[:points].tolist())
     assert restarts > 0 and evictions > 0  # W restarted, and kernels dropped to make room
 
@@ -225,7 +225,7 @@ def test_support_blocks_beyond_their_budget_leave_the_stack_pass_in_charge(monke
     with patch("mklearn.formulation.support_blocks.MAX_BYTES", 0):
         tiny = SumOfKernels(stack)
     np.testing.assert_allclose(tiny.kernel_gradient(None, v), g, rtol=1e-12)
-    assert tiny._support_blocks.quadratic_terms(v, np.arange(6)) is None
+    assert tiny._support_blocks.quadratic_terms(v, np.arange(6), np.flatnonzero(v)) is None
     np.testing.assert_allclose(combination.kernel_gradient(None, v), g, rtol=1e-12)
     assert combination._support_blocks.n_points == 15
 

@@ -148,7 +148,7 @@ class SumOfKernels(KernelParameterisation):
         support = np.flatnonzero(v)
         if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
             return quadratic_terms(self._km, v, np.arange(self.n_samples), kernels)
-        g = self._support_blocks.quadratic_terms(v, kernels)
+        g = self._support_blocks.quadratic_terms(v, kernels, support)
         return quadratic_terms(self._km, v, support, kernels) if g is None else g
 
     def gradient_and_products(self, v: np.ndarray, kernels=None):

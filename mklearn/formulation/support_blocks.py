@@ -56,27 +56,27 @@ class SupportBlocks:
         self._index = np.empty(0, dtype=np.int64)  # W, in the order its points joined
         self._position = np.full(self.n_samples, -1, dtype=np.int64)
         self._slot_of = np.full(self.n_kernels, -1, dtype=np.int64)
-        self._slot_kernels = []  # kernel in each filled slot
+        self._slot_kernels = np.empty(0, dtype=np.int64)  # kernel in each filled slot
         self.n_points = 0
         self._passes = 0  # requests seen
 
-    def quadratic_terms(self, v: np.ndarray, kernels: np.ndarray):
-        """``v' K_k v`` for each k in ``kernels`` (shape (len(kernels),)), or None when their
-        blocks on the support of ``v`` do not fit in the budget (the caller reads the stack).
+    def quadratic_terms(self, v: np.ndarray, kernels: np.ndarray, support: np.ndarray):
+        """``v' K_k v`` for each k in ``kernels`` (shape (len(kernels),)), ``support`` the
+        non-zeros of ``v``; None when their blocks do not fit in the budget (the caller reads
+        the stack).
         """
         self._passes += 1
-        support = np.flatnonzero(v)
         if self._passes <= START_AFTER or not self._cover(support, kernels.size):
             return None
         missing = kernels[self._slot_of[kernels] < 0]
         if missing.size:
-            if len(self._slot_kernels) + missing.size > self._blocks.shape[0]:
-                self._slot_of[np.asarray(self._slot_kernels, dtype=np.int64)] = -1
-                self._slot_kernels = []
+            if self._slot_kernels.size + missing.size > self._blocks.shape[0]:
+                self._slot_of[self._slot_kernels] = -1
+                self._slot_kernels = self._slot_kernels[:0]
                 missing = kernels
-            slots = np.arange(len(self._slot_kernels), len(self._slot_kernels) + missing.size)
+            slots = np.arange(self._slot_kernels.size, self._slot_kernels.size + missing.size)
             self._slot_of[missing] = slots
-            self._slot_kernels.extend(missing.tolist())
+            self._slot_kernels = np.concatenate([self._slot_kernels, missing])
             fill_blocks(self._km, missing, slots, self._index, 0, self.n_points, self._blocks)
         slots = self._slot_of[kernels]
         w = self.n_points
@@ -97,8 +97,8 @@ class SupportBlocks:
             self._blocks = np.empty((slots, capacity, capacity))
             self._position[self._index[:self.n_points]] = -1
             self._index = np.empty(capacity, dtype=np.int64)
-            self._slot_of[np.asarray(self._slot_kernels, dtype=np.int64)] = -1
-            self._slot_kernels = []
+            self._slot_of[self._slot_kernels] = -1
+            self._slot_kernels = self._slot_kernels[:0]
             self.n_points, new = 0, support
         elif n_kernels > self._blocks.shape[0]:
             return False
@@ -107,8 +107,7 @@ class SupportBlocks:
             self._index[w_old:w] = new
             self._position[new] = np.arange(w_old, w)
             self.n_points = w
-            if self._slot_kernels:
-                kernels = np.asarray(self._slot_kernels, dtype=np.int64)
-                fill_blocks(self._km, kernels, np.arange(kernels.size), self._index, w_old, w,
-                            self._blocks)
+            if self._slot_kernels.size:
+                fill_blocks(self._km, self._slot_kernels, np.arange(self._slot_kernels.size),
+                            self._index, w_old, w, self._blocks)
         return True
