@@ -180,6 +180,7 @@ def main(argv=None):
         X, y = X_all[take], y_all[take]
         anchor = _in_child(run_svc, X, y, X_test, y_test, middle, args.C, args.cache_size)
         row = {"n": n, "svc": anchor, "mkl": {}}
+        rows.append(row)  # saved after every fit: a long run keeps what finished
         print(f"{n:>6} {'SVC (anchor)':<17} {anchor['seconds']:>9.2f} {1.0:>6.2f} {1:>7} "
               f"{'':>6} {'':>9} {anchor['peak_mb']:>8.0f} {anchor['accuracy']:>8.4f}", flush=True)
         for key in args.solvers:
@@ -199,7 +200,7 @@ def main(argv=None):
                   f"{r['peak_mb']:>8.0f} {r['accuracy']:>8.4f}  "
                   f"{'' if paper is None else f'{paper:g} s'}"
                   f"{'' if r['converged'] else '  (not converged)'}", flush=True)
-        rows.append(row)
+            _save(args, rows)
         _save(args, rows)
     print(f"SPG-GMKL paper: {PAPER_SPG_OVER_SVM:.2f}x one SVM (Covertype). JSON: "
           f"{_output(args)}")
