@@ -113,3 +113,61 @@ def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
     off = smo_mkl_regression(provider, target, 5.0, regularizer, epsilon=0.05, tol=1e-7,
                              max_iter=5000, shrinking=False)
     assert on.objective == pytest.approx(off.objective, rel=1e-6)
+
+
+def _svc_primal_minus_dual(K, y, C, alpha, b):
+    f = K @ (alpha * y) + b
+    v = alpha * y
+    primal = 0.5 * v @ K @ v + C * np.maximum(0.0, 1.0 - y * f).sum()
+    return primal - _svc_dual_value(K, y, alpha)
+
+
+@pytest.mark.parametrize("C", [1.0, 100.0])
+def test_gap_stop_bounds_the_svm_duality_gap(C):
+    """Stopped on the duality gap: the bound is the C-SVC primal minus dual at its offset, it
+    is met, and the dual is within it of the optimum, with or without shrinking."""
+    from mklearn.svm.smo import SMOState, duality_gap_bound
+
+    _, y, K = _rbf_problem(n=400, seed=2)
+    best = _svc_dual_value(K, y, svc_dual(K, y, C, tol=1e-10).alpha)
+    tight = svc_dual(K, y, C, tol=1e-6)
+    for shrinking in (True, False):
+        target = 1e-4 * abs(best)
+        qp = solve_qp(K, y, -np.ones_like(y), np.full(y.size, C), tol=1e-6, gap=target,
+                      shrinking=shrinking)
+        assert qp.converged and qp.n_iter < tight.n_iter
+        st = SMOState(y, np.arange(y.size), -np.ones_like(y), np.full(y.size, C), y.size,
+                      qp.alpha)
+        st.gradient_from(K @ (qp.alpha * y))
+        np.testing.assert_allclose(qp.grad, st.G, atol=1e-9 * C)  # exact, not stale
+        bound = duality_gap_bound(st)
+        assert bound <= target
+        assert 0.0 <= best - _svc_dual_value(K, y, qp.alpha) <= bound * (1 + 1e-9)
+        # for C-SVC the bound is the primal minus the dual at some offset b
+        offsets = np.linspace(-qp.rho - 1.0, -qp.rho + 1.0, 2001)
+        gaps = [_svc_primal_minus_dual(K, y, C, qp.alpha, b) for b in offsets]
+        assert min(gaps) <= bound * (1 + 1e-9) + 1e-9
+
+
+def test_gap_stop_bounds_regression_and_one_class():
+    """For epsilon-SVR and one-class the bound holds too: f(alpha) - min f <= bound."""
+    from mklearn.svm.smo import SMOState, duality_gap_bound
+
+    X, _, K = _rbf_problem(n=200, seed=3)
+    target = np.sin(X[:, 0])
+    problems = [
+        (lambda **kw: svr_dual(K, target, 5.0, 0.1, **kw), 2),
+        (lambda **kw: one_class_dual(K, 0.3, **kw), 1),
+    ]
+    for solve, copies in problems:
+        optimum = solve(tol=1e-10).objective
+        loose = solve(tol=1e-10, gap=1e-2 * abs(optimum))
+        n = target.size
+        signs = np.r_[np.ones(n), -np.ones(n)] if copies == 2 else np.ones(n)
+        index = np.tile(np.arange(n), copies)
+        linear = np.r_[0.1 - target, 0.1 + target] if copies == 2 else np.zeros(n)
+        upper = np.full(copies * n, 5.0 if copies == 2 else 1.0)
+        st = SMOState(signs, index, linear, upper, n, loose.alpha)
+        st.gradient_from(K @ np.bincount(index, weights=signs * loose.alpha, minlength=n))
+        assert duality_gap_bound(st) <= 1e-2 * abs(optimum)
+        assert -1e-12 * abs(optimum) <= loose.objective - optimum <= duality_gap_bound(st) + 1e-9

@@ -6,7 +6,8 @@ Each is LIBSVM's generic dual (Chang and Lin, LIBSVM, section 4.1)
 ``0 <= a <= upper``, and a loss object carries what defines it:
 
 - ``signs``, ``index`` (the kernel row of each variable: SVR has two per sample), ``linear``
-  (= p) and ``upper`` (the bounds), and ``solve(K, alpha0, tol)`` on the one SMO core;
+  (= p) and ``upper`` (the bounds), and ``solve(K, alpha0, tol, gap=None)`` on the one SMO
+  core (``gap``: also stop at that duality gap);
 - ``coefficients(alpha)``: ``v = sum_t signs_t a_t e_index[t]`` (shape (n,)), so that
   ``1/2 a' Q a = 1/2 v' K v``; ``linear_value(alpha)`` = ``-p' a``;
 - ``loss(f)``: the loss term of the primal at outputs ``f = K v`` with its best offset, and
@@ -66,8 +67,8 @@ class ClassificationTask:
         self.index = np.arange(y.size)
         self.linear = -np.ones(y.size)
 
-    def solve(self, K, alpha0, tol):
-        return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol)
+    def solve(self, K, alpha0, tol, gap=None):
+        return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol, gap=gap)
 
     def coefficients(self, alpha):
         """``v = sum_t signs_t alpha_t e_index[t]`` (shape (n,)): ``1/2 alpha' Q alpha =
@@ -107,8 +108,8 @@ class RegressionTask:
         self.upper = np.concatenate([self.cost, self.cost])
         self.linear = np.concatenate([self.epsilon - self.y, self.epsilon + self.y])
 
-    def solve(self, K, alpha0, tol):
-        return svr_dual(K, self.y, self.cost, self.epsilon, alpha0=alpha0, tol=tol)
+    def solve(self, K, alpha0, tol, gap=None):
+        return svr_dual(K, self.y, self.cost, self.epsilon, alpha0=alpha0, tol=tol, gap=gap)
 
     def coefficients(self, alpha):
         n = self.y.size
@@ -165,8 +166,8 @@ class OneClassTask:
             alpha[whole] = total - whole
         return alpha
 
-    def solve(self, K, alpha0, tol):
-        return one_class_dual(K, self.nu, alpha0=alpha0, tol=tol)
+    def solve(self, K, alpha0, tol, gap=None):
+        return one_class_dual(K, self.nu, alpha0=alpha0, tol=tol, gap=gap)
 
     def coefficients(self, alpha):
         return alpha

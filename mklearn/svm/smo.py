@@ -102,32 +102,69 @@ class SMOState:
 
 _NO_MKL = (np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)), 0, 1.0, 2.0,
            np.zeros(1), False)
+GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 
 
-def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
+def duality_gap_bound(st):
+    """An upper bound on ``f(alpha) - min f`` for the generic dual at ``st`` (the SVM's
+    duality gap ``P - D`` for C-SVC): ``sum_t alpha_t r_t + upper_t max(0, -r_t)`` with
+    ``r = G + b y``, for the multiplier ``b`` of ``y'alpha`` midway between the KKT bounds
+    (LIBSVM's offset when no variable is free). It holds for any ``b``: the linearisation of
+    f at alpha, minimised over the box with ``y'alpha`` relaxed by ``b``, is below the optimum
+    (Frank-Wolfe's gap). Exact only if ``st.G`` is exact for every variable."""
+    y, G, alpha, upper = st.signs, st.G, st.alpha, st.upper
+    v = -y * G
+    up = np.where(y > 0, alpha < upper, alpha > 0.0)
+    low = np.where(y > 0, alpha > 0.0, alpha < upper)
+    if up.any() and low.any():
+        b = 0.5 * (float(v[up].max()) + float(v[low].min()))
+    else:
+        b = float(v[up].max()) if up.any() else float(v[low].min()) if low.any() else 0.0
+    r = G + b * y
+    return float(alpha @ r + upper @ np.maximum(-r, 0.0))
+
+
+def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None):
     """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
     solved to ``tol`` or ``max_steps`` steps are spent: load missing rows into ``rows``, and
     call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
     for the whole gradient and before returning with variables shrunk.
 
     ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step.
+    ``gap`` (SVM steps only): also stop, as solved, once :func:`duality_gap_bound` is at most
+    ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
+    variables are shrunk and the stale one says so).
     Returns ``(converged, steps, violation)``.
     """
     step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
     extra = _NO_MKL if mkl is None else mkl
     qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
     total, violation, n_var = 0, np.inf, st.signs.size
+    checks = gap is not None and mkl is None
+    every = min(GAP_CHECK_STEPS, n_var)
+    next_check = every if checks else max_steps
     while True:
         status, missing, steps, violation = core.smo_loop(
             st.alpha, st.G, st.signs, st.index, st.linear, st.upper, qdiag, rows.store,
             rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
-            step_kind, *extra, float(tol), int(max_steps - total), bool(shrinking),
+            step_kind, *extra, float(tol), int(min(max_steps, next_check) - total),
+            bool(shrinking),
         )
         total += steps
         if status == core.STATUS_NEED_ROW:
             rows.load(int(missing))
             continue
         shrunk = st.state[core.N_ACTIVE] < n_var
+        if status == core.STATUS_STEPS and total < max_steps:  # a gap check is due
+            next_check = total + every
+            if duality_gap_bound(st) > gap:
+                continue
+            if shrunk:
+                reconstruct()
+                st.activate_all()
+                if duality_gap_bound(st) > gap:
+                    continue
+            return True, total, float(violation)
         if status == core.STATUS_RECONSTRUCT or (status == core.STATUS_STEPS and shrunk):
             reconstruct()
             st.activate_all()
@@ -137,7 +174,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None):
 
 
 def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None,
-             shrinking=True):
+             shrinking=True, gap=None):
     """Solve LIBSVM's generic dual QP by WSS2-SMO with shrinking.
 
     Parameters
@@ -163,6 +200,9 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     shrinking : bool
         LIBSVM's shrinking heuristic with gradient reconstruction (same optimum, fewer
         gradient updates once most variables sit at a bound).
+    gap : float, optional
+        Also stop once the duality gap is at most ``gap`` (in the objective's units; see
+        :func:`duality_gap_bound`), whatever the KKT violation; ``converged`` is then True.
 
     Returns
     -------
@@ -187,13 +227,14 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     if max_iter is None:
         max_iter = max(10**7, 100 * n_var)
     converged, n_iter, violation = run_smo(rows, st, tol=tol, max_steps=max_iter,
-                                           shrinking=shrinking, reconstruct=reconstruct)
+                                           shrinking=shrinking, reconstruct=reconstruct,
+                                           gap=gap)
     objective = 0.5 * float(alpha @ (st.G + st.linear))
     rho = _offset(alpha, st.G, y, upper)
     return QPResult(alpha, st.G, rho, objective, violation, n_iter, converged)
 
 
-def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None):
+def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
     """C-SVC dual ``max 1'a - 1/2 a' Y K Y a`` over ``0 <= a <= C``, ``y'a = 0``.
 
     Parameters
@@ -204,7 +245,7 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None):
         Labels in {-1, +1}.
     C : float or ndarray of shape (n,)
         Box constraint (per-sample costs allowed, e.g. ``C * sample_weight``).
-    alpha0, tol, max_iter
+    alpha0, tol, max_iter, gap
         As in :func:`solve_qp`.
 
     Returns
@@ -214,10 +255,11 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None):
     """
     y = np.asarray(y, dtype=np.float64)
     upper = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-    return solve_qp(K, y, -np.ones_like(y), upper, alpha0=alpha0, tol=tol, max_iter=max_iter)
+    return solve_qp(K, y, -np.ones_like(y), upper, alpha0=alpha0, tol=tol, max_iter=max_iter,
+                    gap=gap)
 
 
-def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None):
+def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
     """epsilon-SVR dual in LIBSVM's form with 2n variables ``[a+; a-]``.
 
     ``min 1/2 beta' K beta + epsilon 1'(a+ + a-) - y' beta``, ``beta = a+ - a-``,
@@ -236,7 +278,7 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None):
         Half-width of the insensitive tube.
     alpha0 : ndarray of shape (2n,), optional
         Feasible warm start ``[a+; a-]``.
-    tol, max_iter
+    tol, max_iter, gap
         As in :func:`solve_qp`.
 
     Returns
@@ -252,10 +294,10 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None):
     linear = np.concatenate([epsilon - y, epsilon + y])
     index = np.concatenate([np.arange(n), np.arange(n)])
     return solve_qp(K, signs, linear, np.concatenate([cost, cost]), index=index, alpha0=alpha0,
-                    tol=tol, max_iter=max_iter)
+                    tol=tol, max_iter=max_iter, gap=gap)
 
 
-def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None):
+def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
     """One-class SVM dual ``min 1/2 a' K a`` over ``0 <= a <= 1``, ``1'a = nu n``.
 
     Schoelkopf et al. (2001) in LIBSVM's scaling (Chang and Lin, LIBSVM, section 2.2); started,
@@ -270,7 +312,7 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None):
         Upper bound on the fraction of outliers, lower bound on that of support vectors.
     alpha0 : ndarray of shape (n,), optional
         Feasible warm start (``1'alpha0 = nu n``).
-    tol, max_iter
+    tol, max_iter, gap
         As in :func:`solve_qp`.
 
     Returns
@@ -294,4 +336,4 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None):
         if whole < n:
             alpha0[whole] = total - whole
     return solve_qp(K, np.ones(n), np.zeros(n), np.ones(n), alpha0=alpha0, tol=tol,
-                    max_iter=max_iter)
+                    max_iter=max_iter, gap=gap)
