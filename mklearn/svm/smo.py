@@ -41,7 +41,8 @@ class QPResult(NamedTuple):
     n_iter : int
         Number of two-variable steps taken.
     converged : bool
-        Whether ``violation <= tol`` was reached before ``max_iter``.
+        Whether ``violation <= tol`` (or the duality gap asked for with ``gap``) was reached
+        before ``max_iter``.
     """
 
     alpha: np.ndarray
