@@ -62,7 +62,13 @@ feasible set of the regulariser, using
   ``NEWTON_MIN_PROGRESS`` of the duality gap (an ill-conditioned model whose damped steps
   barely move: measured on a9a, 1,000 points, 100 unit-trace kernels, C = 100, 500
   iterations stuck at a relative gap of 1.8e-2 before, converged in 349 after; the seven
-  small sets take the same SVM solves, 452 against 453 over three splits);
+  small sets take the same SVM solves, 452 against 453 over three splits). The model is
+  formed while its dense system (two f x f float64 arrays, f free support vectors) fits in
+  ``NEWTON_MAX_BYTES`` (256 MB: f up to 4,095, a solve of 0.3-1 s; 2,000 before session 16:
+  ``bench_unseen.py``'s a9a-5000 has 2,000-3,800 free support vectors, and with Newton steps
+  its fits went from 37.9 to 16.2 s at C = 1 and 34.4 to 15.7 s at C = 100, 40 -> 9 and
+  34 -> 8 SVM solves; no other problem of that benchmark, nor the seven small sets, has over
+  2,000);
 - a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
   relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
   :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha, if the
@@ -132,7 +138,7 @@ FIRST_MOVE = 0.1  # bound on the first step's change of any weight
 FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
 NEWTON_COOLDOWN = 10  # iterations without a Newton trial after one was rejected
 NEWTON_MAX_KERNELS = 200  # Newton model size: kernels in use plus the most attractive others
-NEWTON_MAX_FREE = 2000  # so do SVMs with more free support vectors
+NEWTON_MAX_BYTES = 256 * 2**20  # the Newton system and its block of K: f x f float64 twice
 NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
 NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
 MIN_MOVE = 1e-12  # a line-search trial moving no weight further is d itself
@@ -691,7 +697,7 @@ def _newton_trial(evaluator, point, grad, live):
     free = np.flatnonzero((alpha > margin) & (alpha < cost - margin))
     if kernels.size < 2 or kernels.size > NEWTON_MAX_KERNELS or free.size == 0:
         return None
-    if free.size > NEWTON_MAX_FREE:
+    if 16 * (free.size + 1) ** 2 > NEWTON_MAX_BYTES:  # at most 4,095 free SVs: 0.3-1 s a solve
         return None
     v = evaluator.task.coefficients(alpha)
     rows = evaluator.rows[free]  # the kernel row of each free variable (SVR: two per sample)
