@@ -21,12 +21,11 @@ feasible set of the regulariser, using
   warm-started solves took 30,000-80,000 SMO steps at n = 1,500). For the same reason each
   line-search trial's SMO also stops once its duality gap is at most ``PRECISE_SHARE * tol
   |U|``, whatever its KKT violation (checked every 1,000 steps, or l if fewer; our addition,
-  session 16:
-  on a8a-1500-poly at C = 100 the trials stopped after 7,000-23,000 steps with gaps of 1-3.4
-  where the KKT test took 13,000-29,000 steps to gaps of 0.1-0.3; ``bench_unseen.py``, fits
-  alone, one thread, two interleaved fits each: 24 runs of seed 0 852 -> 808 SVM solves,
-  115.0 -> 114.5 s, 22 runs of ``--seed 1`` 47.1 -> 42.7 s, geometric means of the time
-  ratio 0.98 and 0.95; the seven small sets 452 -> 453 solves);
+  session 16: on a8a-1500-poly at C = 100 the trials stopped after 7,000-23,000 steps with
+  gaps of 1-3.4 where the KKT test took 13,000-29,000 steps to gaps of 0.1-0.3;
+  ``bench_unseen.py``, fits alone, one thread, two interleaved fits each: 24 runs of seed 0
+  852 -> 808 SVM solves, 115.0 -> 114.5 s, 22 runs of ``--seed 1`` 47.1 -> 42.7 s, geometric
+  means of the time ratio 0.98 and 0.95; the seven small sets 452 -> 453 solves);
 - warm starts of every inner solve from the last alpha;
 - a line search on the live kernels only (our addition, with kernel shrinking) gives up when
   its predicted decrease ``s * slope`` falls below ``NEGLIGIBLE * tol |T|``, and a failed one
