@@ -338,7 +338,6 @@ def main(argv=None):
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1, got {args.repeats}")
 
-    X, y = sonar()
     data = json.loads(args.output.read_text()) if args.output.exists() else {}
     data.update({"benchmark": "distributed", "machine": machine_info(),
                  "args": {k: str(v) if isinstance(v, Path) else v
@@ -353,7 +352,7 @@ def main(argv=None):
         results[str(entry["kernels"])] = merged if args.passes else add_speedups(merged, key)
         _write_json(data, args.output)
     if args.small:
-        data["small_overhead"] = small_overhead(args, X, y)
+        data["small_overhead"] = small_overhead(args, *sonar())
         _write_json(data, args.output)
     return data
 
