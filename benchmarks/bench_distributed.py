@@ -24,7 +24,10 @@ pairs. ``--small`` adds the overhead on a small problem: Sonar with the SimpleMK
 "dask")``. The machine has 2 cores shared with other jobs: the load average at the start of
 each run is recorded. Each set-up runs in a fresh process (compile, kernel bank, cluster,
 solve); ``--repeats N`` runs each N times in alternating order and keeps the median run,
-with every run's seconds under ``repeat_seconds``.
+with every run's seconds under ``repeat_seconds``. The LocalClusters run Dask's periodic
+monitors less often (``QUIET_DASK``; ``--dask-defaults`` keeps Dask's own) and are warmed up
+(every per-kernel pass once on every worker) before the clock, as the in-process set-ups
+compile before theirs.
 
     python benchmarks/bench_distributed.py --kernels 10000 100000 [--small]
     python benchmarks/bench_distributed.py --kernels 1000000 --setups dask1 dask2 --repeats 3
@@ -80,12 +83,8 @@ def one_run(setup, provider, y, args):
     cluster = client = None
     try:
         if setup.startswith("dask"):
-            from distributed import Client, LocalCluster
-
-            workers = int(setup[4:])
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
+            cluster, client = _local_cluster(int(setup[4:]), args)
+            record["dask_monitors"] = "Dask's defaults" if args.dask_defaults else "QUIET_DASK"
         jobs = 1 if client is not None else int(setup[-1])
         solve = _solve_mwu if args.solver == "mwu" else _solve_spg
         with numba_threads(jobs):
@@ -99,6 +98,51 @@ def one_run(setup, provider, y, args):
           f"{record['relative_duality_gap']:.1e}  objective {record['objective']:.6g}  "
           f"load {record['load_average_at_start'][0]:.2f}", flush=True)
     return record
+
+
+# Dask's periodic monitors, slowed down for the benchmark's clusters (``--dask-defaults``
+# keeps Dask's own): the worker's profiler samples every 10 ms, each event loop ticks every
+# 20 ms, the system and memory monitors run every 0.5 s and 0.1 s. With 2 workers on 2
+# cores those wake-ups land on the cores that compute: one block's passes of 10^5 Sonar
+# kernels took 0.17-0.18 s per pass on each of 2 workers against 0.15 s on 1 worker, and
+# 0.15-0.16 s on 2 workers with these settings (three alternating runs of 4 rounds each)
+QUIET_DASK = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
+
+def _local_cluster(workers, args):
+    """(LocalCluster, Client) of ``workers`` one-thread worker processes, with
+    ``QUIET_DASK`` unless ``--dask-defaults``, warmed up (numba loops compiled or loaded
+    from numba's cache on every worker) outside every timing, as :func:`_compile` does in
+    process."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({} if args.dask_defaults else QUIET_DASK):
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    _warm_workers(client)
+    return cluster, client
+
+
+def _warm_workers(client):
+    """Run every per-kernel pass once on every worker, on 60 Sonar kernels."""
+    from mklearn.kernels import passes
+
+    small = _provider(sonar()[0], 60)
+    support = np.arange(0, small.n_samples, 2)
+    v_s = np.linspace(-1.0, 1.0, support.size)
+    weights = (None, np.full(small.n_kernels, 1.0 / small.n_kernels))
+    client.run(passes.quadratic_terms, small, support, v_s)
+    client.run(passes.products, small, support, v_s)
+    client.run(passes.weighted_rows, small, support, weights)
+    client.run(passes.weighted_rows, small, support, weights, True)
+    client.run(passes.weighted_diagonal, small, weights)
 
 
 def _solve_spg(provider, y, client, args, record):
@@ -180,13 +224,8 @@ def one_pass(setup, provider, args):
     try:
         jobs = int(setup[-1])
         if setup.startswith("dask"):
-            from distributed import Client, LocalCluster
-
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            client = Client(cluster)
+            cluster, client = _local_cluster(jobs, args)
             operator, jobs = DaskKernels(local, client), 1
-            operator.kernel_gradient(None, v[:], np.arange(min(m, 100)))  # warm the workers
         else:
             operator = local
         with numba_threads(jobs):
@@ -333,6 +372,9 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each set-up (alternating order); the median is kept")
+    parser.add_argument("--dask-defaults", action="store_true",
+                        help="run the LocalClusters with Dask's own monitor intervals "
+                        "instead of QUIET_DASK")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     if args.repeats < 1:
