@@ -172,3 +172,21 @@ def test_gap_stop_bounds_regression_and_one_class():
         st.gradient_from(K @ np.bincount(index, weights=signs * loose.alpha, minlength=n))
         assert duality_gap_bound(st) <= 1e-2 * abs(optimum)
         assert -1e-12 * abs(optimum) <= loose.objective - optimum <= duality_gap_bound(st) + 1e-9
+
+
+def test_offset_ignores_variables_fixed_by_a_zero_bound():
+    """A sample of weight 0 (``upper_t = 0``) bounds neither side of rho: rho with it equals
+    rho without it, as scikit-learn's LIBSVM, which removes such samples."""
+    from mklearn.svm.smo import _offset, kkt_bounds
+
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    grad = np.array([-0.5, -2.0, 10.0, -10.0])  # y G: -0.5, -2.0, 10.0, 10.0
+    alpha = np.array([0.0, 1.0, 0.0, 0.0])  # no free variable: rho from the bounds
+    upper = np.array([1.0, 1.0, 0.0, 0.0])  # the last two fixed at 0
+    kept = slice(0, 2)
+    assert kkt_bounds(alpha, grad, y, upper) == kkt_bounds(alpha[kept], grad[kept], y[kept],
+                                                           upper[kept])
+    # LIBSVM's bounds from the two others: sample 0 (at 0, y > 0) gives ub = -0.5, sample 1
+    # (at C, y > 0) lb = -2; counting the fixed ones (y G = 10) would move lb to 10
+    assert _offset(alpha, grad, y, upper) == pytest.approx(-1.25)
+    assert _offset(alpha[kept], grad[kept], y[kept], upper[kept]) == pytest.approx(-1.25)

@@ -55,21 +55,33 @@ class QPResult(NamedTuple):
 
 
 def _offset(alpha, grad, y, upper):
-    """LIBSVM's rho: mean of y_t G_t over free variables, else the midpoint of its bounds."""
-    y_grad = y * grad
-    at_upper = alpha >= upper
-    at_lower = alpha <= 0.0
-    free = ~(at_upper | at_lower)
+    """LIBSVM's rho: mean of y_t G_t over free variables, else minus the midpoint of the KKT
+    bounds (:func:`kkt_bounds`). A variable fixed at 0 by ``upper_t = 0`` (sample weight 0)
+    bounds nothing: as if the sample were removed, as scikit-learn's LIBSVM does."""
+    free = (alpha > 0.0) & (alpha < upper)
     if free.any():
-        return float(y_grad[free].mean())
-    # bounds of rho from variables at a bound (KKT conditions of the dual)
-    ub_mask = (at_upper & (y < 0)) | (at_lower & (y > 0))
-    lb_mask = (at_upper & (y > 0)) | (at_lower & (y < 0))
-    ub = y_grad[ub_mask].min() if ub_mask.any() else np.inf
-    lb = y_grad[lb_mask].max() if lb_mask.any() else -np.inf
-    if np.isfinite(ub) and np.isfinite(lb):
-        return float((ub + lb) / 2)
-    return float(ub if np.isfinite(ub) else lb)
+        return float((y * grad)[free].mean())
+    return -_midpoint(*kkt_bounds(alpha, grad, y, upper))
+
+
+def kkt_bounds(alpha, grad, y, upper):
+    """``(m, M)``: the largest ``-y_t G_t`` over the variables that can move up along y
+    (``I_up``) and the smallest over those that can move down (``I_low``), LIBSVM's
+    ``m(alpha)`` and ``M(alpha)``; -inf / inf for an empty set. At the optimum ``m <= M``,
+    and the multiplier ``b`` of ``y'alpha`` (``G + b y`` satisfies the box's KKT conditions,
+    ``rho = -b``) lies between them."""
+    v = -y * grad
+    up = np.where(y > 0, alpha < upper, alpha > 0.0)
+    low = np.where(y > 0, alpha > 0.0, alpha < upper)
+    return (float(v[up].max()) if up.any() else -np.inf,
+            float(v[low].min()) if low.any() else np.inf)
+
+
+def _midpoint(m, M):
+    """Midway between finite bounds; the finite one alone; 0 if neither."""
+    if np.isfinite(m) and np.isfinite(M):
+        return 0.5 * (m + M)
+    return m if np.isfinite(m) else M if np.isfinite(M) else 0.0
 
 
 class SMOState:
@@ -114,13 +126,7 @@ def duality_gap_bound(st):
     f at alpha, minimised over the box with ``y'alpha`` relaxed by ``b``, is below the optimum
     (Frank-Wolfe's gap). Exact only if ``st.G`` is exact for every variable."""
     y, G, alpha, upper = st.signs, st.G, st.alpha, st.upper
-    v = -y * G
-    up = np.where(y > 0, alpha < upper, alpha > 0.0)
-    low = np.where(y > 0, alpha > 0.0, alpha < upper)
-    if up.any() and low.any():
-        b = 0.5 * (float(v[up].max()) + float(v[low].min()))
-    else:
-        b = float(v[up].max()) if up.any() else float(v[low].min()) if low.any() else 0.0
+    b = _midpoint(*kkt_bounds(alpha, G, y, upper))
     r = G + b * y
     return float(alpha @ r + upper @ np.maximum(-r, 0.0))
 
