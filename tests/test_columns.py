@@ -337,3 +337,38 @@ def test_quadratic_terms_in_bands_match_the_whole_block(size, monkeypatch):
     # a provider that cannot restrict itself: the whole rows, columns picked
     whole = StackColumns(bank.fit_transform(X))
     _close(passes.quadratic_terms(whole, support, v), expected)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_vectorised_exp_of_the_float64_rbf_rows(parallel):
+    """``factor * exp(-gamma sq)`` by the arithmetic exp LLVM vectorises: within 2 units in
+    the last place of numpy's exp over the whole range, 0 below exp(-708), exact at 0."""
+    from mklearn.kernels._numba import rbf_rows, rbf_rows_parallel
+
+    rng = np.random.default_rng(3)
+    sq = np.concatenate([[0.0, 1e-300, 1e-12], rng.uniform(0, 1, 500), rng.uniform(0, 800, 500),
+                         [707.9, 708.0, 708.1, 745.2, 1e6]]).reshape(1, 1, -1)
+    neg_gammas = np.array([-1.0, -0.37, -1e-3])
+    factors = np.array([1.0, 0.25, 3.0])
+    out = np.full((3, 1, sq.shape[2]), np.nan)
+    run = rbf_rows_parallel if parallel else rbf_rows
+    run(sq, np.zeros(3, dtype=np.int64), neg_gammas, factors, np.array([2, 0, 1]), out,
+        out.view(np.int64))
+    for t, target in enumerate([2, 0, 1]):
+        exponent = neg_gammas[t] * sq[0, 0]
+        expected = np.where(exponent >= -708.0, factors[t] * np.exp(exponent), 0.0)
+        np.testing.assert_allclose(out[target, 0], expected, rtol=4.5e-16, atol=0.0)
+    assert out[2, 0, 0] == 1.0 and (out[2, 0, -3:] == 0.0).all() and out[2, 0, -4] > 0.0
+
+
+def test_float64_rbf_rows_on_threads_are_the_serial_rows(monkeypatch):
+    from mklearn.kernels import threads
+
+    rng = np.random.default_rng(4)
+    points = rng.normal(size=(300, 4))
+    specs = [RBF(gamma=g) for g in (0.02, 1.0, 40.0)] + [RBF(gamma=0.5, features=1)]
+    provider = KernelColumns(KernelBank(specs).fit(points))
+    serial = provider.rows([0, 299, 17])
+    monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2):
+        assert provider.rows([0, 299, 17]).tobytes() == serial.tobytes()

@@ -185,8 +185,10 @@ def test_n_jobs_gives_the_serial_model_on_rows_and_on_the_stack(data, monkeypatc
     X, y = data
     y3 = np.where(X[:, 4] > 0.5, 2, y)  # three classes: one-vs-rest
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)  # threads even for tiny rows
-    for storage in ("stack", "rows"):
-        params = dict(kernels=KERNELS, kernel_storage=storage, C=10.0, tol=1e-6)
+    # float32 rows too: their vectorised exp writes a work array per thread
+    for storage, dtype in (("stack", "float64"), ("rows", "float64"), ("rows", "float32")):
+        params = dict(kernels=KERNELS, kernel_storage=storage, C=10.0, tol=1e-6,
+                      kernel_dtype=dtype)
         serial = MKLClassifier(**params).fit(X, y3)
         parallel = MKLClassifier(**params, n_jobs=2).fit(X, y3)
         np.testing.assert_allclose(parallel.kernel_weights_, serial.kernel_weights_,

@@ -12,8 +12,9 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import NotFittedError
 
-from ._numba import fill_kernel_stack, kernel_diagonal
+from ._numba import fill_kernel_stack, kernel_diagonal, rbf_rows, rbf_rows_parallel
 from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
+from .threads import use_threads
 
 __all__ = ["KernelBank", "check_samples", "check_feature_indices"]
 
@@ -244,6 +245,40 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
         if plan.multi_needs_l1[mb]:
             l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
     return inner, sq_dist, l1_dist
+
+
+def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
+    """The RBF kernels of ``plan`` into ``out`` (kernel-major, float64 or float32) by the
+    vectorised rows (:func:`rbf_rows`, the same numbers as ``KernelColumns.rows``), a block
+    of kernels on the same columns at a time. Symmetric stacks take each block's squared
+    distances from its upper triangle, so that every kernel is exactly symmetric."""
+    is_rbf = plan.kinds == KIND_RBF
+    block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))
+    direct = out.dtype == np.float64
+    work = None if direct else np.empty((1, X.shape[0], Z.shape[0]))
+    run = rbf_rows_parallel if use_threads(out[0].size) else rbf_rows
+    sq = np.empty((X.shape[0], Z.shape[0]))  # one block's squared distances at a time
+    for b in np.unique(block_of[is_rbf]):
+        col = plan.block_cols[b]
+        if col >= 0:
+            np.subtract(X[:, col, None], Z[None, :, col], out=sq)
+            np.square(sq, out=sq)
+        else:
+            np.copyto(sq, sq_dist[plan.block_multi[b]])
+            if symmetric:
+                lower = np.tril_indices(X.shape[0], -1)
+                sq[lower] = sq.T[lower]
+                np.fill_diagonal(sq, 0.0)
+        kernels = np.flatnonzero(is_rbf & (block_of == b))
+        neg_gammas = -plan.gammas[kernels]
+        if direct:
+            run(sq[None], np.zeros(kernels.size, dtype=np.int64), neg_gammas, factors[kernels],
+                plan.out_index[kernels], out, out.view(np.int64))
+            continue
+        for t, k in enumerate(kernels):  # float64 values, then single precision
+            run(sq[None], np.zeros(1, dtype=np.int64), neg_gammas[t:t + 1], factors[k:k + 1],
+                np.zeros(1, dtype=np.int64), work, work.view(np.int64))
+            out[plan.out_index[k]] = work[0]
 
 
 def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
@@ -549,18 +584,10 @@ class KernelBank:
         plan = _build_plan(specs, X.shape[1])
         inner, sq_dist, l1_dist = _multi_block_arrays(plan, X, Z, symmetric)
         out = np.empty((len(specs), X.shape[0], Z.shape[0]), dtype=self.dtype)
-        fill_kernel_stack(
-            X,
-            Z,
-            symmetric,
-            *plan.loop_arrays,
-            np.ascontiguousarray(scales[plan.out_index], dtype=np.float64),
-            plan.out_index,
-            inner,
-            sq_dist,
-            l1_dist,
-            out,
-        )
+        factors = np.ascontiguousarray(scales[plan.out_index], dtype=np.float64)
+        fill_kernel_stack(X, Z, symmetric, *plan.loop_arrays, factors, plan.out_index, inner,
+                          sq_dist, l1_dist, out, True)  # RBF kernels below
+        _rbf_stack(plan, factors, X, Z, symmetric, sq_dist, out)
         return out.transpose(1, 2, 0)  # (n_x, n_z, m) view of kernel-major memory
 
     # ------------------------------------------------------------ persistence
