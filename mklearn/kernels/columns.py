@@ -85,12 +85,13 @@ class KernelColumns:
     Notes
     -----
     Entries agree with ``bank.fit_transform(X)`` up to rounding (the full stack takes
-    inner products from one symmetric product, the rows from a general one). With a float32
+    inner products from one symmetric product, the rows from a general one). RBF values come
+    from a vectorised ``exp``: in float64, the arithmetic one of
+    :func:`~mklearn.kernels._numba.rbf_rows` (the bank's stacks use the same); with a float32
     bank (``KernelBank(..., dtype=numpy.float32)``, ``kernel_dtype="float32"`` in the
-    estimators) the RBF values come from a single-precision ``exp`` (about 1e-7 relative),
-    vectorised: rows of RBF families are then several times faster; every value is then a
-    single-precision number (as in the bank's float32 stack), kept in 4 bytes by a row cache.
-    Rows are float64 arrays either way.
+    estimators) numpy's single-precision ``exp`` (about 1e-7 relative), and every value is
+    then a single-precision number (as in the bank's float32 stack), kept in 4 bytes by a row
+    cache. Rows are float64 arrays either way.
     """
 
     dtype = np.dtype(np.float64)
@@ -262,7 +263,7 @@ class KernelColumns:
         the numba loop). A float64 bank: :func:`~mklearn.kernels._numba.rbf_rows`, whose
         ``exp`` is arithmetic LLVM vectorises (values to about one unit in the last place),
         on numba's threads when the rows are large enough (a9a, 50 kernels, rows against
-        2,000 points: 8.6 -> 1.9 ns a value on one thread). A float32 bank: numpy's
+        2,000 points: 8.6 -> 2.3-3.6 ns a value on one thread). A float32 bank: numpy's
         single-precision ``exp`` over every RBF kernel at once (values to about 1e-7
         relative, as LIBSVM's float kernel cache), on one thread."""
         rbf = np.flatnonzero(plan.kinds == KIND_RBF)
