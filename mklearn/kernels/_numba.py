@@ -257,21 +257,23 @@ def rbf_exponents(sq, block_of, neg_gammas, log_scales, out):
                 out[t, a, j] = g * block[a, j] + c
 
 
-
 @njit(cache=True, inline="always")
-def _rbf_row(sq, b, a, neg_gamma, factor, row, row_bits):
-    """``row = factor * exp(neg_gamma * sq[b, a])`` (float64; ``row_bits`` the same memory
-    as int64), in three vectorisable loops: the reduced exp, 2^k added to the exponent bits,
-    the factor (0 below ``EXP_MIN``)."""
-    s = sq[b, a]
-    n = s.shape[0]
+def _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits):
+    """Row ``a`` of RBF kernel ``t`` (``task = t * n_rows + a``): ``out[targets[t], a] =
+    factors[t] * exp(neg_gammas[t] * sq[block_of[t], a])`` in three vectorisable loops (the
+    reduced exp; 2^k added to the exponent bits, ``out_bits`` being ``out.view(int64)``; the
+    factor, 0 below ``EXP_MIN``)."""
+    t = task // sq.shape[1]
+    a = task - t * sq.shape[1]
+    s, g, f, n = sq[block_of[t], a], neg_gammas[t], factors[t], sq.shape[2]  # scalars first:
+    row, row_bits = out[targets[t], a], out_bits[targets[t], a]  # out may alias the inputs
     for j in range(n):
-        row[j] = _exp_reduced(max(neg_gamma * s[j], EXP_MIN))[0]
+        row[j] = _exp_reduced(max(g * s[j], EXP_MIN))[0]
     for j in range(n):
-        k = math.floor(max(neg_gamma * s[j], EXP_MIN) * _LOG2E + 0.5)
+        k = math.floor(max(g * s[j], EXP_MIN) * _LOG2E + 0.5)
         row_bits[j] += np.int64(k) << 52
     for j in range(n):
-        row[j] = row[j] * factor if neg_gamma * s[j] >= EXP_MIN else 0.0
+        row[j] = row[j] * f if g * s[j] >= EXP_MIN else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -279,20 +281,12 @@ def rbf_rows(sq, block_of, neg_gammas, factors, targets, out, out_bits):
     """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * sq[block_of[t], a])`` for every
     RBF kernel t and row a (float64, to about one unit in the last place of the scalar
     ``exp``; ``out_bits`` is ``out.view(int64)``)."""
-    n_rows = sq.shape[1]
-    for task in range(block_of.shape[0] * n_rows):
-        t = task // n_rows
-        a = task - t * n_rows
-        _rbf_row(sq, block_of[t], a, neg_gammas[t], factors[t], out[targets[t], a],
-                 out_bits[targets[t], a])
+    for task in range(block_of.shape[0] * sq.shape[1]):
+        _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
 
 
 @njit(cache=True, nogil=True, parallel=True)
 def rbf_rows_parallel(sq, block_of, neg_gammas, factors, targets, out, out_bits):
     """:func:`rbf_rows` with the (kernel, row) pairs split over numba's threads."""
-    n_rows = sq.shape[1]
-    for task in prange(block_of.shape[0] * n_rows):
-        t = task // n_rows
-        a = task - t * n_rows
-        _rbf_row(sq, block_of[t], a, neg_gammas[t], factors[t], out[targets[t], a],
-                 out_bits[targets[t], a])
+    for task in prange(block_of.shape[0] * sq.shape[1]):
+        _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
