@@ -361,14 +361,22 @@ def test_vectorised_exp_of_the_float64_rbf_rows(parallel):
     assert out[2, 0, 0] == 1.0 and (out[2, 0, -3:] == 0.0).all() and out[2, 0, -4] > 0.0
 
 
-def test_float64_rbf_rows_on_threads_are_the_serial_rows(monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
+    """The same bits on numba's threads, for dense points and for mostly-zero ones (the CSR
+    inner products and distances, split by points)."""
     from mklearn.kernels import threads
 
     rng = np.random.default_rng(4)
     points = rng.normal(size=(300, 4))
-    specs = [RBF(gamma=g) for g in (0.02, 1.0, 40.0)] + [RBF(gamma=0.5, features=1)]
+    if sparse:
+        points *= rng.uniform(size=points.shape) < 0.15
+    specs = [RBF(gamma=g) for g in (0.02, 1.0, 40.0)] + [
+        RBF(gamma=0.5, features=1), RBF(gamma=0.3, features=(0, 2, 3)), Linear(features=(1, 2))]
     provider = KernelColumns(KernelBank(specs).fit(points))
     serial = provider.rows([0, 299, 17])
+    if sparse:
+        assert all(csr is not None for _, _, csr in provider._blocks.values())
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
     with threads.numba_threads(2):
         assert provider.rows([0, 299, 17]).tobytes() == serial.tobytes()

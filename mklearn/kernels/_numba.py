@@ -290,3 +290,33 @@ def rbf_rows_parallel(sq, block_of, neg_gammas, factors, targets, out, out_bits)
     """:func:`rbf_rows` with the (kernel, row) pairs split over numba's threads."""
     for task in prange(block_of.shape[0] * sq.shape[1]):
         _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
+
+
+@njit(cache=True, inline="always")
+def _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
+    """Point j (row j of the CSR points) against every query row: the inner products in the
+    CSR row's order (as scipy's product) and, with ``want_sq``, the squared distances
+    ``max((-2 x'z + ||x||^2) + ||z||^2, 0)`` (as the numpy passes of the row path)."""
+    start, stop, zj = indptr[j], indptr[j + 1], z_sq[j]
+    for a in range(queries.shape[0]):
+        acc = 0.0
+        for p in range(start, stop):
+            acc += data[p] * queries[a, indices[p]]
+        inner[a, j] = acc
+        if want_sq:
+            sq[a, j] = max(acc * -2.0 + q_sq[a] + zj, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def csr_block_arrays(indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
+    """Inner products ``inner[a, j] = queries[a] . z_j`` of dense query rows with CSR points
+    and (``want_sq``) their squared distances ``sq[a, j]``; shapes (rows, n)."""
+    for j in range(indptr.shape[0] - 1):
+        _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def csr_block_arrays_parallel(indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
+    """:func:`csr_block_arrays` with the points split over numba's threads."""
+    for j in prange(indptr.shape[0] - 1):
+        _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq)
