@@ -281,14 +281,18 @@ class KernelColumns:
         dtype = np.float32 if self._single else np.float64
         block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))[rbf]
         blocks = np.unique(block_of)
-        sq = np.empty((plan.block_cols.size, indices.size, self.n_samples), dtype=dtype)
         single = blocks[plan.block_cols[blocks] >= 0]
-        if single.size:
-            columns = plan.block_cols[single]
-            diff = self._X[indices][:, columns].T[:, :, None] - self._X[:, columns].T[:, None, :]
-            sq[single] = diff * diff
-        for b in blocks[plan.block_cols[blocks] < 0]:
-            sq[b] = sq_dist[plan.block_multi[b]]
+        if single.size == 0 and not self._single:  # the blocks' distances as they are
+            sq, block_of = sq_dist, plan.block_multi[block_of]
+        else:
+            sq = np.empty((plan.block_cols.size, indices.size, self.n_samples), dtype=dtype)
+            if single.size:
+                columns = plan.block_cols[single]
+                diff = (self._X[indices][:, columns].T[:, :, None]
+                        - self._X[:, columns].T[:, None, :])
+                sq[single] = diff * diff
+            for b in blocks[plan.block_cols[blocks] < 0]:
+                sq[b] = sq_dist[plan.block_multi[b]]
         if not self._single:
             run = rbf_rows_parallel if use_threads(out.size) else rbf_rows
             run(sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]),
