@@ -36,7 +36,7 @@ EXP_MIN = -708.0  # exp below it (under 3.3e-308, next to subnormal) is taken as
 
 @njit(cache=True, inline="always")
 def _exp_reduced(x):
-    """``exp(x) / 2^k`` and k (a float) for ``EXP_MIN <= x <= 0``."""
+    """``exp(x) / 2^k`` for ``EXP_MIN <= x <= 0``, ``k = floor(x log2(e) + 1/2)``."""
     k = math.floor(x * _LOG2E + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
     p = 1.0 / 6227020800.0
@@ -52,22 +52,13 @@ def _exp_reduced(x):
     p = p * r + 1.0 / 6.0
     p = p * r + 0.5
     p = p * r + 1.0
-    return p * r + 1.0, k
-
-
-@njit(cache=True, inline="always")
-def exp_arithmetic(x):
-    """``exp(x)`` for ``x <= 0`` as the vectorised rows compute it (0 below ``EXP_MIN``)."""
-    if x < EXP_MIN:
-        return 0.0
-    p, k = _exp_reduced(x)
-    return math.ldexp(p, int(k))
+    return p * r + 1.0
 
 
 @njit(cache=True, inline="always")
 def _kernel_value(kind, gamma, coef0, degree, inner, sq_dist, l1_dist):
-    if kind == _RBF:  # the exp of the vectorised rows (rbf_rows), to the same bits
-        return exp_arithmetic(-gamma * sq_dist)
+    if kind == _RBF:  # only on the diagonal: rows and stacks take RBF kernels from rbf_rows
+        return math.exp(-gamma * sq_dist)
     if kind == _POLYNOMIAL:
         base = gamma * inner + coef0
         value = base
@@ -94,7 +85,7 @@ def _pair_terms(X, Z, i, j, col, mb, multi_inner, multi_sq_dist, multi_l1_dist, 
     return multi_inner[mb, i, j], multi_sq_dist[mb, i, j], multi_l1_dist[mb, i, j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def fill_kernel_stack(
     X,
     Z,
@@ -112,11 +103,9 @@ def fill_kernel_stack(
     multi_sq_dist,
     multi_l1_dist,
     out,
-    skip_rbf=False,
 ):
-    """Fill the kernel-major ``out[k, i, j]`` with every kernel between ``X[i]`` and ``Z[j]``.
-
-    With ``skip_rbf`` the RBF kernels are left untouched (a caller evaluates them vectorised).
+    """Fill the kernel-major ``out[k, i, j]`` with every kernel between ``X[i]`` and ``Z[j]``,
+    except the RBF kernels (left untouched: :func:`rbf_rows` computes them, vectorised).
 
     Blocks are the outer loop, so each kernel's output is written as a contiguous stream in
     ``j``. With ``symmetric=True`` (``X is Z``) only pairs ``j >= i`` are evaluated, the
@@ -132,7 +121,7 @@ def fill_kernel_stack(
         kernels = np.empty(block_ptr[b + 1] - block_ptr[b], dtype=np.int64)
         n_eval = 0
         for k in range(block_ptr[b], block_ptr[b + 1]):
-            if not (skip_rbf and kinds[k] == _RBF):
+            if kinds[k] != _RBF:
                 kernels[n_eval] = k
                 n_eval += 1
         if n_eval == 0:
@@ -178,7 +167,6 @@ def fill_kernel_rows_parallel(
     multi_sq_dist,
     multi_l1_dist,
     out,
-    skip_rbf=False,
 ):
     """:func:`fill_kernel_stack` for ``X`` against ``Z`` (not symmetric) on every thread:
     the ``(i, j)`` pairs are cut into tasks of one row of ``X`` and ``PARALLEL_CHUNK``
@@ -195,7 +183,7 @@ def fill_kernel_rows_parallel(
             col = block_cols[b]
             mb = block_multi[b]
             for k in range(block_ptr[b], block_ptr[b + 1]):
-                if skip_rbf and kinds[k] == _RBF:
+                if kinds[k] == _RBF:
                     continue
                 target = out[out_index[k], i]
                 for j in range(j_start, j_stop):
@@ -268,7 +256,7 @@ def _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits):
     s, g, f, n = sq[block_of[t], a], neg_gammas[t], factors[t], sq.shape[2]  # scalars first:
     row, row_bits = out[targets[t], a], out_bits[targets[t], a]  # out may alias the inputs
     for j in range(n):
-        row[j] = _exp_reduced(max(g * s[j], EXP_MIN))[0]
+        row[j] = _exp_reduced(max(g * s[j], EXP_MIN))
     for j in range(n):
         k = math.floor(max(g * s[j], EXP_MIN) * _LOG2E + 0.5)
         row_bits[j] += np.int64(k) << 52

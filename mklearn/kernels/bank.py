@@ -258,6 +258,7 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
     work = None if direct else np.empty((1, X.shape[0], Z.shape[0]))
     run = rbf_rows_parallel if use_threads(out[0].size) else rbf_rows
     sq = np.empty((X.shape[0], Z.shape[0]))  # one block's squared distances at a time
+    lower = np.tril_indices(X.shape[0], -1) if symmetric else None
     for b in np.unique(block_of[is_rbf]):
         col = plan.block_cols[b]
         if col >= 0:
@@ -266,7 +267,6 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
         else:
             np.copyto(sq, sq_dist[plan.block_multi[b]])
             if symmetric:
-                lower = np.tril_indices(X.shape[0], -1)
                 sq[lower] = sq.T[lower]
                 np.fill_diagonal(sq, 0.0)
         kernels = np.flatnonzero(is_rbf & (block_of == b))
@@ -586,7 +586,7 @@ class KernelBank:
         out = np.empty((len(specs), X.shape[0], Z.shape[0]), dtype=self.dtype)
         factors = np.ascontiguousarray(scales[plan.out_index], dtype=np.float64)
         fill_kernel_stack(X, Z, symmetric, *plan.loop_arrays, factors, plan.out_index, inner,
-                          sq_dist, l1_dist, out, True)  # RBF kernels below
+                          sq_dist, l1_dist, out)  # RBF kernels below
         _rbf_stack(plan, factors, X, Z, symmetric, sq_dist, out)
         return out.transpose(1, 2, 0)  # (n_x, n_z, m) view of kernel-major memory
 

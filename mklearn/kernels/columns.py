@@ -256,7 +256,7 @@ class KernelColumns:
         if (plan.kinds == KIND_RBF).all():
             return out
         arrays = (*plan.loop_arrays, np.ascontiguousarray(scales), plan.out_index, inner,
-                  sq_dist, l1_dist, out, True)
+                  sq_dist, l1_dist, out)
         points = np.ascontiguousarray(self._X[indices])
         if use_threads(out.size):
             fill_kernel_rows_parallel(points, self._X, *arrays)

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .smo import _offset, solve_qp
+from .smo import _offset, kkt_sets, solve_qp
 
 
 class ChunkingResult(NamedTuple):
@@ -96,8 +96,7 @@ class Decomposition:
         """Maximal KKT violation ``m(alpha) - M(alpha)`` (also kept as ``last_violation``)."""
         y, alpha, upper = self.y, self.alpha, self.upper
         minus_yg = -y * self.grad
-        up = np.where(y > 0, alpha < upper, alpha > 0)
-        low = np.where(y > 0, alpha > 0, alpha < upper)
+        up, low = kkt_sets(alpha, y, upper)
         self._sets = minus_yg, up, low
         self.last_violation = float(minus_yg[up].max(initial=-np.inf)
                                     - minus_yg[low].min(initial=np.inf))

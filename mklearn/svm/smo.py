@@ -71,10 +71,16 @@ def kkt_bounds(alpha, grad, y, upper):
     and the multiplier ``b`` of ``y'alpha`` (``G + b y`` satisfies the box's KKT conditions,
     ``rho = -b``) lies between them."""
     v = -y * grad
-    up = np.where(y > 0, alpha < upper, alpha > 0.0)
-    low = np.where(y > 0, alpha > 0.0, alpha < upper)
+    up, low = kkt_sets(alpha, y, upper)
     return (float(v[up].max()) if up.any() else -np.inf,
             float(v[low].min()) if low.any() else np.inf)
+
+
+def kkt_sets(alpha, y, upper):
+    """Boolean masks ``(I_up, I_low)``: the variables that can move up, and down, along y
+    (a variable fixed by ``upper_t = 0`` is in neither)."""
+    return (np.where(y > 0, alpha < upper, alpha > 0.0),
+            np.where(y > 0, alpha > 0.0, alpha < upper))
 
 
 def _midpoint(m, M):
