@@ -378,5 +378,6 @@ def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
     if sparse:
         assert all(csr is not None for _, _, csr in provider._blocks.values())
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)  # the CSR pass threaded too
     with threads.numba_threads(2):
         assert provider.rows([0, 299, 17]).tobytes() == serial.tobytes()

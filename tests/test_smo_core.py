@@ -115,6 +115,59 @@ def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
     assert on.objective == pytest.approx(off.objective, rel=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threaded_pair_step_passes_equal_the_serial_ones(dtype):
+    from mklearn.kernels.threads import numba_threads
+    from mklearn.svm import mkl_step
+
+    rng = np.random.default_rng(3)
+    m, n = 4, 6037
+    store = rng.normal(size=(3, m, n)).astype(dtype)
+    F = rng.normal(size=(m, n))
+    d = np.array([0.5, 0.0, 1.5, 0.25])
+    outputs = []
+    for blocks in (1, 2, 3, 5):  # 5: blocks of 48 samples, the last one short
+        F_t, fd, combined = F.copy(), np.empty(n), np.empty(n, dtype)
+        if blocks == 1:
+            mkl_step.update_outputs(F_t, store, 0, 2, 0.3, d, fd)
+            mkl_step.weighted_sum(d, store[1], combined)
+        else:
+            with numba_threads(2):
+                mkl_step.update_outputs_parallel(F_t, store, 0, 2, 0.3, d, fd, blocks)
+                mkl_step.weighted_sum_parallel(d, store[1], combined, blocks)
+        outputs.append((F_t, fd, combined))
+    for threaded in outputs[1:]:
+        for a, b in zip(outputs[0], threaded, strict=True):
+            assert a.tobytes() == b.tobytes()  # the same sums in the same order
+    F_serial, fd_serial, row_serial = outputs[0]
+    rows = store.astype(np.float64)
+    np.testing.assert_allclose(F_serial, F + 0.3 * (rows[0] - rows[2]), atol=1e-6)
+    np.testing.assert_allclose(fd_serial, d @ F_serial, atol=1e-12)
+    np.testing.assert_allclose(row_serial, d @ rows[1], atol=1e-5)
+
+
+def test_threaded_smo_mkl_reaches_the_serial_optimum(monkeypatch):
+    from mklearn.kernels import threads
+    from mklearn.svm import mkl_step
+
+    X, y = load_dataset("ionosphere")
+    specs, standardize = resolve_kernels("simple_mkl", X[:150])
+    bank = KernelBank(specs[::7], standardize=standardize, normalize="trace").fit(X[:150])
+    provider = KernelColumns(bank)
+    y = y[:150].astype(float)
+    serial = smo_mkl(provider, y, 20.0, LpNorm(1.5, 1.0), tol=1e-7, max_iter=5000,
+                     cache_size=0.2)
+    monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    monkeypatch.setattr(mkl_step, "MIN_BLOCK", 32)  # two blocks of 75 samples
+    with threads.numba_threads(2):
+        threaded = smo_mkl(provider, y, 20.0, LpNorm(1.5, 1.0), tol=1e-7, max_iter=5000,
+                           cache_size=0.2)
+    assert threaded.converged and serial.converged
+    assert threaded.n_iter == serial.n_iter
+    assert threaded.objective == pytest.approx(serial.objective, rel=1e-12)
+    np.testing.assert_allclose(threaded.kernel_weights, serial.kernel_weights, rtol=1e-9)
+
+
 def _svc_primal_minus_dual(K, y, C, alpha, offsets):
     """The C-SVC primal minus dual at ``alpha`` for each offset b in ``offsets``."""
     v = alpha * y

@@ -22,6 +22,7 @@ from scipy.spatial.distance import cdist
 
 from mklearn.formulation.combinations import kernel_major
 
+from . import threads
 from ._numba import (
     csr_block_arrays,
     csr_block_arrays_parallel,
@@ -192,7 +193,8 @@ class KernelColumns:
         sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
-        csr = csr_block_arrays_parallel if use_threads(inner.size) else csr_block_arrays
+        csr = (csr_block_arrays_parallel if use_threads(inner[0].size, threads.PARALLEL_MIN_POINTS)
+               else csr_block_arrays)
         for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
             Xb = Zb[indices]

@@ -16,11 +16,15 @@ from contextlib import contextmanager
 import numba
 from joblib import effective_n_jobs
 
-__all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES"]
+__all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES",
+           "PARALLEL_MIN_POINTS"]
 
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
 # 2 cores, a9a rows of 50 RBF kernels: see docs/large_scale.md)
 PARALLEL_MIN_VALUES = 200_000
+# Points below which the threaded CSR pass (inner products and distances of a block of
+# sparse points, a few non-zeros each) is slower than the serial one (a9a and w8a blocks)
+PARALLEL_MIN_POINTS = 2_000
 
 _granted = threading.local()  # threads granted to the calling thread by numba_threads
 _blas = None  # threadpoolctl's controller, made once (12 us a limit, against 240 us anew)
@@ -40,9 +44,11 @@ def numba_threads(n_jobs):
         _granted.n = granted
 
 
-def use_threads(n_values: int) -> bool:
-    """Whether a loop producing ``n_values`` values should run on numba's threads."""
-    return getattr(_granted, "n", 1) > 1 and n_values >= PARALLEL_MIN_VALUES
+def use_threads(n_values: int, minimum: int | None = None) -> bool:
+    """Whether a loop producing ``n_values`` values should run on numba's threads (from
+    ``minimum`` values on; default ``PARALLEL_MIN_VALUES``)."""
+    minimum = PARALLEL_MIN_VALUES if minimum is None else minimum
+    return getattr(_granted, "n", 1) > 1 and n_values >= minimum
 
 
 def one_blas_thread(function):

@@ -34,14 +34,14 @@ import numpy as np
 from numba import njit
 
 from mklearn.svm.mkl_step import (
-    DIAG_REFRESH,
     cubic_step_length,
     kernel_weights,
     newton_step_length,
     snap,
     update_outputs,
-    weighted_row,
+    update_outputs_parallel,
     weighted_sum,
+    weighted_sum_parallel,
 )
 
 STATUS_NEED_ROW = 0  # a row is not cached: the caller loads it and calls again
@@ -60,6 +60,14 @@ STEP_MKL = 1
 N_ACTIVE = 0  # variables active[:n_active] are in the working problem
 COUNTER = 1  # steps until the next shrinking
 UNSHRUNK = 2  # 1 once the gradient was rebuilt at a violation of 10 tol (LIBSVM's unshrink)
+READY = 3  # 1 while flags (STEP_MKL: and d, diag K(d), d'F, G) agree with alpha, g, F
+COMBINED_ROW = 4  # STEP_MKL: the sample whose row of K(d) is in row_buf (-1: none)
+NEXT_I = 5  # the i chosen before returning for a row (-2: none), kept for the next call
+# diag K(d) steers WSS2 only; it is rebuilt (a pass over m n values) once d has moved by this
+# share of ||d||_1. SMO steps against a rebuild every step: a9a rows 11,819 / 11,790, abalone
+# 8,175 / 9,579, four small sets within 3%; a rebuild every 16 steps took 11,790 -> 17,954 on
+# a9a.
+DIAG_DRIFT = 0.05
 SHRINK_EVERY = 1000  # LIBSVM's min(l, 1000)
 
 _TAU = 1e-12  # curvature used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
@@ -68,7 +76,7 @@ _TAU = 1e-12  # curvature used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
 def new_state(n_var: int):
     """``(active, state)`` with every variable active."""
     active = np.arange(n_var, dtype=np.int64)
-    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0], dtype=np.int64)
+    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0, 0, -1, -2], dtype=np.int64)
     return active, state
 
 
@@ -109,43 +117,65 @@ def _shrink(alpha, G, y, upper, active, state, m_up, m_low):
 
 
 @njit(cache=True)
-def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used, clock,
-             active, state, step_kind, F, g, d, base_diag, kind, lam, q, prior, use_cubic, tol,
-             max_steps, shrinking):
+def _combine(d, A, out, blocks):
+    """``out = sum_k d_k A[k]``, on numba's threads in ``blocks`` blocks when above 1."""
+    if blocks > 1:
+        weighted_sum_parallel(d, A, out, blocks)
+    else:
+        weighted_sum(d, A, out)
+
+
+@njit(cache=True)
+def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_diag, store,
+             slot_of, last_used, clock, active, state, step_kind, F, g, d, base_diag, kind, lam,
+             q, prior, use_cubic, tol, max_steps, shrinking, blocks):
     """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
     gradient must be rebuilt, or ``max_steps`` steps are taken.
 
-    Returns ``(status, missing_sample, steps, violation)``. With ``STEP_SVM``, ``F``, ``g``,
-    ``d``, ``base_diag`` and ``prior`` are unused; ``qdiag`` is ``diag K``. With
-    ``STEP_MKL``, ``qdiag`` is work space for ``diag K(d)``, and the per-kernel outputs
-    ``F`` stay exact on every sample (shrinking spares only the working-set search and the
-    gradient updates: the caller rebuilds ``G`` from ``d' F``).
+    Returns ``(status, missing_sample, steps, violation)``. The work arrays keep their
+    contents between the calls of one solve; ``state[READY] = 0`` (the caller's signal that
+    ``alpha``, ``g`` or ``F`` changed) has them rebuilt. ``flags`` (shape (l,), uint8) holds
+    each variable's membership of I_up and I_low.
+
+    With ``STEP_SVM``, ``fd``, ``row_buf``, ``d_diag``, ``F``, ``g``, ``d``, ``base_diag`` and
+    ``prior`` are unused; ``qdiag`` is ``diag K``. With ``STEP_MKL``, ``qdiag`` and ``fd``
+    (shape (n,)) hold ``diag K(d)`` and ``d' F``, ``d_diag`` (shape (m,)) the weights
+    ``qdiag`` was built with, ``row_buf`` (shape (n,), the store's type) the row of ``K(d)``
+    of sample ``state[COMBINED_ROW]``; the per-kernel outputs ``F`` stay exact on every
+    sample (shrinking spares only the working-set search and the gradient updates: the
+    caller rebuilds ``G`` from ``d' F``). ``blocks``: the MKL step's per-sample passes run on
+    numba's threads in that many blocks of samples (1: serially).
     """
     n_var = alpha.size
-    n = slot_of.size
     mkl = step_kind == STEP_MKL
     # combined rows are built only by the MKL step, in the store's precision (one type for
     # row_i; with single-precision base rows the combined row only steers the working set)
-    row_buf = np.empty(n if mkl else 1, dtype=store.dtype)
     row_i = row_buf
-    fd = np.empty(n if mkl else 1)
     m = F.shape[0]
     a_k = np.empty(m)
     b_k = np.empty(m)
-    if mkl:
-        kernel_weights(g, kind, lam, q, prior, d)
-        weighted_sum(d, base_diag, qdiag)
-        weighted_sum(d, F, fd)
-        for a in range(state[N_ACTIVE]):
-            t = active[a]
-            G[t] = y[t] * fd[index[t]] + linear[t]
-    flags = np.empty(n_var, dtype=np.uint8)  # _flag of every variable, kept with alpha
-    for t in range(n_var):
-        flags[t] = _flag(alpha, y, upper, t)
+    if state[READY] == 0:
+        for t in range(n_var):
+            flags[t] = _flag(alpha, y, upper, t)
+        if mkl:
+            kernel_weights(g, kind, lam, q, prior, d)
+            _combine(d, base_diag, qdiag, blocks)
+            _combine(d, F, fd, blocks)
+            d_diag[:] = d
+            for a in range(state[N_ACTIVE]):
+                t = active[a]
+                G[t] = y[t] * fd[index[t]] + linear[t]
+        state[READY] = 1
+        state[COMBINED_ROW] = -1
+        state[NEXT_I] = -2
     steps = 0
     violation = np.inf
-    # i of the next step, found while the last step updated G (one pass less per step)
-    next_i, next_up = -2, -np.inf
+    # i of the next step, found while the last step updated G (one pass less per step), or
+    # before the last call returned for a row (G has not moved since)
+    next_i, next_up = state[NEXT_I], -np.inf
+    if next_i >= 0:
+        next_up = -y[next_i] * G[next_i]
+    state[NEXT_I] = -2
     while steps < max_steps:
         n_active = state[N_ACTIVE]
         if next_i > -2:
@@ -167,12 +197,15 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
         si = index[i] if i >= 0 else -1
         slot_i = slot_of[si] if i >= 0 else -1
         if i >= 0 and slot_i < 0:
+            state[NEXT_I] = i
             return STATUS_NEED_ROW, si, steps, violation
         if i >= 0:
             clock[0] += 1
             last_used[slot_i] = clock[0]
             if mkl:
-                weighted_row(d, store, slot_i, row_buf)
+                if state[COMBINED_ROW] != si:
+                    _combine(d, store[slot_i], row_buf, blocks)
+                    state[COMBINED_ROW] = si
                 row_i = row_buf
             else:
                 row_i = store[slot_i, 0]
@@ -217,6 +250,7 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
         sj = index[j]
         slot_j = slot_of[sj]
         if slot_j < 0:
+            state[NEXT_I] = i
             return STATUS_NEED_ROW, sj, steps, violation
         clock[0] += 1
         last_used[slot_j] = clock[0]
@@ -260,7 +294,19 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
             for k in range(m):
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
-            update_outputs(F, store, slot_i, slot_j, step, d, fd)
+            state[COMBINED_ROW] = -1  # d moved
+            if blocks > 1:
+                update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks)
+            else:
+                update_outputs(F, store, slot_i, slot_j, step, d, fd)
+            drift = 0.0
+            norm = 0.0
+            for k in range(m):
+                drift += abs(d[k] - d_diag[k])
+                norm += abs(d[k])
+            if drift > DIAG_DRIFT * norm:
+                _combine(d, base_diag, qdiag, blocks)
+                d_diag[:] = d
             next_i, next_up = -1, -np.inf
             for a in range(n_active):
                 t = active[a]
@@ -271,8 +317,6 @@ def smo_loop(alpha, G, y, index, linear, upper, qdiag, store, slot_of, last_used
                     if v >= next_up:
                         next_up = v
                         next_i = t
-            if steps % DIAG_REFRESH == 0:
-                weighted_sum(d, base_diag, qdiag)
         else:
             change_i = y[i] * (alpha[i] - old_i)
             change_j = y[j] * (alpha[j] - old_j)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
-from mklearn.svm import core
+from mklearn.kernels.threads import use_threads
+from mklearn.svm import core, mkl_step
 from mklearn.svm.rows import DenseRows
 
 
@@ -137,6 +139,14 @@ def duality_gap_bound(st):
     return float(alpha @ r + upper @ np.maximum(-r, 0.0))
 
 
+def _sample_blocks(F):
+    """Blocks of samples for the SMO-MKL step's passes over ``F`` (shape (m, n)): one per
+    numba thread when threads are on and a step reads enough values, else 1 (serial)."""
+    if not use_threads(F.size):
+        return 1
+    return max(1, min(numba.get_num_threads(), F.shape[1] // mkl_step.MIN_BLOCK))
+
+
 def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None):
     """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
     solved to ``tol`` or ``max_steps`` steps are spent: load missing rows into ``rows``, and
@@ -152,16 +162,22 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
     extra = _NO_MKL if mkl is None else mkl
     qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
+    fd = np.empty(1 if mkl is None else st.n_samples)
+    row_buf = np.empty(1 if mkl is None else st.n_samples, dtype=rows.store.dtype)
+    d_diag = np.zeros(1 if mkl is None else mkl[0].shape[0])
+    flags = np.empty(st.signs.size, dtype=np.uint8)
+    st.state[core.READY] = 0  # the caller may have changed alpha, g or F since the last call
+    blocks = _sample_blocks(mkl[0]) if mkl is not None else 1
     total, violation, n_var = 0, np.inf, st.signs.size
     checks = gap is not None and mkl is None
     every = min(GAP_CHECK_STEPS, n_var)
     next_check = every if checks else max_steps
     while True:
         status, missing, steps, violation = core.smo_loop(
-            st.alpha, st.G, st.signs, st.index, st.linear, st.upper, qdiag, rows.store,
-            rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
+            st.alpha, st.G, st.signs, st.index, st.linear, st.upper, flags, qdiag, fd, row_buf,
+            d_diag, rows.store, rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
             step_kind, *extra, float(tol), int(min(max_steps, next_check) - total),
-            bool(shrinking),
+            bool(shrinking), blocks,
         )
         total += steps
         if status == core.STATUS_NEED_ROW:
