@@ -95,13 +95,17 @@ def test_row_cache_refuses_a_budget_below_two_rows():
         RowKernels(provider, cache_size=0.002)
 
 
-@pytest.mark.parametrize("regularizer", [LpNorm(1.5, 1.0), LpNorm(2.0, 0.5), KLDivergence(2.0)])
-def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
+def _ionosphere_rows():
+    """150 ionosphere points, labels as floats, and rows of 64 SimpleMKL kernels on them."""
     X, y = load_dataset("ionosphere")
     specs, standardize = resolve_kernels("simple_mkl", X[:150])
     bank = KernelBank(specs[::7], standardize=standardize, normalize="trace").fit(X[:150])
-    provider = KernelColumns(bank)
-    y = y[:150].astype(float)
+    return X, y[:150].astype(float), KernelColumns(bank)
+
+
+@pytest.mark.parametrize("regularizer", [LpNorm(1.5, 1.0), LpNorm(2.0, 0.5), KLDivergence(2.0)])
+def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
+    X, y, provider = _ionosphere_rows()
     on = smo_mkl(provider, y, 20.0, regularizer, tol=1e-7, max_iter=5000, shrinking=True)
     off = smo_mkl(provider, y, 20.0, regularizer, tol=1e-7, max_iter=5000, shrinking=False)
     assert on.converged and off.converged
@@ -150,11 +154,7 @@ def test_threaded_smo_mkl_reaches_the_serial_optimum(monkeypatch):
     from mklearn.kernels import threads
     from mklearn.svm import mkl_step
 
-    X, y = load_dataset("ionosphere")
-    specs, standardize = resolve_kernels("simple_mkl", X[:150])
-    bank = KernelBank(specs[::7], standardize=standardize, normalize="trace").fit(X[:150])
-    provider = KernelColumns(bank)
-    y = y[:150].astype(float)
+    X, y, provider = _ionosphere_rows()
     serial = smo_mkl(provider, y, 20.0, LpNorm(1.5, 1.0), tol=1e-7, max_iter=5000,
                      cache_size=0.2)
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
@@ -166,6 +166,24 @@ def test_threaded_smo_mkl_reaches_the_serial_optimum(monkeypatch):
     assert threaded.n_iter == serial.n_iter
     assert threaded.objective == pytest.approx(serial.objective, rel=1e-12)
     np.testing.assert_allclose(threaded.kernel_weights, serial.kernel_weights, rtol=1e-9)
+
+
+def test_a_fresh_process_runs_the_cached_loop_first():
+    """The SMO loop links threaded passes; loaded from numba's cache before anything else
+    started numba's threading layer, it crashed (numba issue #8578). The first run may
+    compile and cache it, the second loads it."""
+    import subprocess
+    import sys
+
+    script = ("import numpy as np\n"
+              "from mklearn.svm import solve_qp\n"
+              "K = np.eye(4) + 0.5\n"
+              "y = np.array([1.0, -1.0, 1.0, -1.0])\n"
+              "print(solve_qp(K, y, -np.ones(4), np.ones(4)).alpha.sum())\n")
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
 
 
 def _svc_primal_minus_dual(K, y, C, alpha, offsets):

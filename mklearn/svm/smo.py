@@ -159,6 +159,10 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     variables are shrunk and the stale one says so).
     Returns ``(converged, steps, violation)``.
     """
+    # numba starts its threading layer when a parallel function is compiled or called from
+    # Python, not when a cached serial one that calls parallel passes (smo_loop) is loaded:
+    # without this, such a load crashes (numba issue #8578). get_num_threads starts it.
+    numba.get_num_threads()
     step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
     extra = _NO_MKL if mkl is None else mkl
     qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
