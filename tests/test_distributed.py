@@ -230,6 +230,10 @@ def test_estimator_under_the_dask_backend(client, solver, regularizer):
     with get_task_stream(client) as stream:
         local = MKLClassifier(**params).fit(X, y)
     assert not stream.data  # outside the backend nothing goes to the cluster
+    with joblib.parallel_config(backend="dask"):
+        # a worker the nanny has just restarted (an earlier test kills one) first imports
+        # and loads the compiled passes; a short fit can end before its first task does
+        MKLClassifier(n_jobs=-1, **params).fit(X, y)
     with joblib.parallel_config(backend="dask"), get_task_stream(client) as stream:
         remote = MKLClassifier(n_jobs=-1, **params).fit(X, y)
     assert remote.kernel_storage_ == "rows"
