@@ -126,6 +126,15 @@ def _combine(d, A, out, blocks):
 
 
 @njit(cache=True)
+def _update(F, store, slot_i, slot_j, step, d, fd, blocks):
+    """:func:`~mklearn.svm.mkl_step.update_outputs`, on numba's threads when ``blocks`` > 1."""
+    if blocks > 1:
+        update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks)
+    else:
+        update_outputs(F, store, slot_i, slot_j, step, d, fd)
+
+
+@njit(cache=True)
 def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_diag, store,
              slot_of, last_used, clock, active, state, step_kind, F, g, d, base_diag, kind, lam,
              q, prior, use_cubic, tol, max_steps, shrinking, blocks):
@@ -295,10 +304,7 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
             state[COMBINED_ROW] = -1  # d moved
-            if blocks > 1:
-                update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks)
-            else:
-                update_outputs(F, store, slot_i, slot_j, step, d, fd)
+            _update(F, store, slot_i, slot_j, step, d, fd, blocks)
             drift = 0.0
             norm = 0.0
             for k in range(m):
