@@ -229,6 +229,20 @@ def support_product(matrix, v, support):
 
 
 @njit(cache=True)
+def rows_product(rows, slots, weights):
+    """``sum_a weights[a] rows[slots[a]]`` for ``rows`` of shape (r, n) (float64 or float32),
+    shape (n,) float64: a product over cached rows, with no copy of them."""
+    n = rows.shape[1]
+    out = np.zeros(n)
+    for a in range(slots.shape[0]):
+        w = weights[a]
+        row = rows[slots[a]]
+        for j in range(n):
+            out[j] += w * row[j]
+    return out
+
+
+@njit(cache=True)
 def fill_blocks(stack_km, kernels, slots, index, w_old, w, blocks):
     """``blocks[slots[t], a, b] = stack_km[kernels[t], index[a], index[b]]`` for ``a, b < w``
     where ``a >= w_old`` or ``b >= w_old`` (the entries already there are kept): the

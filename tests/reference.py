@@ -13,25 +13,27 @@ def _factor(K: np.ndarray) -> np.ndarray:
     return V[:, keep] * np.sqrt(w[keep])
 
 
-def _dual_setup(stack, y, C):
+def _dual_setup(stack, y, C, scale=1.0):
+    """``(alpha, g, constraints)`` with ``alpha = scale beta``, ``0 <= beta <= C / scale``,
+    and ``g_k = scale^2 h_k >= alpha' Y K_k Y alpha`` (the solver's variables beta and h)."""
     n, _, m = stack.shape
-    alpha = cp.Variable(n)
-    g = cp.Variable(m)
-    cons = [alpha >= 0, alpha <= C, y @ alpha == 0]
+    beta = cp.Variable(n)
+    h = cp.Variable(m)
+    cons = [beta >= 0, beta <= C / scale, y @ beta == 0]
     for k in range(m):
         L = _factor(stack[:, :, k])
-        cons.append(cp.sum_squares(L.T @ cp.multiply(y, alpha)) <= g[k])
-    return alpha, g, cons
+        cons.append(cp.sum_squares(L.T @ cp.multiply(y, beta)) <= h[k])
+    return scale * beta, scale**2 * h, cons
 
 
 def l1_mkl_optimum(stack, y, C) -> float:
-    """``max_alpha 1'alpha - 1/2 max_k alpha' Y K_k Y alpha`` (l1 simplex MKL, as an SOCP)."""
-    alpha, g, cons = _dual_setup(stack, y, C)
+    """``max_alpha 1'alpha - 1/2 max_k alpha' Y K_k Y alpha`` (l1 simplex MKL, as an SOCP),
+    solved for ``alpha / C`` (variables of order 1: on pima at C = 100, alpha itself left
+    Clarabel's optimum 1.9e-6 relative below the certified one)."""
+    alpha, g, cons = _dual_setup(stack, y, C, scale=C)
     t = cp.Variable()
     cons.append(g <= t)
-    prob = cp.Problem(cp.Maximize(cp.sum(alpha) - t / 2), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    return float(prob.value)
+    return C * _solve_max((cp.sum(alpha) - t / 2) / C, cons)
 
 
 def lp_mkl_optimum(stack, y, C, p, lam) -> float:
@@ -40,9 +42,7 @@ def lp_mkl_optimum(stack, y, C, p, lam) -> float:
     alpha, g, cons = _dual_setup(stack, y, C)
     s = cp.Variable(nonneg=True)
     cons.append(cp.pnorm(g, q) <= s)
-    prob = cp.Problem(cp.Maximize(cp.sum(alpha) - cp.square(s) / (8 * lam)), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
-    return float(prob.value)
+    return _solve_max(cp.sum(alpha) - cp.square(s) / (8 * lam), cons)
 
 
 def _solve_max(objective, cons) -> float:

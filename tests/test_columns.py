@@ -303,8 +303,8 @@ def test_estimator_passes_a_column_provider(monkeypatch, precomputed):
 
 
 @pytest.mark.parametrize("name", ["rbf", "polynomial", "feature_subsets", "mixed_blocks"])
-def test_sparse_points_use_csr_and_match_full_stack(name):
-    """Mostly-zero data (as LIBSVM's a9a) takes the CSR inner products; same entries."""
+def test_sparse_points_use_csc_and_match_full_stack(name):
+    """Mostly-zero data (as LIBSVM's a9a) takes the CSC inner products; same entries."""
     rng = np.random.default_rng(5)
     X_sparse = (rng.uniform(size=(40, 5)) < 0.15) * rng.uniform(1, 2, size=(40, 5))
     bank = KernelBank(SPEC_SETS[name])
@@ -363,8 +363,8 @@ def test_vectorised_exp_of_the_float64_rbf_rows(parallel):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
-    """The same bits on numba's threads, for dense points and for mostly-zero ones (the CSR
-    inner products and distances, split by points)."""
+    """The same bits on numba's threads, for dense points and for mostly-zero ones (the CSC
+    inner products and distances, split by query rows)."""
     from mklearn.kernels import threads
 
     rng = np.random.default_rng(4)
@@ -376,8 +376,78 @@ def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
     provider = KernelColumns(KernelBank(specs).fit(points))
     serial = provider.rows([0, 299, 17])
     if sparse:
-        assert all(csr is not None for _, _, csr in provider._blocks.values())
+        assert all(csc is not None for _, _, csc in provider._blocks.values())
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
-    monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)  # the CSR pass threaded too
+    monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)  # the scatter pass threaded too
     with threads.numba_threads(2):
         assert provider.rows([0, 299, 17]).tobytes() == serial.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("threaded", [False, True])
+def test_row_dots_are_each_row_against_its_own_vector(dtype, threaded, monkeypatch):
+    """``row_dots`` (the RBF rows never stored; other kernels, and a float32 bank, through
+    their rows) equals the rows times their vectors, for every kernel or a subset in any
+    order, on one thread or several."""
+    from mklearn.kernels import threads
+
+    specs = SPEC_SETS["mixed_blocks"] + SPEC_SETS["single_features"]
+    provider = KernelColumns(KernelBank(specs, dtype=dtype).fit(X))
+    indices = np.array([4, 0, 22, 4, 9])
+    V = np.random.default_rng(3).normal(size=(indices.size, X.shape[0]))
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    for kernels in (None, np.array([6, 0, 2])):
+        expected = np.einsum("taj,aj->ta", provider.rows(indices, kernels), V)
+        with threads.numba_threads(2 if threaded else 1):
+            _close(provider.row_dots(indices, kernels, V), expected)
+
+
+def test_cache_loads_many_rows_into_free_then_least_recent_slots():
+    """``load_many`` fills new slots first, then recycles the least recently used ones (never
+    those just loaded), in calls of at most ``LOAD_MANY_BYTES`` of rows."""
+    from mklearn.kernels import cache as cache_module
+
+    provider = _CountingProvider()
+    row_bytes = 8 * 4 * 50
+    cache = RowCache(provider, cache_size=5.5 * row_bytes / 2**20)
+    cache.get(7)
+    cache.get(8)
+    cache.get(7)  # 8 is now the least recently used
+    cache_module_batch = cache_module.LOAD_MANY_BYTES
+    try:
+        cache_module.LOAD_MANY_BYTES = 2 * row_bytes
+        cache.load_many([1, 2, 3, 4])  # 3 new slots, then 8's
+    finally:
+        cache_module.LOAD_MANY_BYTES = cache_module_batch
+    assert provider.calls[2:] == [[1, 2], [3, 4]]
+    assert 8 not in cache and all(i in cache for i in (7, 1, 2, 3, 4))
+    for i in (7, 1, 2, 3, 4):
+        assert cache.get(i)[0, 0] == i
+    assert cache.misses == 6 and len(cache) == cache.capacity == 5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("threaded", [False, True])
+def test_combined_rows_are_the_weighted_sum_of_the_rows(dtype, threaded, monkeypatch):
+    """``combined_rows`` (the RBF kernels summed as evaluated, in column chunks; the others
+    and a float32 bank through their rows) equals the weighted sum of the kernels' rows."""
+    from mklearn.kernels import _numba, threads
+
+    specs = SPEC_SETS["mixed_blocks"] + SPEC_SETS["single_features"]
+    provider = KernelColumns(KernelBank(specs, dtype=dtype).fit(X))
+    indices = np.array([4, 0, 22, 4, 9])
+    kernels = np.array([6, 0, 2, 4, 9])
+    weights = np.array([0.5, 0.25, 2.0, 1.0, 0.125])
+    expected = np.tensordot(weights, provider.rows(indices, kernels), axes=(0, 0))
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        _close(provider.combined_rows(indices, kernels, weights), expected)
+    # rows longer than one column chunk of the numba loop
+    points = np.random.default_rng(6).normal(size=(2 * _numba.COMBINE_CHUNK + 5, 3))
+    provider = KernelColumns(KernelBank([RBF(gamma=0.2), RBF(gamma=1.0, features=(0, 2)),
+                                         RBF(gamma=3.0, features=1)]).fit(points))
+    expected = np.tensordot(weights[:3], provider.rows([1, 7], [2, 0, 1]), axes=(0, 0))
+    with threads.numba_threads(2 if threaded else 1):
+        _close(provider.combined_rows([1, 7], [2, 0, 1], weights[:3]), expected)

@@ -135,3 +135,49 @@ def test_one_class_rejects_nu_outside_the_unit_interval():
 
     with pytest.raises(ValueError, match=r"nu must lie in \(0, 1\]"):
         one_class_dual(np.eye(3), 0.0)
+
+
+def test_cached_rows_products_load_missing_rows_or_read_the_source():
+    """``K v`` through the row cache: the support's missing rows loaded together when they fit,
+    the source's product otherwise; both equal the dense product."""
+    from mklearn.kernels import KernelBank
+    from mklearn.kernels.columns import KernelColumns
+    from mklearn.kernels.operator import RowKernels
+    from mklearn.svm.rows import CombinedRows
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    bank = KernelBank([RBF(gamma=0.3), RBF(gamma=2.0, features=1)]).fit(X)
+    stack = bank.fit_transform(X)
+    d = np.array([0.7, 0.3])
+    operator = RowKernels(KernelColumns(bank), cache_size=1.0)
+    v = np.zeros(40)
+    v[rng.choice(40, 12, replace=False)] = rng.normal(size=12)
+    for rows_mb in (1.0, 2 * 8 * 40 / 2**20):  # every row fits / two rows only
+        K = CombinedRows(operator, d, rows_mb)
+        K.load(3)
+        np.testing.assert_allclose(K.matvec(v), stack @ d @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_outputs_from_the_solve_gradient_are_the_product():
+    """``f = K v`` read off a solve's gradient (C-SVC, SVR's 2n variables, one-class) equals
+    the product with K, and so does the primal value computed from it."""
+    from mklearn.formulation.losses import (
+        ClassificationTask,
+        OneClassTask,
+        RegressionTask,
+        kernel_outputs,
+    )
+
+    K, y = _kernel("sonar", RBF(sigma=2.0))
+    target = np.linspace(-1.0, 1.0, y.size)
+    for task in (ClassificationTask(y, np.full(y.size, 3.0)),
+                 RegressionTask(target, np.full(y.size, 3.0), 0.1),
+                 OneClassTask(y.size, 0.3)):
+        alpha0 = task.initial_alpha() if hasattr(task, "initial_alpha") else None
+        qp = task.solve(K, alpha0, 1e-3)
+        f = K @ task.coefficients(qp.alpha)
+        np.testing.assert_allclose(kernel_outputs(task, K, qp.alpha, qp.grad), f,
+                                   rtol=1e-9, atol=1e-9 * np.abs(f).max())
+        np.testing.assert_allclose(task.primal(K, qp.alpha, qp.grad), task.primal(K, qp.alpha),
+                                   rtol=1e-9)

@@ -97,9 +97,11 @@ def test_newton_phase_reaches_the_same_optimum(problem):
         assert model.duality_gap_ <= 1e-6 * abs(model.objective_) * 1.0001
 
 
-def test_trials_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
-    """Line-search trials whose SMO stops on its duality gap (not its KKT test) still give the
-    reference optimum and an honest certificate."""
+def test_solves_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
+    """SVM solves whose SMO stops on its duality gap (not its KKT test) still give the
+    reference optimum and an honest certificate (the SVM gap allowed raised tenfold, so that
+    many solves stop on it)."""
+    import mklearn.solvers.spg as spg
     import mklearn.svm.smo as smo
 
     stack, y = _problem("liver-disorders", n=200)
@@ -113,12 +115,13 @@ def test_trials_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
         return result
 
     monkeypatch.setattr(smo, "GAP_CHECK_STEPS", 20)
+    monkeypatch.setattr(spg, "PRECISE_SHARE", 1.0)
     monkeypatch.setattr(smo, "run_smo", recording)
     C = 100.0
     model = MKLClassifier(kernels="precomputed", solver="spg", regularizer="l1", C=C,
                           tol=1e-4, max_iter=3000,  # every step a line search
                           solver_options={"second_order": False}).fit(stack, y)
-    assert stopped, "no trial stopped on its duality gap"
+    assert stopped, "no solve stopped on its duality gap"
     optimum = l1_mkl_optimum(stack, y, C)
     assert model.objective_ == pytest.approx(optimum, rel=2e-4)
     exact = _exact_objective(stack, y, C, model.kernel_weights_, 0.0)

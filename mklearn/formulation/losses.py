@@ -45,10 +45,22 @@ def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
     return float(b_sorted[min(t, b_sorted.size - 1)])
 
 
-def svm_primal(K: np.ndarray, alpha: np.ndarray, y: np.ndarray, cost: np.ndarray):
-    """SVM primal value at ``w = sum_i alpha_i y_i phi(x_i)`` and the best bias; returns (P, b)."""
+def kernel_outputs(task, K, alpha, grad=None):
+    """``f = K v`` (shape (n,)), ``v = task.coefficients(alpha)``: from the QP's gradient
+    ``grad = signs * f[index] + linear`` when given (an SVM solve returns it: no product with
+    ``K``, which on many points computes every support vector's row), else ``K @ v``."""
+    if grad is None:
+        return K @ task.coefficients(alpha)
+    f = np.zeros(int(task.index.max()) + 1)
+    f[task.index] = task.signs * (np.asarray(grad, dtype=np.float64) - task.linear)
+    return f
+
+
+def svm_primal(K: np.ndarray, alpha: np.ndarray, y: np.ndarray, cost: np.ndarray, f=None):
+    """SVM primal value at ``w = sum_i alpha_i y_i phi(x_i)`` and the best bias; returns (P, b).
+    ``f = K (alpha y)`` when known."""
     v = alpha * y
-    f = K @ v
+    f = K @ v if f is None else f
     b = best_hinge_bias(f, y, cost)
     hinge = np.maximum(0.0, 1.0 - y * (f + b))
     return 0.5 * float(v @ f) + float(cost @ hinge), b
@@ -84,9 +96,10 @@ class ClassificationTask:
         bias = best_hinge_bias(f, self.y, self.cost)
         return float(self.cost @ np.maximum(0.0, 1.0 - self.y * (f + bias))), bias
 
-    def primal(self, K, alpha):
-        """(primal value at ``w = sum_i v_i phi(x_i)`` and the best bias, that bias)."""
-        return svm_primal(K, alpha, self.y, self.cost)
+    def primal(self, K, alpha, grad=None):
+        """(primal value at ``w = sum_i v_i phi(x_i)`` and the best bias, that bias);
+        ``grad``: the QP's gradient at alpha (see :func:`kernel_outputs`)."""
+        return svm_primal(K, alpha, self.y, self.cost, kernel_outputs(self, K, alpha, grad))
 
 
 class RegressionTask:
@@ -124,10 +137,11 @@ class RegressionTask:
         loss = np.maximum(0.0, np.abs(self.y - f - bias) - self.epsilon)
         return float(self.cost @ loss), bias
 
-    def primal(self, K, alpha):
-        """``1/2 v'Kv`` plus :meth:`loss` at ``f = K v``; returns (value, b)."""
+    def primal(self, K, alpha, grad=None):
+        """``1/2 v'Kv`` plus :meth:`loss` at ``f = K v``; returns (value, b). ``grad``: the
+        QP's gradient at alpha (see :func:`kernel_outputs`)."""
         v = self.coefficients(alpha)
-        f = K @ v
+        f = kernel_outputs(self, K, alpha, grad)
         loss, bias = self.loss(f)
         return 0.5 * float(v @ f) + loss, bias
 
@@ -181,9 +195,10 @@ class OneClassTask:
         rho = best_one_class_offset(f, self.nu)
         return -self.nu * f.size * rho + float(np.maximum(0.0, rho - f).sum()), -rho
 
-    def primal(self, K, alpha):
-        """``1/2 v'Kv`` plus :meth:`loss` at ``f = K v``; returns (value, -rho)."""
-        f = K @ alpha
+    def primal(self, K, alpha, grad=None):
+        """``1/2 v'Kv`` plus :meth:`loss` at ``f = K v``; returns (value, -rho). ``grad``:
+        the QP's gradient at alpha (see :func:`kernel_outputs`)."""
+        f = kernel_outputs(self, K, alpha, grad)
         loss, bias = self.loss(f)
         return 0.5 * float(alpha @ f) + loss, bias
 

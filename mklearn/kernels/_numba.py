@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from .specs import KIND_LINEAR as _LINEAR
 from .specs import KIND_POLYNOMIAL as _POLYNOMIAL
@@ -246,15 +246,11 @@ def rbf_exponents(sq, block_of, neg_gammas, log_scales, out):
 
 
 @njit(cache=True, inline="always")
-def _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits):
-    """Row ``a`` of RBF kernel ``t`` (``task = t * n_rows + a``): ``out[targets[t], a] =
-    factors[t] * exp(neg_gammas[t] * sq[block_of[t], a])`` in three vectorisable loops (the
-    reduced exp; 2^k added to the exponent bits, ``out_bits`` being ``out.view(int64)``; the
-    factor, 0 below ``EXP_MIN``)."""
-    t = task // sq.shape[1]
-    a = task - t * sq.shape[1]
-    s, g, f, n = sq[block_of[t], a], neg_gammas[t], factors[t], sq.shape[2]  # scalars first:
-    row, row_bits = out[targets[t], a], out_bits[targets[t], a]  # out may alias the inputs
+def _rbf_values(s, g, f, row, row_bits):
+    """``row[j] = f * exp(g * s[j])`` in three vectorisable loops (the reduced exp; 2^k added
+    to the exponent bits, ``row_bits`` being ``row.view(int64)``; the factor, 0 below
+    ``EXP_MIN``)."""
+    n = s.shape[0]
     for j in range(n):
         row[j] = _exp_reduced(max(g * s[j], EXP_MIN))
     for j in range(n):
@@ -264,7 +260,17 @@ def _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits):
         row[j] = row[j] * f if g * s[j] >= EXP_MIN else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
+def _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits):
+    """Row ``a`` of RBF kernel ``t`` (``task = t * n_rows + a``): ``out[targets[t], a] =
+    factors[t] * exp(neg_gammas[t] * sq[block_of[t], a])``."""
+    t = task // sq.shape[1]
+    a = task - t * sq.shape[1]
+    s, g, f = sq[block_of[t], a], neg_gammas[t], factors[t]  # scalars first:
+    _rbf_values(s, g, f, out[targets[t], a], out_bits[targets[t], a])  # out may alias inputs
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
 def rbf_rows(sq, block_of, neg_gammas, factors, targets, out, out_bits):
     """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * sq[block_of[t], a])`` for every
     RBF kernel t and row a (float64, to about one unit in the last place of the scalar
@@ -273,38 +279,131 @@ def rbf_rows(sq, block_of, neg_gammas, factors, targets, out, out_bits):
         _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
 def rbf_rows_parallel(sq, block_of, neg_gammas, factors, targets, out, out_bits):
     """:func:`rbf_rows` with the (kernel, row) pairs split over numba's threads."""
     for task in prange(block_of.shape[0] * sq.shape[1]):
         _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
 
 
+@njit(cache=True, fastmath={"reassoc"})
+def _dot(x, y):
+    """``x @ y`` for 1-D float64 arrays, summed in vector lanes (reassociated: LLVM
+    vectorises the sum; the same bits for the same inputs on one machine)."""
+    acc = 0.0
+    for j in range(x.shape[0]):
+        acc += x[j] * y[j]
+    return acc
+
+
 @njit(cache=True, inline="always")
-def _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
-    """Point j (row j of the CSR points) against every query row: the inner products in the
-    CSR row's order (as scipy's product) and, with ``want_sq``, the squared distances
+def _rbf_dots(first, stop, sq, block_of, neg_gammas, factors, V, out):
+    """``out[t, a] = factors[t] * (exp(neg_gammas[t] * sq[block_of[t], a]) @ V[a])`` for the
+    tasks ``t * n_rows + a`` in ``[first, stop)``, each row evaluated into one work row."""
+    row = np.empty(sq.shape[2])
+    row_bits = row.view(np.int64)
+    for task in range(first, stop):
+        t = task // sq.shape[1]
+        a = task - t * sq.shape[1]
+        _rbf_values(sq[block_of[t], a], neg_gammas[t], 1.0, row, row_bits)
+        out[t, a] = factors[t] * _dot(row, V[a])
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def rbf_row_dots(sq, block_of, neg_gammas, factors, V, out):
+    """``out[t, a] = factors[t] * sum_j exp(neg_gammas[t] * sq[block_of[t], a, j]) V[a, j]``:
+    each RBF row against its own vector, the row never stored (shapes: sq (blocks, rows, n),
+    V (rows, n), out (kernels, rows))."""
+    _rbf_dots(0, block_of.shape[0] * sq.shape[1], sq, block_of, neg_gammas, factors, V, out)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
+def rbf_row_dots_parallel(sq, block_of, neg_gammas, factors, V, out):
+    """:func:`rbf_row_dots` with the (kernel, row) pairs split over numba's threads."""
+    n_tasks = block_of.shape[0] * sq.shape[1]
+    parts = min(n_tasks, 4 * get_num_threads())
+    for part in prange(parts):
+        _rbf_dots(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, block_of,
+                  neg_gammas, factors, V, out)
+
+
+COMBINE_CHUNK = 2048  # columns of one task of rbf_combined_rows (its work row stays in cache)
+
+
+@njit(cache=True, inline="always")
+def _rbf_combine(first, stop, sq, block_of, neg_gammas, factors, out):
+    """Tasks ``a * n_chunks + c`` in ``[first, stop)``: columns ``c`` (chunks of
+    ``COMBINE_CHUNK``) of ``out[a] = sum_t factors[t] exp(neg_gammas[t] sq[block_of[t], a])``,
+    each kernel evaluated into one work row and added in kernel order."""
+    n = sq.shape[2]
+    n_chunks = (n + COMBINE_CHUNK - 1) // COMBINE_CHUNK
+    work = np.empty(COMBINE_CHUNK)
+    work_bits = work.view(np.int64)
+    for task in range(first, stop):
+        a = task // n_chunks
+        c0 = (task - a * n_chunks) * COMBINE_CHUNK
+        c1 = min(n, c0 + COMBINE_CHUNK)
+        target = out[a, c0:c1]
+        row, row_bits = work[:c1 - c0], work_bits[:c1 - c0]
+        target[:] = 0.0
+        for t in range(block_of.shape[0]):
+            _rbf_values(sq[block_of[t], a, c0:c1], neg_gammas[t], factors[t], row, row_bits)
+            for j in range(c1 - c0):
+                target[j] += row[j]
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def rbf_combined_rows(sq, block_of, neg_gammas, factors, out):
+    """``out[a, j] = sum_t factors[t] exp(neg_gammas[t] sq[block_of[t], a, j])``: rows of a
+    weighted sum of RBF kernels, the kernels' own rows never stored (shapes: sq (blocks, rows,
+    n), out (rows, n))."""
+    n_chunks = (sq.shape[2] + COMBINE_CHUNK - 1) // COMBINE_CHUNK
+    _rbf_combine(0, sq.shape[1] * n_chunks, sq, block_of, neg_gammas, factors, out)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
+def rbf_combined_rows_parallel(sq, block_of, neg_gammas, factors, out):
+    """:func:`rbf_combined_rows` with the (row, column chunk) tasks split over numba's
+    threads."""
+    n_tasks = sq.shape[1] * ((sq.shape[2] + COMBINE_CHUNK - 1) // COMBINE_CHUNK)
+    parts = min(n_tasks, 4 * get_num_threads())
+    for part in prange(parts):
+        _rbf_combine(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, block_of,
+                     neg_gammas, factors, out)
+
+
+@njit(cache=True, inline="always")
+def _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq):
+    """Query row a against every point: ``inner[a, j] = queries[a] . z_j`` summed over the
+    features both have, ascending (the order of a sparse product over the point's),
+    each feature's column of points scattered; with ``want_sq``, the squared distances
     ``max((-2 x'z + ||x||^2) + ||z||^2, 0)`` (as the numpy passes of the row path)."""
-    start, stop, zj = indptr[j], indptr[j + 1], z_sq[j]
-    for a in range(queries.shape[0]):
-        acc = 0.0
-        for p in range(start, stop):
-            acc += data[p] * queries[a, indices[p]]
-        inner[a, j] = acc
-        if want_sq:
-            sq[a, j] = max(acc * -2.0 + q_sq[a] + zj, 0.0)
+    acc = inner[a]
+    acc[:] = 0.0
+    for f in range(queries.shape[1]):
+        q = queries[a, f]
+        if q != 0.0:
+            for p in range(colptr[f], colptr[f + 1]):
+                acc[rowidx[p]] += vals[p] * q
+    if want_sq:
+        out, qa = sq[a], q_sq[a]
+        for j in range(acc.shape[0]):
+            out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
 
 
 @njit(cache=True, nogil=True)
-def csr_block_arrays(indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
-    """Inner products ``inner[a, j] = queries[a] . z_j`` of dense query rows with CSR points
-    and (``want_sq``) their squared distances ``sq[a, j]``; shapes (rows, n)."""
-    for j in range(indptr.shape[0] - 1):
-        _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq)
+def csc_block_arrays(colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq):
+    """Inner products ``inner[a, j] = queries[a] . z_j`` of dense query rows with points given
+    by their CSC arrays and (``want_sq``) their squared distances ``sq[a, j]``; shapes (rows,
+    n). Each query row scatters the columns of its non-zero features: work ``sum_f
+    nnz(column f)`` over those features, where a pass over the points reads every one's
+    non-zeros."""
+    for a in range(queries.shape[0]):
+        _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def csr_block_arrays_parallel(indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq):
-    """:func:`csr_block_arrays` with the points split over numba's threads."""
-    for j in prange(indptr.shape[0] - 1):
-        _csr_point(j, indptr, indices, data, queries, q_sq, z_sq, inner, sq, want_sq)
+def csc_block_arrays_parallel(colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq):
+    """:func:`csc_block_arrays` with the query rows split over numba's threads."""
+    for a in prange(queries.shape[0]):
+        _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq)

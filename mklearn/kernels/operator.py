@@ -84,9 +84,18 @@ class RowKernels:
         self._combined_mb = max(min(0.5 * budget, 8.0 * n * n), 2 * 8.0 * n) / MB
         self.base = RowCache(provider, float(cache_size) - self._combined_mb)
         self._diagonal = None
+        self._cache_size = float(cache_size)
 
     def __repr__(self) -> str:
         return f"RowKernels(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
+
+    def subset(self, indices) -> RowKernels | None:
+        """The same kernels on the points ``indices`` only, with the same cache budget; None
+        when the provider cannot restrict itself to some points (``restricted``)."""
+        restricted = getattr(self.provider, "restricted", None)
+        if restricted is None:
+            return None
+        return RowKernels(restricted(np.asarray(indices, dtype=np.int64)), self._cache_size)
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]``, float64 of shape (m, n)."""
@@ -124,6 +133,16 @@ class RowKernels:
             rows = np.tensordot(weights, self.base.store[np.ix_(slots, kernels)], axes=(0, 1))
             return rows[:, indices] if restrict else rows
         return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict)
+
+    def combined_products(self, v, kernels, weights) -> np.ndarray:
+        """``sum_t weights[t] K_{kernels[t]} v`` over the support of v, shape (n,): from the
+        support's rows of the weighted sum (:func:`mklearn.kernels.passes.weighted_products`),
+        each inner product or distance computed once for every kernel."""
+        v = np.asarray(v, dtype=np.float64)
+        support = np.flatnonzero(v)
+        return passes.weighted_products(
+            self.provider, support, v[support],
+            (np.asarray(kernels, dtype=np.int64), np.asarray(weights, dtype=np.float64)))
 
     def combined_diagonal(self, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] diag K_{kernels[t]}``, shape (n,). With few kernels active and

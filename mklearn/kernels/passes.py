@@ -94,11 +94,21 @@ def quadratic_terms(provider, support, v_s, kernels=None):
         v_band, v_rest = v_s[r0:r1], v_s[r1:]
         columns = np.arange(r1 - r0)
         step_rows, step_kernels = _chunks(picked.size, r1 - r0, source.n_samples)
+        row_dots = getattr(source, "row_dots", None)
         for a0 in range(0, r1 - r0, step_rows):
             rows = columns[a0:a0 + step_rows]
             # within the band: 2 above the diagonal, 1 on it, 0 below
             weight = (2.0 * (columns[None, :] > rows[:, None])
                       + (columns[None, :] == rows[:, None]))
+            if row_dots is not None:  # each row against its weighted v, rows never stored
+                V = np.empty((rows.size, source.n_samples))
+                np.multiply(weight, v_band, out=V[:, :r1 - r0])
+                V[:, r1 - r0:] = 2.0 * v_rest
+                for k0 in range(0, picked.size, max(1, CHUNK_BYTES // (8 * rows.size))):
+                    chunk = picked[k0:k0 + max(1, CHUNK_BYTES // (8 * rows.size))]
+                    t = row_dots(rows, chunk, V)
+                    g[k0:k0 + chunk.size] += (t * v_band[rows]).sum(axis=1)
+                continue
             for k0 in range(0, picked.size, step_kernels):
                 block = _rows(source, rows, picked[k0:k0 + step_kernels], buffer)
                 inner = product.take((block.shape[0], rows.size, r1 - r0))
@@ -140,6 +150,12 @@ def weighted_rows(provider, indices, kernel_weights, restrict=False):
     step_rows, step_kernels = _chunks(picked.size, indices.size, source.n_samples)
     width = indices.size if restrict else source.n_samples
     out = np.zeros((indices.size, width))
+    combined = getattr(source, "combined_rows", None)
+    if combined is not None:  # every kernel of a row chunk at once, summed as evaluated
+        for r0 in range(0, indices.size, step_rows):
+            out[r0:r0 + step_rows] = combined(positions[r0:r0 + step_rows], picked,
+                                              weights)[:, columns]
+        return out
     buffer = _Buffer()
     for k0 in range(0, picked.size, step_kernels):
         chunk = picked[k0:k0 + step_kernels]
@@ -162,5 +178,11 @@ def weighted_diagonal(provider, kernel_weights):
 
 
 def weighted_products(provider, support, v_s, kernel_weights):
-    """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,)."""
-    return v_s @ weighted_rows(provider, support, kernel_weights)
+    """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,),
+    from the support's rows of the weighted sum, ``CHUNK_BYTES`` of them at a time."""
+    step = max(1, CHUNK_BYTES // (8 * provider.n_samples))
+    out = np.zeros(provider.n_samples)
+    for r0 in range(0, support.size, step):
+        out += v_s[r0:r0 + step] @ weighted_rows(provider, support[r0:r0 + step],
+                                                 kernel_weights)
+    return out

@@ -22,8 +22,8 @@ __all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALU
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
 # 2 cores, a9a rows of 50 RBF kernels: see docs/large_scale.md)
 PARALLEL_MIN_VALUES = 200_000
-# Points below which the threaded CSR pass (inner products and distances of a block of
-# sparse points, a few non-zeros each) is slower than the serial one (a9a and w8a blocks)
+# Points below which the threaded scatter pass (inner products and distances of query rows
+# with a block of sparse points, rows split over threads) is slower than the serial one
 PARALLEL_MIN_POINTS = 2_000
 
 _granted = threading.local()  # threads granted to the calling thread by numba_threads

@@ -124,6 +124,7 @@ import numpy as np
 from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
 from mklearn.formulation.losses import ClassificationTask
+from mklearn.solvers.coarse import coarse_weights
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.result import Certificate, MKLResult
@@ -169,12 +170,13 @@ class _Evaluator:
         self.rows = self.task.index
         self.n_solves = 0
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
+        self.gap_stop = None  # SVM duality gap at which every solve may stop (see spg_gmkl)
 
-    def solve(self, d, alpha0, tol, gap=None):
+    def solve(self, d, alpha0, tol):
         rows = getattr(self.combination, "kernel_rows", None)  # only the rows a solve reads
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
         K = self.combination.kernel(d) if rows is None else rows(d, expected)
-        qp = self.task.solve(K, alpha0, tol, gap)
+        qp = self.task.solve(K, alpha0, tol, self.gap_stop)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
         return {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
@@ -248,7 +250,9 @@ class _Evaluator:
         if not getattr(self.combination, "linear", False):
             return np.nan, np.nan
         alpha = point["qp"].alpha
-        primal, point["bias"] = self.task.primal(point["K"], alpha)
+        if "primal" not in point:  # from the solve's gradient: no product with K(d)
+            point["primal"] = self.task.primal(point["K"], alpha, point["qp"].grad)
+        primal, point["bias"] = point["primal"]
         upper = self.regularizer.value(point["d"]) + primal
         g = point["g"]
         lower = self.task.linear_value(alpha) - self.regularizer.conjugate(0.5 * g[~np.isnan(g)])
@@ -275,6 +279,7 @@ def spg_gmkl(
     task=None,
     fallback=True,
     aggregate_bound=True,
+    coarse_start=True,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
@@ -322,6 +327,11 @@ def spg_gmkl(
         Lower bounds from convex combinations of SVM solutions
         (:class:`~mklearn.solvers.dual_aggregate.DualAggregate`; sums of kernels); off, each
         solution bounds alone (the PGD baseline).
+    coarse_start : bool
+        Start from the kernel weights of the problem on a subsample
+        (:mod:`mklearn.solvers.coarse`: l1 on a sum of kernels, C-SVC, many points, a
+        combination with ``subset``); its SVM solves count in ``n_svm_solves``. Ignored
+        with ``d0``, ``max_time`` or ``spectral`` off.
 
     Returns
     -------
@@ -332,9 +342,23 @@ def spg_gmkl(
     cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
     evaluator = _Evaluator(combination, regularizer, y, cost, task)
     n_kernels = combination.n_kernels
-    d = regularizer.project(
-        regularizer.initial_weights(n_kernels) if d0 is None else np.asarray(d0, float)
-    )
+    coarse = None
+    if (coarse_start and d0 is None and task is None and max_time is None and spectral
+            and _simplex_newton(combination, regularizer)):
+        options = dict(spectral=spectral, nonmonotone=nonmonotone, eta0=eta0,
+                       precision_tuning=precision_tuning, inner_tol=inner_tol,
+                       second_order=second_order, fallback=fallback,
+                       aggregate_bound=aggregate_bound, max_iter=max_iter)
+        coarse = coarse_weights(combination, y, cost, lambda part, y_part, cost_part, **k:
+                                spg_gmkl(part, y_part, cost_part, regularizer, **k),
+                                tol=tol, **options)
+    if coarse is not None:  # feasible already (projecting again could spread rounding over
+        d0, evaluator.n_solves = coarse  # every kernel: sum(d0) = 1 - 1e-16)
+        d = d0.copy()
+    else:
+        d = regularizer.project(
+            regularizer.initial_weights(n_kernels) if d0 is None else np.asarray(d0, float)
+        )
     floor = min(inner_tol, tol / 100.0)
     eps = INNER_TOL_START if precision_tuning else inner_tol
     eta = eta0 if nonmonotone else 0.0
@@ -354,6 +378,8 @@ def spg_gmkl(
     )
     if restricted:  # start on the kernels that screening keeps
         d = _restricted_start(regularizer, d, grad)
+        restricted = not np.array_equal(d, point["d"])  # too few kernels: d is unchanged
+    if restricted:
         point = evaluator.solve(d, point["qp"].alpha, eps)
     live = ~regularizer.screen(point["d"], grad)
     if restricted:
@@ -392,6 +418,9 @@ def spg_gmkl(
             live = ~regularizer.screen(point["d"], grad)
             since_full = 0
             passes.append((rel_gap, point["T"]))
+        # an SVM stops once its own duality gap cannot matter to the certificate
+        if precision_tuning and linear_model and np.isfinite(upper):
+            evaluator.gap_stop = PRECISE_SHARE * tol * abs(upper)
         d = point["d"]
         pg_norm = float(np.max(np.abs(_project_live(regularizer, d - grad, live) - d)))
         # the inner solve is precise enough once the SVM's own duality gap (U - T) is a small
@@ -488,16 +517,13 @@ def spg_gmkl(
             grad = evaluator.gradient(point, live)
             continue
         s, accepted, first = 1.0, None, None
-        # a trial's SVM stops once its own duality gap cannot matter to the certificate
-        gap_stop = (PRECISE_SHARE * tol * abs(upper)
-                    if precision_tuning and linear_model and np.isfinite(upper) else None)
         for halving in range(MAX_HALVINGS):
             trial_d = _project_live(regularizer, d - s * direction, live)
             if spectral and np.max(np.abs(trial_d - d)) <= MIN_MOVE:
                 break  # the trial is d itself, to rounding
             if rescreen and s * slope <= NEGLIGIBLE * tol * abs(ref_value):
                 break  # the restricted problem is solved as far as the run needs: re-screen
-            trial = evaluator.solve(trial_d, point["qp"].alpha, eps, gap_stop)
+            trial = evaluator.solve(trial_d, point["qp"].alpha, eps)
             first = trial["T"] if first is None else first
             if trial["T"] <= ref_value - ARMIJO_GAMMA * s * slope:
                 accepted = trial

@@ -22,7 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from mklearn._stack_ops import combine_rows, combine_rows_parallel, support_product
+from mklearn._stack_ops import (
+    combine_rows,
+    combine_rows_parallel,
+    rows_product,
+    support_product,
+)
 from mklearn.kernels.cache import MB, RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
 
@@ -192,17 +197,19 @@ class CachedRows:
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         """``K v`` from the cached rows of the support of v when they fit in the cache
-        (missing ones are loaded), else from the source."""
+        (missing ones are loaded, several per call of the source), else from the source."""
         support = np.flatnonzero(v)
         cache = self.cache
         if support.size > cache.capacity:
             return self.source.matvec(v)
-        present = cache.slot_of[support] >= 0
+        slots = cache.slot_of[support]
         cache.clock[0] += 1
-        cache.last_used[cache.slot_of[support[present]]] = cache.clock[0]  # kept while loading
-        for s in support[~present]:
-            cache.load(int(s))
-        return v[support] @ cache.store[cache.slot_of[support], 0, :]
+        cache.last_used[slots[slots >= 0]] = cache.clock[0]  # kept while loading
+        if (slots < 0).any():
+            cache.load_many(support[slots < 0])
+            slots = cache.slot_of[support]
+        store = cache.store.reshape(cache.store.shape[0], -1)
+        return rows_product(store, slots, np.ascontiguousarray(v[support], dtype=np.float64))
 
 
 class _Combined:
