@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 from .specs import KIND_LINEAR as _LINEAR
 from .specs import KIND_POLYNOMIAL as _POLYNOMIAL
@@ -318,10 +318,11 @@ def rbf_row_dots(sq, block_of, neg_gammas, factors, V, out):
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
-def rbf_row_dots_parallel(sq, block_of, neg_gammas, factors, V, out):
-    """:func:`rbf_row_dots` with the (kernel, row) pairs split over numba's threads."""
+def rbf_row_dots_parallel(sq, block_of, neg_gammas, factors, V, out, parts):
+    """:func:`rbf_row_dots` with the (kernel, row) pairs split into ``parts`` ranges over
+    numba's threads (the caller's count: ``get_num_threads`` here would stop the caching)."""
     n_tasks = block_of.shape[0] * sq.shape[1]
-    parts = min(n_tasks, 4 * get_num_threads())
+    parts = max(1, min(n_tasks, parts))
     for part in prange(parts):
         _rbf_dots(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, block_of,
                   neg_gammas, factors, V, out)
@@ -362,11 +363,11 @@ def rbf_combined_rows(sq, block_of, neg_gammas, factors, out):
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
-def rbf_combined_rows_parallel(sq, block_of, neg_gammas, factors, out):
-    """:func:`rbf_combined_rows` with the (row, column chunk) tasks split over numba's
-    threads."""
+def rbf_combined_rows_parallel(sq, block_of, neg_gammas, factors, out, parts):
+    """:func:`rbf_combined_rows` with the (row, column chunk) tasks split into ``parts``
+    ranges over numba's threads (as :func:`rbf_row_dots_parallel`)."""
     n_tasks = sq.shape[1] * ((sq.shape[2] + COMBINE_CHUNK - 1) // COMBINE_CHUNK)
-    parts = min(n_tasks, 4 * get_num_threads())
+    parts = max(1, min(n_tasks, parts))
     for part in prange(parts):
         _rbf_combine(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, block_of,
                      neg_gammas, factors, out)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
@@ -358,9 +359,12 @@ class KernelColumns:
             _, sq_dist, _ = self._multi_arrays(plan, indices)
             rbf, sq, block_of = self._rbf_distances(plan, indices, sq_dist)
             dots = np.empty((rbf.size, indices.size))
-            run = (rbf_row_dots_parallel if use_threads(rbf.size * indices.size * self.n_samples)
-                   else rbf_row_dots)
-            run(sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]), V, dots)
+            arguments = (sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]), V,
+                         dots)
+            if use_threads(rbf.size * indices.size * self.n_samples):
+                rbf_row_dots_parallel(*arguments, 4 * numba.get_num_threads())
+            else:
+                rbf_row_dots(*arguments)
             out[plan.out_index[rbf]] = dots
         if not fused.all():
             requested = np.arange(self.n_kernels) if kernels is None else kernels
@@ -405,10 +409,11 @@ class KernelColumns:
             _, sq_dist, _ = self._multi_arrays(plan, indices)
             rbf, sq, block_of = self._rbf_distances(plan, indices, sq_dist)
             factors = np.ascontiguousarray(weights[plan.out_index[rbf]] * scales[rbf])
-            run = (rbf_combined_rows_parallel
-                   if use_threads(rbf.size * indices.size * self.n_samples)
-                   else rbf_combined_rows)
-            run(sq, block_of, -plan.gammas[rbf], factors, out)
+            arguments = (sq, block_of, -plan.gammas[rbf], factors, out)
+            if use_threads(rbf.size * indices.size * self.n_samples):
+                rbf_combined_rows_parallel(*arguments, 4 * numba.get_num_threads())
+            else:
+                rbf_combined_rows(*arguments)
         if not fused.all():
             others = plan.out_index[~fused]
             out += np.tensordot(weights[others], self.rows(indices, kernels[others]),

@@ -30,6 +30,7 @@ from mklearn.svm.rows import CombinedRows, combined_diagonal
 __all__ = ["RowKernels", "row_path_bytes"]
 
 BLOCK_BYTES = 64 * MB  # rows computed per block when the support does not fit in the cache
+COMBINED_SHARE_LARGE = 0.9  # budget share of the rows of K(d) when no support fits the rest
 
 
 def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float) -> int:
@@ -50,7 +51,8 @@ class RowKernels:
         MB for kernel rows: rows of ``K(d)`` for the inner SVM (``8 n`` bytes each; all n
         when they fit in half the budget), the rest rows of every base kernel (``8 m n`` bytes
         each, the support vectors' rows for the quadratic terms); each holds at least two
-        rows.
+        rows. When half the budget holds the base rows of fewer than ``n / 10`` points,
+        ``K(d)`` gets ``COMBINED_SHARE_LARGE`` of it.
 
     Raises
     ------
@@ -80,8 +82,12 @@ class RowKernels:
                 f"and two of K(d) on {n} samples; it must be at least {need / MB:.6g} MB: "
                 "raise cache_size")
         # rows of K(d) first (8 n bytes each, all n of them when they fit in half the budget),
-        # the rest for rows of every base kernel
-        self._combined_mb = max(min(0.5 * budget, 8.0 * n * n), 2 * 8.0 * n) / MB
+        # the rest for rows of every base kernel; when half the budget holds the base rows of
+        # fewer than a tenth of the points (no support fits: every pass computes its rows),
+        # K(d) gets COMBINED_SHARE_LARGE of it, the base kernels two rows at least
+        share = 0.5 if 0.5 * budget >= 8.0 * m * n * max(2, n // 10) else COMBINED_SHARE_LARGE
+        combined = min(share * budget, 8.0 * n * n, budget - 2 * 8.0 * m * n)
+        self._combined_mb = max(combined, 2 * 8.0 * n) / MB
         self.base = RowCache(provider, float(cache_size) - self._combined_mb)
         self._diagonal = None
         self._cache_size = float(cache_size)
@@ -129,8 +135,12 @@ class RowKernels:
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         slots = self.base.slot_of[indices]
-        if (slots >= 0).all():
-            rows = np.tensordot(weights, self.base.store[np.ix_(slots, kernels)], axes=(0, 1))
+        if (slots >= 0).all():  # gathered a few rows at a time (a copy of kernels x rows)
+            rows = np.empty((indices.size, self.n_samples))
+            step = max(1, passes.CHUNK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
+            for a0 in range(0, indices.size, step):
+                block = self.base.store[np.ix_(slots[a0:a0 + step], kernels)]
+                rows[a0:a0 + step] = np.tensordot(weights, block, axes=(0, 1))
             return rows[:, indices] if restrict else rows
         return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict)
 
