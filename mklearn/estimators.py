@@ -455,8 +455,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
-        ``second_order``, ``fallback``, ``aggregate_bound`` (bools), ``inner_tol`` and
-        ``eta0`` (see :func:`mklearn.solvers.spg_gmkl`); each solver's keys are checked.
+        ``second_order``, ``fallback``, ``aggregate_bound``, ``coarse_start`` (bools),
+        ``inner_tol`` and ``eta0`` (see :func:`mklearn.solvers.spg_gmkl`); each solver's keys
+        are checked.
     kernel_dtype : {"float64", "float32"}
         Precision of the base-kernel stack built from X (float32 halves its memory). With
         on-demand kernel rows (solvers "smo" and "mwu"), float32 computes RBF values by

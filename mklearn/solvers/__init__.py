@@ -72,6 +72,7 @@ _SPG_OPTIONS = {
     "max_time": [_POSITIVE, None],
     "fallback": ["boolean"],
     "aggregate_bound": ["boolean"],
+    "coarse_start": ["boolean"],
 }
 _SMO_OPTIONS = {"cache_size": [_POSITIVE], "closed_form": ["boolean"]}
 _SILP_OPTIONS = {
@@ -103,6 +104,7 @@ SOLVERS = {
             "second_order": False,
             "fallback": False,
             "aggregate_bound": False,
+            "coarse_start": False,
         },
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,
