@@ -180,11 +180,16 @@ class _Evaluator:
         self.n_solves = 0
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
         self.gap_stop = None  # SVM duality gap at which every solve may stop (see spg_gmkl)
+        self.last_kernel = None
 
     def solve(self, d, alpha0, tol):
         rows = getattr(self.combination, "kernel_rows", None)  # only the rows a solve reads
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
+        release = getattr(self.last_kernel, "release", None)
+        if release is not None:  # one cache of K(d) rows at a time: the budget, not a multiple
+            release()
         K = self.combination.kernel(d) if rows is None else rows(d, expected)
+        self.last_kernel = K
         qp = self.task.solve(K, alpha0, tol, self.gap_stop)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
@@ -743,13 +748,15 @@ def _newton_trial(evaluator, point, grad, live):
         h = y[free] * combination.derivative_times(d, v, rows)[kernels]
     y_f = y[free]
     f = free.size
-    M = np.zeros((f + 1, f + 1))
+    M = np.zeros((f + 1, f + 1))  # in place: M, K's block and LAPACK's copy, f x f each
     K = point["K"]
-    block = K.submatrix(rows) if hasattr(K, "submatrix") else K[np.ix_(rows, rows)]
-    M[:f, :f] = y_f[:, None] * block * y_f[None, :]
+    M[:f, :f] = K.submatrix(rows) if hasattr(K, "submatrix") else K[np.ix_(rows, rows)]
+    M[:f, :f] *= y_f[:, None]
+    M[:f, :f] *= y_f[None, :]
     M[:f, f] = y_f
     M[f, :f] = y_f
-    M[:f, :f] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300) * np.eye(f)
+    diagonal = np.arange(f)
+    M[diagonal, diagonal] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300)
     R = np.zeros((f + 1, kernels.size))
     R[:f] = -h.T
     try:

@@ -185,6 +185,13 @@ class CachedRows:
     def load(self, i: int) -> None:
         self.cache.load(i)
 
+    def release(self) -> None:
+        """Give the cached rows back to the machine: later reads compute them again, through
+        a cache of two rows (a solver done with this kernel keeps it only for its records)."""
+        self.cache = RowCache(self.source, 2 * self.cache.store[0].nbytes / MB)
+        self.store, self.slot_of = self.cache.store, self.cache.slot_of
+        self.last_used, self.clock = self.cache.last_used, self.cache.clock
+
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         return self.matvec(v)
 
