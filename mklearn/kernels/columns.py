@@ -142,6 +142,14 @@ class KernelColumns:
         plan = cached[1]
         return plan, self._scales[kernels][plan.out_index]
 
+    def _request(self, indices: Any, kernels: Any):
+        """``(indices, kernels, plan, scales)`` of a call, the indices checked (ValueError
+        when out of range or not integers; kernels None: all)."""
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        if kernels is not None:
+            kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        return (indices, kernels, *self._plan(kernels))
+
     def restricted(self, indices: Any) -> KernelColumns:
         """The same kernels on the points ``indices`` only: a provider whose row a is
         ``K_k[indices[a], indices]`` (the support's block of a quadratic term)."""
@@ -248,10 +256,7 @@ class KernelColumns:
         ValueError
             If an index is out of range or not an integer.
         """
-        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
-        if kernels is not None:
-            kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
-        plan, scales = self._plan(kernels)
+        indices, kernels, plan, scales = self._request(indices, kernels)
         shape = (plan.kinds.size, indices.size, self.n_samples)
         if out is None:
             out = np.empty(shape)
@@ -323,6 +328,16 @@ class KernelColumns:
             sq[b] = sq_dist[plan.block_multi[b]]
         return rbf, sq, block_of
 
+    def _fused_rbf(self, plan, indices):
+        """``(fused, rbf, sq, block_of)`` for the passes that never store the RBF rows: the
+        plan's entries they evaluate (RBF kernels of a float64 bank; none without rows), and
+        their distances as :meth:`_rbf_distances` gives them."""
+        fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
+        if not fused.any():
+            return fused, np.zeros(0, dtype=np.int64), None, None
+        _, sq_dist, _ = self._multi_arrays(plan, indices)
+        return (fused, *self._rbf_distances(plan, indices, sq_dist))
+
     def row_dots(self, indices: Any, kernels: Any, V: Any) -> np.ndarray:
         """``K_k[indices[a], :] @ V[a]`` for ``k = kernels[t]``: each row against its own
         vector, without storing the rows (RBF kernels of a float64 bank; the others from
@@ -346,18 +361,11 @@ class KernelColumns:
         ValueError
             If an index is out of range or not an integer.
         """
-        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
-        if kernels is not None:
-            kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        indices, kernels, plan, scales = self._request(indices, kernels)
         V = np.ascontiguousarray(V, dtype=np.float64)
-        plan, scales = self._plan(kernels)
         out = np.zeros((plan.kinds.size, indices.size))
-        if indices.size == 0 or plan.kinds.size == 0:
-            return out
-        fused = (plan.kinds == KIND_RBF) & (not self._single)
-        if fused.any():
-            _, sq_dist, _ = self._multi_arrays(plan, indices)
-            rbf, sq, block_of = self._rbf_distances(plan, indices, sq_dist)
+        fused, rbf, sq, block_of = self._fused_rbf(plan, indices)
+        if rbf.size:
             dots = np.empty((rbf.size, indices.size))
             arguments = (sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]), V,
                          dots)
@@ -397,17 +405,11 @@ class KernelColumns:
         ValueError
             If an index is out of range or not an integer.
         """
-        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
-        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        indices, kernels, plan, scales = self._request(indices, kernels)
         weights = np.asarray(weights, dtype=np.float64)
-        plan, scales = self._plan(kernels)
         out = np.zeros((indices.size, self.n_samples))
-        if indices.size == 0 or plan.kinds.size == 0:
-            return out
-        fused = (plan.kinds == KIND_RBF) & (not self._single)
-        if fused.any():
-            _, sq_dist, _ = self._multi_arrays(plan, indices)
-            rbf, sq, block_of = self._rbf_distances(plan, indices, sq_dist)
+        fused, rbf, sq, block_of = self._fused_rbf(plan, indices)
+        if rbf.size:
             factors = np.ascontiguousarray(weights[plan.out_index[rbf]] * scales[rbf])
             arguments = (sq, block_of, -plan.gammas[rbf], factors, out)
             if use_threads(rbf.size * indices.size * self.n_samples):

@@ -104,8 +104,9 @@ def quadratic_terms(provider, support, v_s, kernels=None):
                 V = np.empty((rows.size, source.n_samples))
                 np.multiply(weight, v_band, out=V[:, :r1 - r0])
                 V[:, r1 - r0:] = 2.0 * v_rest
-                for k0 in range(0, picked.size, max(1, CHUNK_BYTES // (8 * rows.size))):
-                    chunk = picked[k0:k0 + max(1, CHUNK_BYTES // (8 * rows.size))]
+                step = max(1, CHUNK_BYTES // (8 * rows.size))  # kernels: t within a chunk
+                for k0 in range(0, picked.size, step):
+                    chunk = picked[k0:k0 + step]
                     t = row_dots(rows, chunk, V)
                     g[k0:k0 + chunk.size] += (t * v_band[rows]).sum(axis=1)
                 continue
