@@ -214,24 +214,10 @@ def combine_rows_parallel(stack_km, weights, active, rows, out):
 
 
 @njit(cache=True, fastmath=True)
-def support_product(matrix, v, support):
-    """``matrix @ v`` for a symmetric ``matrix`` (n, n), as ``sum_{s in support} v_s
-    matrix[s]``: reads only the rows of the support of v, with no copy."""
-    n = matrix.shape[0]
-    out = np.zeros(n)
-    for a in range(support.shape[0]):
-        s = support[a]
-        w = v[s]
-        row = matrix[s]
-        for j in range(n):
-            out[j] += w * row[j]
-    return out
-
-
-@njit(cache=True)
 def rows_product(rows, slots, weights):
     """``sum_a weights[a] rows[slots[a]]`` for ``rows`` of shape (r, n) (float64 or float32),
-    shape (n,) float64: a product over cached rows, with no copy of them."""
+    shape (n,) float64: a product over some rows (cached rows, or the support's rows of a
+    symmetric matrix), reading only them, with no copy."""
     n = rows.shape[1]
     out = np.zeros(n)
     for a in range(slots.shape[0]):

@@ -16,8 +16,6 @@ Varma, KDD 2012), in the spirit of the coarse-to-fine starts of multilevel SVM s
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 
 __all__ = ["coarse_weights", "COARSE_MIN_SAMPLES", "COARSE_SHARE", "COARSE_TOL"]
@@ -72,6 +70,4 @@ def coarse_weights(combination, y, cost, solve, *, tol, **options):
         return None
     share = picked.size / y.size
     result = solve(part, y[picked], cost[picked] / share, tol=max(tol, COARSE_TOL), **options)
-    del part
-    gc.collect()  # the subsample's row cache (its run's points refer to one another) goes now
     return result.kernel_weights, result.n_svm_solves

@@ -26,7 +26,6 @@ from mklearn._stack_ops import (
     combine_rows,
     combine_rows_parallel,
     rows_product,
-    support_product,
 )
 from mklearn.kernels.cache import MB, RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
@@ -114,7 +113,7 @@ class StackCombinedRows:
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
         self._fill(support)
-        return support_product(self._matrix, v, support)
+        return rows_product(self._matrix, support, v[support])
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         return self.matvec(v)
