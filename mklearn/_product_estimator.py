@@ -99,9 +99,10 @@ def product_regularizer(estimator):
     regularizer = estimator._regularizer_choice()
     if not isinstance(regularizer, str):
         return regularizer
+    estimator.lam_ = estimator._lam_value()
     if regularizer == "l1":
-        return L1Penalty(estimator.lam)
-    return LpNorm(estimator.p, estimator.lam)
+        return L1Penalty(estimator.lam_)
+    return LpNorm(estimator.p, estimator.lam_)
 
 
 def finish_product(estimator):

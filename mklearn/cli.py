@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, SVC()'s own kernel and "
         "the SimpleMKL 13(D+1) kernel family scaled to mean diagonal 1, KL-regularised weights "
-        "(lam=1, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 as in an SVC: the "
+        "(lam=15, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 as in an SVC: the "
         "defaults of MKLClassifier()).",
     )
     source = fit.add_mutually_exclusive_group()
@@ -113,7 +113,11 @@ def _parser() -> argparse.ArgumentParser:
         help="use a random (stratified) subset of N samples, e.g. to try a large set quickly",
     )
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
-    fit.add_argument("--lam", type=float, default=1.0, help="weight of the lp or kl regulariser")
+    fit.add_argument(
+        "--lam", type=float, default=None,
+        help="weight of the lp or kl regulariser (default: the estimator's; for classification "
+        "15 with --regularizer auto's KL prior on SVC's kernel, else 1)",
+    )
     fit.add_argument(
         "--epsilon", type=float, default=0.1, help="regression: half-width of the tube"
     )
@@ -290,12 +294,16 @@ def _resolve_defaults(args, task):
         raise ValueError("--combination product is for classification; drop it for regression")
 
 
+def _lam_used(model, args):
+    """The ``lam`` the fit used (``lam="auto"`` resolved), else the one given, else 1."""
+    return float(getattr(model, "lam_", args.lam if args.lam is not None else 1.0))
+
+
 def _estimator(args, verbose, task="classification"):
     common = dict(
         kernels=_cli_data.FAMILIES[args.kernels].make(),
         regularizer=args.regularizer,
         p=args.p,
-        lam=args.lam,
         C=args.C,
         tol=args.tol,
         max_iter=args.max_iter,
@@ -303,6 +311,8 @@ def _estimator(args, verbose, task="classification"):
         kernel_storage=args.kernel_storage,
         memory_budget=args.memory_budget,
     )
+    if args.lam is not None:  # else each estimator's default
+        common["lam"] = args.lam
     options = {"interleaved": True} if args.interleaved else None
     if task == "one-class":
         return OneClassMKL(kernels=common["kernels"], solver=args.solver, nu=args.nu,
@@ -393,8 +403,9 @@ def _fit(args) -> int:
             out.line(
                 f"kernels: {family}; solver {model.solver_} "
                 f"({SOLVERS[model.solver_].description}){chosen}, regularizer {regularizer}"
-                + (f" (p={args.p:g}, lam={args.lam:g})" if regularizer == "lp" else "")
-                + (f" (lam={args.lam:g})" if regularizer == "kl" else "")
+                + (f" (p={args.p:g}, lam={_lam_used(model, args):g})" if regularizer == "lp"
+                   else "")
+                + (f" (lam={_lam_used(model, args):g})" if regularizer == "kl" else "")
                 + (f", C={args.C:g}" if inlier is None else "")
                 + (f", epsilon={args.epsilon:g}" if regression else "")
                 + (f"; nu={args.nu:g}, inliers: class {_label_text(inlier)}"
@@ -441,7 +452,7 @@ def _fit(args) -> int:
             "regularizer": getattr(first, "regularizer_", args.regularizer),
             "C": args.C,
             "p": args.p,
-            "lam": args.lam,
+            "lam": _lam_used(first, args),
             "folds": reports,
         }
     )

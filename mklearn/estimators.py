@@ -32,7 +32,7 @@ from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
-from mklearn.kernels.recipes import recipe_of
+from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_test_stack, string_training_stack
 from mklearn.kernels.strings import is_string_kernels
@@ -239,8 +239,16 @@ class _KernelInput:
         if probe:
             return REGULARIZERS[name]
         auto = getattr(self, "regularizer", None) == "auto"
-        return make_regularizer(name, p=self.p, lam=self.lam, groups=groups,
-                                prior=self._auto_kl_prior() if auto else None)
+        prior = self._auto_kl_prior() if auto and name == "kl" else None
+        self.lam_ = self._lam_value(anchored=prior is not None)
+        return make_regularizer(name, p=self.p, lam=self.lam_, groups=groups, prior=prior)
+
+    def _lam_value(self, anchored=False):
+        """``lam`` with "auto" resolved: ``SVC_KERNEL_LAM`` (15) for the KL prior anchored on
+        SVC's kernel, 1 otherwise."""
+        if isinstance(self.lam, str):  # "auto"
+            return SVC_KERNEL_LAM if anchored else 1.0
+        return float(self.lam)
 
     def _auto_kl_prior(self):
         """The KL prior of ``regularizer="auto"``: the family's (weight 0.9 on SVC's kernel
@@ -402,15 +410,15 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         (the SVC with that kernel and C). The choice is ``regularizer_``. With the default
         kernels, "auto"'s KL prior ``d0`` is 0.9 on SVC's kernel and 0.1 spread evenly over
         the others (:meth:`mklearn.kernels.KernelRecipe.kl_prior`; the uniform prior for
-        other kernels, and for ``regularizer="kl"`` named): the fit starts from ``SVC()`` and
-        moves weight to other kernels as far as the data pay for it. Why: with C=1 it is at
-        least as accurate as ``SVC()`` on 13 of the 14 bundled and scikit-learn
-        classification sets (5-fold; pima is 0.003 below), where the uniform KL prior was on
-        10 and l1 on fewer (l1 selects a few kernels, which overfit small noisy sets such as
-        Liver); SMO-MKL builds no kernel stack: ``benchmarks/README.md``,
-        ``bench_defaults.py``. KL weights are not normalised (``d_k >= d0_k``; ``sum_k d_k``
-        was 5 to 8 on the bundled sets), so with "kl" the learned kernel's scale, and with it
-        the effective C, is learned too.
+        other kernels, and for ``regularizer="kl"`` named), with ``lam`` 15 (``lam="auto"``):
+        the fit starts from ``SVC()`` and moves weight to other kernels as far as the data
+        pay for it. Why: with C=1 it is at least as accurate as ``SVC()`` on all 14 bundled
+        and scikit-learn classification sets (5-fold), where lam 1 was on 13 (pima below),
+        the uniform KL prior on 10 and l1 on fewer (l1 selects a few kernels, which overfit
+        small noisy sets such as Liver); SMO-MKL builds no kernel stack:
+        ``benchmarks/README.md``, ``bench_defaults.py``. KL weights are not normalised
+        (``d_k >= d0_k``; ``sum_k d_k`` was 5 to 8 on the bundled sets with lam 1), so with
+        "kl" the learned kernel's scale, and with it the effective C, is learned too.
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
         the generalised KL divergence to the uniform prior ``d0 = 1/m`` (solver "smo");
@@ -421,8 +429,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``lam`` are then unused); the solvers read the capabilities it declares.
     p : float > 1
         Norm of the "lp" regulariser.
-    lam : float > 0
-        Weight of the "lp" and "kl" regularisers.
+    lam : float > 0 or "auto"
+        Weight of the "lp" and "kl" regularisers (for ``combination="product"``, the l1
+        penalty sigma). "auto" (default): 15 for the KL prior on SVC's kernel that
+        ``regularizer="auto"`` uses with the default kernels (a larger lam keeps the weights
+        nearer that prior: lam 1 left pima below ``SVC()``,
+        :data:`mklearn.kernels.recipes.SVC_KERNEL_LAM`), 1 otherwise. The value used is
+        ``lam_``.
     C : float > 0
         SVM cost, as in :class:`sklearn.svm.SVC`: with one kernel (or all weight on one) and
         ``kernel_normalization="diagonal"`` the model is the SVC with that kernel and this C.
@@ -519,6 +532,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         The solver used (the one ``solver="auto"`` chose, or ``solver``).
     regularizer_ : str or Regularizer
         The regulariser used (the one ``regularizer="auto"`` chose, or ``regularizer``).
+    lam_ : float
+        The ``lam`` used (``lam="auto"`` resolved).
     kernel_weights_ : ndarray of shape (n_kernels,) or (n_classes, n_kernels)
         Learned weights d of the base kernels: an SVC with kernel ``sum_k d_k K_k`` and the same
         C reproduces the model. One row per class (one-vs-rest) when there are more than two
@@ -601,7 +616,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "probability": ["boolean"],
         "n_jobs": [Integral, None],
         "p": [Interval(Real, None, None, closed="neither")],
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "C": [Interval(Real, 0, None, closed="neither")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -623,7 +638,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         solver="auto",
         regularizer="auto",
         p=2.0,
-        lam=1.0,
+        lam="auto",
         C=1.0,
         tol=1e-3,
         max_iter=500,

@@ -172,6 +172,8 @@ def _describe(model):
     }
     if isinstance(getattr(model, "regularizer_", None), str):  # what regularizer="auto" chose
         header["fit"]["regularizer"] = model.regularizer_
+    if hasattr(model, "lam_"):  # what lam="auto" chose
+        header["fit"]["lam"] = float(model.lam_)
     if hasattr(model, "classes_"):
         header["classes"] = model.classes_.tolist()
         header["classes_dtype"] = model.classes_.dtype.kind
@@ -646,6 +648,11 @@ class _Reader:
 
             _check(fit["regularizer"] in REGULARIZERS, "'fit.regularizer' must name a regularizer")
             model.regularizer_ = fit["regularizer"]
+        if "lam" in fit:  # absent from files written before lam="auto"
+            lam = fit["lam"]
+            _check(type(lam) in (int, float) and np.isfinite(lam) and lam > 0,
+                   "'fit.lam' must be a positive number")
+            model.lam_ = float(lam)
         if kind == "OneClassMKL":
             offset = header["offset"]
             _check(type(offset) in (int, float) and np.isfinite(offset),

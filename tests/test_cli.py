@@ -204,7 +204,7 @@ def test_fit_without_arguments_uses_sonar_simplemkl_smo_kl(capsys, monkeypatch):
     assert requested == ["sonar"]
     assert "data: sonar: 40 samples, 60 features" in out
     assert "SimpleMKL family" in out and "solver smo" in out
-    assert "chosen by --solver auto, regularizer kl (lam=1), C=1" in out
+    assert "chosen by --solver auto, regularizer kl (lam=15), C=1" in out
     assert "794 base kernels on 32 training points" in out  # 13 (60 + 1) + 1
     header, weights = _weight_lines(out)
     assert len(weights) <= 15

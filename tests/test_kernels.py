@@ -540,11 +540,16 @@ def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
 
     model = MKLClassifier().fit(X, y)
     assert model.regularizer_ == "kl" and model.kernel_names_[0].startswith("rbf(gamma=")
+    assert model.lam_ == 15.0  # lam="auto" with the prior on SVC's kernel
     weights = np.ravel(model.kernel_weights_)
     # KL weights d_k = d0_k exp(g_k / (2 lam)) never fall below the prior
     assert np.all(weights >= prior * (1 - 1e-9))
+    # a larger lam keeps them nearer it: lam 1 moves more weight off the prior
+    loose = np.ravel(MKLClassifier(lam=1.0).fit(X, y).kernel_weights_)
+    assert np.sum(loose - prior) > np.sum(weights - prior) > 0
     uniform = MKLClassifier(regularizer="kl").fit(X, y)  # "kl" named: the uniform prior
-    assert np.ravel(uniform.kernel_weights_)[0] < 0.9
+    assert uniform.lam_ == 1.0 and np.ravel(uniform.kernel_weights_)[0] < 0.9
+    assert MKLClassifier(regularizer="lp").fit(X, y).lam_ == 1.0
 
 
 def svc_kernel_of(X):

@@ -513,4 +513,17 @@ def test_the_regularizer_auto_chose_is_kept(tmp_path):
     save_model(model, tmp_path / "m.npz")
     loaded = load_model(tmp_path / "m.npz")
     assert (loaded.regularizer, loaded.regularizer_, loaded.solver_) == ("auto", "kl", "smo")
+    assert (loaded.lam, loaded.lam_) == ("auto", model.lam_)
     np.testing.assert_array_equal(loaded.predict(X_new), model.predict(X_new))
+
+
+@pytest.mark.parametrize("lam", [-1.0, float("nan"), "15"])
+def test_an_edited_lam_is_refused(tmp_path, lam):
+    X, y, _ = _data(2)
+    save_model(MKLClassifier(kernels=SPECS).fit(X, y), tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as archive:
+        header = json.loads(str(archive["header"]))
+    _rewrite_header(tmp_path / "m.npz", tmp_path / "edited.npz",
+                    fit={**header["fit"], "lam": lam})
+    with pytest.raises(ValueError, match="'fit.lam' must be a positive number"):
+        load_model(tmp_path / "edited.npz")
