@@ -882,8 +882,8 @@ def _next_step(spectral, step_len, s, d_change, grad_change):
     ``2 s step_len``, not ``LAMBDA_MAX``: a trial at a vertex of the simplex crosses the next
     kink and backtracks by halvings (measured on ``bench_unseen.py``'s w8a-1000 at C = 1:
     20-24 halvings a step, 710 -> 217 SVM solves, and 353 -> 209 with ``--seed 1``; its 20
-    other runs of each seed but a9a-5000 take the same solves; the seven small sets 467 ->
-    466)."""
+    other runs of each seed (a9a-5000 left out) take the same solves; the seven small sets
+    467 -> 466)."""
     if not spectral:
         return 1.0
     sz = float(d_change @ grad_change)
