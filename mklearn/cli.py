@@ -388,14 +388,13 @@ def _fit(args) -> int:
         start = time.perf_counter()
         fit_rows = train if inlier is None else train[y[train] == inlier]
         with compile_clock() as clock:
-            fit_start = time.perf_counter()
             model.fit(_cli_data.take(X, fit_rows), y[fit_rows])
         wall = time.perf_counter() - start
         truth = y if inlier is None else np.where(y == inlier, 1, -1)
         reports.append(_summary(model, X, truth, train, test, wall, regression))
         if inlier is not None:
             reports[-1]["n_fit"] = int(len(fit_rows))
-        _split_compile_time(reports[-1], clock, fit_start, model.kernel_time_)
+        reports[-1]["compile_seconds"] = clock.total  # kernel and solve seconds are net of it
         if k == 0:
             family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
             chosen = " chosen by --solver auto" if args.solver == "auto" else ""
@@ -471,15 +470,6 @@ def _inlier_class(args, y):
         f"--inlier-class {args.inlier_class} is not a class of the data; classes: "
         f"{', '.join(_label_text(c) for c in labels)}"
     )
-
-
-def _split_compile_time(report, clock, fit_start, kernel_seconds):
-    """Take numba's one-time compilation out of the kernel and solver times (the fit builds
-    the kernels first, then solves) and report it as ``compile_seconds``."""
-    in_kernels = clock.within(fit_start, fit_start + kernel_seconds)
-    report["compile_seconds"] = clock.total
-    report["kernel_seconds"] = max(0.0, report["kernel_seconds"] - in_kernels)
-    report["solve_seconds"] = max(0.0, report["solve_seconds"] - (clock.total - in_kernels))
 
 
 def _top(weights, names, k=TOP_WEIGHTS):

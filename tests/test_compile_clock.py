@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 from numba import njit
@@ -60,3 +61,32 @@ def test_cli_reports_compile_time_apart(capsys, tmp_path, monkeypatch):
     assert main(["fit", "--data", str(data), "--max-iter", "20"]) == 0
     time_line = capsys.readouterr().out.splitlines()[-1]
     assert time_line.startswith("time: kernels ") and ", fit " in time_line
+
+
+def test_estimators_report_compile_time_apart(monkeypatch):
+    from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+    from mklearn.estimators import _KernelInput
+
+    build = _KernelInput._training_kernels
+
+    def compiling_kernels(self, *args, **kwargs):
+        @njit(cache=False)
+        def first_call(x):
+            return x * 5.0
+
+        first_call(1.0)  # compiled inside the kernel phase, as on a first run
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(_KernelInput, "_training_kernels", compiling_kernels)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    labels = np.where(X[:, 0] > 0, 1, -1)
+    for model, y in ((MKLClassifier(max_iter=20), labels), (MKLRegressor(max_iter=20), X[:, 1]),
+                     (OneClassMKL(max_iter=20), None)):
+        start = time.perf_counter()
+        model.fit(X, y)
+        wall = time.perf_counter() - start
+        assert model.compile_time_ > 0.01  # at least the fresh function's compilation
+        assert model.kernel_time_ >= 0.0 and model.solve_time_ >= 0.0
+        parts = model.kernel_time_ + model.solve_time_ + model.compile_time_
+        assert parts <= wall + 1e-3
