@@ -28,27 +28,26 @@ def test_clock_measures_a_first_call_only():
     assert again.intervals == []
 
 
-def test_cli_reports_compile_time_apart(capsys, tmp_path, monkeypatch):
-    import mklearn.cli as cli
+def _compile_in_the_kernel_phase(monkeypatch):
+    """Make every fit compile a fresh jitted function while it builds its kernels, as a
+    first run does."""
+    from mklearn.estimators import _KernelInput
 
-    build = cli._estimator
+    build = _KernelInput._training_kernels
 
-    def with_a_fresh_jit_function(*args, **kwargs):
-        model = build(*args, **kwargs)
-        fit = model.fit
-
+    def compiling_kernels(self, *args, **kwargs):
         @njit(cache=False)
         def first_call(x):
             return x * 3.0
 
-        def compiling_fit(X, y):
-            first_call(1.0)  # compiled inside the fit, as on a first run
-            return fit(X, y)
+        first_call(1.0)
+        return build(self, *args, **kwargs)
 
-        model.fit = compiling_fit
-        return model
+    monkeypatch.setattr(_KernelInput, "_training_kernels", compiling_kernels)
 
-    monkeypatch.setattr(cli, "_estimator", with_a_fresh_jit_function)
+
+def test_cli_reports_compile_time_apart(capsys, tmp_path, monkeypatch):
+    _compile_in_the_kernel_phase(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     data = tmp_path / "d.csv"
@@ -65,19 +64,8 @@ def test_cli_reports_compile_time_apart(capsys, tmp_path, monkeypatch):
 
 def test_estimators_report_compile_time_apart(monkeypatch):
     from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
-    from mklearn.estimators import _KernelInput
 
-    build = _KernelInput._training_kernels
-
-    def compiling_kernels(self, *args, **kwargs):
-        @njit(cache=False)
-        def first_call(x):
-            return x * 5.0
-
-        first_call(1.0)  # compiled inside the kernel phase, as on a first run
-        return build(self, *args, **kwargs)
-
-    monkeypatch.setattr(_KernelInput, "_training_kernels", compiling_kernels)
+    _compile_in_the_kernel_phase(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
     labels = np.where(X[:, 0] > 0, 1, -1)
