@@ -19,7 +19,6 @@ from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.threads import use_threads
 from mklearn.svm.rows import StackCombinedRows
 
-DENSE_COMBINE_FRACTION = 0.5  # share of non-zero weights above which K(d) is one BLAS pass
 SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
 SUPPORT_ROWS_FRACTION = 2  # products K_k v from the support's rows when they are under half
 # K(d) on threads from this many points (measured on 2 cores, quiet: n = 300 and 1,000 were
@@ -60,8 +59,7 @@ class SumOfKernels(KernelParameterisation):
         Base kernels, float64 or float32. Kept kernel-major, ``(m, n, n)`` in memory (no copy
         when ``stack`` is already the transposed view of such an array, as
         :class:`~mklearn.kernels.KernelBank` returns), so that ``K(d)`` reads only the kernels
-        with non-zero weight and a pass over every kernel is one BLAS matrix-vector product
-        over the flattened ``(m, n * n)`` stack.
+        with non-zero weight, each in order (numba loops, summing in float64).
     kernel_sum : ndarray of shape (n, n), optional
         ``sum_k K_k`` in float64, when known (:func:`~mklearn.validation.check_kernel_stack`
         computes it): ``K(d)`` at uniform weights, where the solvers start, is then not
@@ -75,10 +73,6 @@ class SumOfKernels(KernelParameterisation):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
-        self._flat = self._km.reshape(self.n_kernels, -1)
-        # BLAS on a float32 stack would also accumulate in float32: objective values noisy at
-        # 1e-7, enough to derail an Armijo search near the optimum; numba sums in float64
-        self._blas_exact = self._flat.dtype == np.float64
         self._kernel_sum = kernel_sum
         self._diagonals = None  # (m, n), computed at the first kernel_rows
         self._support_blocks = SupportBlocks(self._km)
@@ -105,10 +99,8 @@ class SumOfKernels(KernelParameterisation):
         d = np.asarray(d, dtype=np.float64)
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum
-        active = np.flatnonzero(d)
-        if self._blas_exact and active.size > DENSE_COMBINE_FRACTION * self.n_kernels:
-            n = self.n_samples
-            return (d @ self._flat).reshape(n, n)
+        active = np.flatnonzero(d)  # numba, even over every kernel: BLAS's d @ (m, n*n) took
+        # 1.0-1.4x as long on one thread, 1.0-1.7x on two (m = 100-2,000, n = 500-2,000)
         if (self.n_samples >= PARALLEL_COMBINE_MIN_SAMPLES
                 and use_threads(active.size * self.n_samples * self.n_samples)):
             return combine_parallel(self._km, d, active)
