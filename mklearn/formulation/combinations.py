@@ -99,8 +99,10 @@ class SumOfKernels(KernelParameterisation):
         d = np.asarray(d, dtype=np.float64)
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum
-        active = np.flatnonzero(d)  # numba, even over every kernel: BLAS's d @ (m, n*n) took
-        # 1.0-1.4x as long on one thread, 1.0-1.7x on two (m = 100-2,000, n = 500-2,000)
+        # numba, even over every kernel: BLAS's d @ (m, n*n) took 1.0-1.4x as long on one
+        # thread (m = 100-2,000, n = 500-2,000); on two, 0.93-1.02x the serial loop (n < 1,500)
+        # and 1.7x the threaded one (n = 1,500)
+        active = np.flatnonzero(d)
         if (self.n_samples >= PARALLEL_COMBINE_MIN_SAMPLES
                 and use_threads(active.size * self.n_samples * self.n_samples)):
             return combine_parallel(self._km, d, active)
