@@ -8,8 +8,6 @@ from mklearn._stack_ops import (
     combine,
     combine_parallel,
     quadratic_terms,
-    quadratic_terms_rows,
-    quadratic_terms_rows_parallel,
     quadratic_terms_support,
     quadratic_terms_support_parallel,
     rows_times,
@@ -19,8 +17,7 @@ from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.threads import use_threads
 from mklearn.svm.rows import StackCombinedRows
 
-SPARSE_SUPPORT_FRACTION = 4  # read only the support's rows when they are under a quarter
-SUPPORT_ROWS_FRACTION = 2  # products K_k v from the support's rows when they are under half
+SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is under a quarter
 # K(d) on threads from this many points (measured on 2 cores, quiet: n = 300 and 1,000 were
 # 0.7x and 0.9-1.0x as fast on 2 threads, n = 1,500 and 2,000 1.2-1.6x); the quadratic terms
 # gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
@@ -135,13 +132,14 @@ class SumOfKernels(KernelParameterisation):
         Returns an array of shape (m,), or (len(kernels),) when ``kernels`` is given. When the
         support of ``v`` is under a quarter of the points the terms come from the kernels'
         blocks on the supports seen so far
-        (:class:`~mklearn.formulation.support_blocks.SupportBlocks`), else from the stack.
+        (:class:`~mklearn.formulation.support_blocks.SupportBlocks`), else from the support's
+        rows of the stack.
         """
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
-        if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:  # streaming beats skipping
-            return quadratic_terms(self._km, v, np.arange(self.n_samples), kernels)
+        if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:
+            return quadratic_terms(self._km, v, support, kernels)
         g = self._support_blocks.quadratic_terms(v, kernels, support)
         return quadratic_terms(self._km, v, support, kernels) if g is None else g
 
@@ -151,8 +149,9 @@ class SumOfKernels(KernelParameterisation):
 
         ``P`` predicts the quadratic terms at nearby ``v'``:
         ``g_k(v') ~ g_k(v) + 2 P[k] (v' - v)``, and gives the rows of ``K_k v`` that a Newton
-        model needs. When the support of ``v`` is under half of the points only its rows are
-        read (``K_k v = sum_s v_s K_k[s]`` by symmetry).
+        model needs. Only the rows of the support of ``v`` are read (``K_k v =
+        sum_s v_s K_k[s]`` by symmetry). None when that support is under a quarter of the
+        points: :meth:`kernel_gradient` then reads the support's blocks.
         """
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
@@ -160,14 +159,10 @@ class SumOfKernels(KernelParameterisation):
             return None
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         products = np.empty((kernels.size, self.n_samples))
-        if support.size * SUPPORT_ROWS_FRACTION <= self.n_samples:  # the support's rows only
-            run = (quadratic_terms_support_parallel
-                   if use_threads(kernels.size * support.size * self.n_samples)
-                   else quadratic_terms_support)
-            return run(self._km, v, support, kernels, products), products
-        run = (quadratic_terms_rows_parallel if use_threads(kernels.size * self.n_samples ** 2)
-               else quadratic_terms_rows)
-        return run(self._km, v, kernels, products), products
+        run = (quadratic_terms_support_parallel
+               if use_threads(kernels.size * support.size * self.n_samples)
+               else quadratic_terms_support)
+        return run(self._km, v, support, kernels, products), products
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
