@@ -51,6 +51,40 @@ def test_polynomial_kernel_and_warm_start():
     assert warm.n_iter < cold.n_iter
 
 
+def test_warm_product_reaches_the_same_optimum_reading_fewer_rows():
+    """A warm start with its product ``K v0`` known (SPG-GMKL's products) solves the same QP
+    as one whose starting gradient is computed, and on rows combined on demand it reads
+    fewer of them: none for the start, only the moved variables' for a reconstruction."""
+    from mklearn.svm.rows import StackCombinedRows
+
+    X, y = load_dataset("heart")
+    y = y.astype(float)
+    bank = KernelBank([RBF(sigma=s) for s in (1.0, 3.0, 9.0)], standardize=True,
+                      normalize="diagonal")
+    km = np.ascontiguousarray(bank.fit_transform(X).transpose(2, 0, 1))
+    diagonals = np.ascontiguousarray(np.diagonal(km, axis1=1, axis2=2))
+    d0, d1 = np.array([0.2, 0.5, 0.3]), np.array([0.1, 0.6, 0.3])
+    start = svc_dual(np.tensordot(d0, km, axes=1), y, 10.0, tol=1e-3).alpha
+    warm_product = np.tensordot(d1, km, axes=1) @ (start * y)
+    runs = {}
+    for name, product in (("computed", None), ("known", warm_product)):
+        rows = StackCombinedRows(km, d1, diagonals)
+        result = svc_dual(rows, y, 10.0, alpha0=start, tol=1e-8, warm_product=product)
+        runs[name] = (result, int((rows.slot_of >= 0).sum()))
+    (computed, rows_computed), (known, rows_known) = runs["computed"], runs["known"]
+    assert known.converged and computed.converged
+    assert known.objective == pytest.approx(computed.objective, rel=1e-10)
+    np.testing.assert_allclose(known.grad, computed.grad, atol=1e-8)
+    assert rows_known < rows_computed
+    # a product at another point is never used: a start outside the box is clipped (here
+    # back onto the same start, from above its bound C), and the wrong product ignored
+    assert start.max() == 10.0
+    outside = start + 20.0 * (start == start.max())
+    clipped = svc_dual(np.tensordot(d1, km, axes=1), y, 10.0, alpha0=outside, tol=1e-8,
+                       warm_product=np.zeros(y.size))
+    assert clipped.objective == pytest.approx(computed.objective, rel=1e-10)
+
+
 def test_feasibility_is_kept():
     K, y = _kernel("sonar", RBF(sigma=2.0))
     result = svc_dual(K, y, 5.0, tol=1e-3)

@@ -210,7 +210,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
 
 
 def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None,
-             shrinking=True, gap=None):
+             shrinking=True, gap=None, warm_product=None):
     """Solve LIBSVM's generic dual QP by WSS2-SMO with shrinking.
 
     Parameters
@@ -239,6 +239,12 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     gap : float, optional
         Also stop once the duality gap is at most ``gap`` (in the objective's units; see
         :func:`duality_gap_bound`), whatever the KKT violation; ``converged`` is then True.
+    warm_product : ndarray of shape (n,), optional
+        ``K v0`` for the coefficients ``v0 = sum_t y_t alpha0_t e_index[t]`` of the warm start,
+        when the caller knows it (SPG-GMKL: ``sum_k d_k K_k v0`` from the products its
+        gradient kept). The starting gradient then reads no row of ``K``, and a gradient
+        reconstruction only the rows of the variables that moved, which the steps have read.
+        Ignored without ``alpha0`` or when ``alpha0`` is outside the box.
 
     Returns
     -------
@@ -253,12 +259,20 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
         alpha = np.zeros(n_var)
     else:
         alpha = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, upper)
+        if warm_product is not None and not np.array_equal(alpha, alpha0):
+            warm_product = None  # a product at another point
     st = SMOState(y, index, p, upper, rows.n_samples, alpha)
+    if warm_product is not None:
+        start = st.coefficients()
+        st.gradient_from(np.asarray(warm_product, dtype=np.float64))
 
     def reconstruct():
-        st.gradient_from(rows.matvec(st.coefficients()))
+        if warm_product is None:
+            st.gradient_from(rows.matvec(st.coefficients()))
+        else:  # K v = K v0 + K (v - v0): the rows of the variables that moved
+            st.gradient_from(warm_product + rows.matvec(st.coefficients() - start))
 
-    if alpha.any():
+    if alpha.any() and warm_product is None:
         reconstruct()
     if max_iter is None:
         max_iter = max(10**7, 100 * n_var)
@@ -270,7 +284,8 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     return QPResult(alpha, st.G, rho, objective, violation, n_iter, converged)
 
 
-def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
+def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
+             warm_product=None):
     """C-SVC dual ``max 1'a - 1/2 a' Y K Y a`` over ``0 <= a <= C``, ``y'a = 0``.
 
     Parameters
@@ -281,7 +296,7 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
         Labels in {-1, +1}.
     C : float or ndarray of shape (n,)
         Box constraint (per-sample costs allowed, e.g. ``C * sample_weight``).
-    alpha0, tol, max_iter, gap
+    alpha0, tol, max_iter, gap, warm_product
         As in :func:`solve_qp`.
 
     Returns
@@ -292,10 +307,11 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
     y = np.asarray(y, dtype=np.float64)
     upper = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
     return solve_qp(K, y, -np.ones_like(y), upper, alpha0=alpha0, tol=tol, max_iter=max_iter,
-                    gap=gap)
+                    gap=gap, warm_product=warm_product)
 
 
-def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
+def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
+             warm_product=None):
     """epsilon-SVR dual in LIBSVM's form with 2n variables ``[a+; a-]``.
 
     ``min 1/2 beta' K beta + epsilon 1'(a+ + a-) - y' beta``, ``beta = a+ - a-``,
@@ -314,7 +330,7 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None
         Half-width of the insensitive tube.
     alpha0 : ndarray of shape (2n,), optional
         Feasible warm start ``[a+; a-]``.
-    tol, max_iter, gap
+    tol, max_iter, gap, warm_product
         As in :func:`solve_qp`.
 
     Returns
@@ -330,10 +346,11 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None
     linear = np.concatenate([epsilon - y, epsilon + y])
     index = np.concatenate([np.arange(n), np.arange(n)])
     return solve_qp(K, signs, linear, np.concatenate([cost, cost]), index=index, alpha0=alpha0,
-                    tol=tol, max_iter=max_iter, gap=gap)
+                    tol=tol, max_iter=max_iter, gap=gap, warm_product=warm_product)
 
 
-def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
+def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
+                   warm_product=None):
     """One-class SVM dual ``min 1/2 a' K a`` over ``0 <= a <= 1``, ``1'a = nu n``.
 
     Schoelkopf et al. (2001) in LIBSVM's scaling (Chang and Lin, LIBSVM, section 2.2); started,
@@ -348,7 +365,7 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
         Upper bound on the fraction of outliers, lower bound on that of support vectors.
     alpha0 : ndarray of shape (n,), optional
         Feasible warm start (``1'alpha0 = nu n``).
-    tol, max_iter, gap
+    tol, max_iter, gap, warm_product
         As in :func:`solve_qp`.
 
     Returns
@@ -372,4 +389,4 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None):
         if whole < n:
             alpha0[whole] = total - whole
     return solve_qp(K, np.ones(n), np.zeros(n), np.ones(n), alpha0=alpha0, tol=tol,
-                    max_iter=max_iter, gap=gap)
+                    max_iter=max_iter, gap=gap, warm_product=warm_product)
