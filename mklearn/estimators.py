@@ -469,7 +469,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
-        ``second_order``, ``fallback``, ``aggregate_bound``, ``coarse_start`` (bools),
+        ``second_order``, ``fallback``, ``aggregate_bound``, ``coarse_start``,
+        ``cutting_planes`` (bools),
         ``inner_tol`` and ``eta0`` (see :func:`mklearn.solvers.spg_gmkl`); each solver's keys
         are checked.
     kernel_dtype : {"float64", "float32"}

@@ -111,6 +111,7 @@ def test_solver_options_switch_off_the_spg_components(liver_stack):
         "nonmonotone": False,
         "precision_tuning": False,
         "second_order": False,
+        "cutting_planes": False,  # a bound, not a step: it ends the run sooner
     }
     pgd = MKLClassifier(
         kernels="precomputed", solver="spg", solver_options=options, C=10.0, tol=1e-5

@@ -45,10 +45,13 @@ def test_line_searches_do_not_restart_from_a_vertex_on_linear_pieces(duplicates)
 def test_spg_alone_stalls_and_the_mirror_fallback_certifies_the_optimum(duplicates):
     stack, y = duplicates
     combination = SumOfKernels(stack)
-    alone = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300, fallback=False)
+    # without the cutting planes (test_cutting_planes.py), which certify this run alone
+    alone = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300, fallback=False,
+                     cutting_planes=False)
     assert not alone.converged and alone.relative_duality_gap > TOL  # the dual bound lags
 
-    result = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300)
+    result = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300,
+                      cutting_planes=False)
     assert result.converged and result.relative_duality_gap <= TOL
     assert result.n_iter < 300
     optimum = l1_mkl_optimum(stack, y, C)

@@ -143,6 +143,12 @@ class SumOfKernels(KernelParameterisation):
         g = self._support_blocks.quadratic_terms(v, kernels, support)
         return quadratic_terms(self._km, v, support, kernels) if g is None else g
 
+    def cheap_terms(self, support_size: int) -> bool:
+        """Whether :meth:`kernel_gradient` of every kernel at a support of this size reads
+        the kernels' support blocks (in cache, ``m |S|^2`` values) rather than the stack."""
+        return (support_size * SPARSE_SUPPORT_FRACTION <= self.n_samples
+                and self._support_blocks.fits(support_size, self.n_kernels))
+
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or for the t-th of
         ``kernels``), in one pass; P has shape (m or len(kernels), n).

@@ -84,6 +84,15 @@ class SupportBlocks:
                else block_quadratic_terms)
         return run(self._blocks, slots, np.ascontiguousarray(v[self._index[:w]], np.float64), w)
 
+    def fits(self, support_size: int, n_kernels: int) -> bool:
+        """Whether the next request of ``n_kernels`` kernels on a support of this size will be
+        served from blocks: the first ``START_AFTER`` are not, and the blocks of a new
+        support must fit in the budget."""
+        if self._passes < START_AFTER:
+            return False
+        capacity = min(self.n_samples, 2 * support_size + SLACK_POINTS)
+        return self._budget // (8 * capacity * capacity) >= n_kernels
+
     def _cover(self, support: np.ndarray, n_kernels: int) -> bool:
         """Grow (or restart) W so that it contains ``support``; False if ``n_kernels`` blocks
         of the needed size exceed the budget."""

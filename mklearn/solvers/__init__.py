@@ -73,6 +73,7 @@ _SPG_OPTIONS = {
     "fallback": ["boolean"],
     "aggregate_bound": ["boolean"],
     "coarse_start": ["boolean"],
+    "cutting_planes": ["boolean"],
 }
 _SMO_OPTIONS = {"cache_size": [_POSITIVE], "closed_form": ["boolean"]}
 _SILP_OPTIONS = {
@@ -105,6 +106,7 @@ SOLVERS = {
             "fallback": False,
             "aggregate_bound": False,
             "coarse_start": False,
+            "cutting_planes": False,
         },
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,

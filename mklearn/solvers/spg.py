@@ -135,6 +135,7 @@ from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
 from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.coarse import coarse_weights
+from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.result import Certificate, MKLResult
@@ -182,6 +183,7 @@ class _Evaluator:
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
         self.gap_stop = None  # SVM duality gap at which every solve may stop (see spg_gmkl)
         self.last_kernel = None
+        self.planes = None  # a CuttingPlaneBound, for l1 on a sum of kernels
 
     def solve(self, d, alpha0, tol, products=None):
         """The SVM at ``d`` from ``alpha0``. ``products``, the ``(kernels, K_k v0)`` kept at
@@ -200,7 +202,25 @@ class _Evaluator:
         qp = self.task.solve(K, alpha0, tol, self.gap_stop, warm)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
-        return {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
+        point = {"d": d, "K": K, "qp": qp, "T": T, "tol": tol}
+        if self.planes is not None:
+            v = self.task.coefficients(qp.alpha)
+            if self._cheap_plane(d, v):
+                self._add_plane(point, self.combination.kernel_gradient(d, v))
+        return point
+
+    def _cheap_plane(self, d, v):
+        """Whether every kernel's quadratic term at ``v`` costs less than the solve's own
+        reading of ``K(d)``'s support rows (support blocks: ``m |S|^2`` values against
+        ``|S| n`` for each kernel in use)."""
+        cheap = getattr(self.combination, "cheap_terms", None)
+        support = int(np.count_nonzero(v))
+        return (cheap is not None and cheap(support) and
+                self.combination.n_kernels * support <= v.size * max(np.count_nonzero(d), 1))
+
+    def _add_plane(self, point, terms):
+        self.planes.add(self.task.linear_value(point["qp"].alpha), terms)
+        point["plane"] = True
 
     def _warm_product(self, d, products):
         """``sum_k d_k K_k v0`` from the kept products, or None if some kernel in use has
@@ -227,6 +247,8 @@ class _Evaluator:
             g[live] = self.partial_gradient(point, np.flatnonzero(live))
         point["g"] = g
         point["complete"] = not np.isnan(g).any()
+        if point["complete"] and self.planes is not None and not point.get("plane"):
+            self._add_plane(point, g)
         point["grad"] = self.regularizer.gradient(d) - 0.5 * g
         return point["grad"]
 
@@ -314,6 +336,7 @@ def spg_gmkl(
     fallback=True,
     aggregate_bound=True,
     coarse_start=True,
+    cutting_planes=True,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
@@ -367,6 +390,12 @@ def spg_gmkl(
         combination with ``subset``); its SVM solves count in ``n_svm_solves``. Ignored
         with ``d0``, ``max_time`` or ``spectral`` off.
 
+    cutting_planes : bool
+        Also bound the optimum from below by the cutting planes of the SVM solutions
+        (:class:`~mklearn.solvers.cutting_planes.CuttingPlaneBound`, SILP's master LP): l1
+        on a sum of kernels. The planes of every solve are kept when the quadratic terms of
+        every kernel are cheap (support blocks), else those of full-gradient passes only.
+
     Returns
     -------
     MKLResult
@@ -382,7 +411,8 @@ def spg_gmkl(
         options = dict(spectral=spectral, nonmonotone=nonmonotone, eta0=eta0,
                        precision_tuning=precision_tuning, inner_tol=inner_tol,
                        second_order=second_order, fallback=fallback,
-                       aggregate_bound=aggregate_bound, max_iter=max_iter)
+                       aggregate_bound=aggregate_bound, cutting_planes=cutting_planes,
+                       max_iter=max_iter)
         coarse = coarse_weights(combination, y, cost, lambda part, y_part, cost_part, **k:
                                 spg_gmkl(part, y_part, cost_part, regularizer, **k),
                                 tol=tol, **options)
@@ -406,6 +436,10 @@ def spg_gmkl(
                  if linear_model and aggregate_bound else None)
     if aggregate is not None:
         aggregate.add(d, point["qp"].alpha, point["g"])
+    if cutting_planes and linear_model and _simplex_newton(combination, regularizer):
+        evaluator.planes = CuttingPlaneBound(n_kernels)
+        if point["complete"]:
+            evaluator._add_plane(point, point["g"])
     restricted = second_order and d0 is None and _simplex_newton(combination, regularizer)
     second_order = second_order and (
         _simplex_newton(combination, regularizer) or _orthant_newton(combination, regularizer)
@@ -452,6 +486,12 @@ def spg_gmkl(
             live = ~regularizer.screen(point["d"], grad)
             since_full = 0
             passes.append((rel_gap, point["T"]))
+        planes_certify = False
+        if evaluator.planes is not None and certificate.relative_gap > tol:
+            certificate.lower = max(certificate.lower, evaluator.planes.bound())
+            planes_certify = certificate.relative_gap <= tol
+            if planes_certify:
+                rel_gap = certificate.relative_gap
         # an SVM stops once its own duality gap cannot matter to the certificate
         if precision_tuning and linear_model and np.isfinite(upper):
             evaluator.gap_stop = PRECISE_SHARE * tol * abs(upper)
@@ -479,7 +519,8 @@ def spg_gmkl(
         history.append(record)
         if callback is not None:
             callback(record)
-        if point["complete"] and ((rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)):
+        certified = (rel_gap <= tol) if np.isfinite(rel_gap) else (pg_norm <= tol)
+        if planes_certify or (point["complete"] and certified):
             converged, stop_reason = True, "converged"
             n_iter -= 1
             break
