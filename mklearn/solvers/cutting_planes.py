@@ -4,13 +4,14 @@ Every feasible dual point ``alpha_r`` bounds ``W(d)`` from below at every ``d``:
 ``W(d) >= p(alpha_r) - 1/2 sum_k d_k q_k(alpha_r)``, with the linear part ``p`` of the task's
 dual and the quadratic terms ``q_k = v' K_k v`` (ALGORITHMS.md section 1). The minimum over
 the simplex of the largest of these planes is therefore a lower bound on the optimum: the
-value of SILP's master LP (Sonnenburg et al., JMLR 7, 2006, section 2.2) over the solutions
-a run has computed. Where ``W`` has a kink at the optimum (the SVM's solution is not unique),
-the planes of solutions on either side of it meet there, and this bound closes gaps that no
-single solution, nor the segment search of
-:class:`~mklearn.solvers.dual_aggregate.DualAggregate`, closes (measured on
-``bench_unseen.py``'s w8a-1000, 100 kernels: after 115 SVM solves the planes bound the gap by
-9.7e-4, the best single solution by 4.2e-3).
+value of SILP's master LP (Sonnenburg et al., JMLR 7, 2006, sections 2.1 and 2.3.1) over
+the solutions a run has computed, wherever they came from. Where ``W`` has a kink at the
+optimum (the SVM's solution is not unique), the planes of solutions on either side of it (line
+search trials beyond the kink among them) meet there, and this bound closes gaps that no single
+solution, nor the segment search of :class:`~mklearn.solvers.dual_aggregate.DualAggregate`,
+closes. Measured on the SVM solutions of one SPG-GMKL run on ``bench_unseen.py``'s w8a-1000
+(100 kernels, C = 1), which stalled at a certified gap of 2.6e-3: the planes of its first 115
+solves bound the gap by 9.7e-4, the best single solution by 4.2e-3.
 
 The bound is computed from the LP's dual: with multipliers ``lambda`` on the planes (a point of
 the simplex), ``sum_r lambda_r p_r - 1/2 max_k sum_r lambda_r q_k(alpha_r)`` is a lower bound
