@@ -85,3 +85,18 @@ def test_planes_certify_spg_sooner_and_stay_below_the_optimum(unbalanced):
         assert result.objective == pytest.approx(optimum, rel=2 * TOL)
     # certified after 18 SVM solves instead of 74 (measured)
     assert runs[True].n_svm_solves < 0.5 * runs[False].n_svm_solves
+
+
+def test_no_planes_above_the_kernel_cap(unbalanced, monkeypatch):
+    """The master LP's first solve grows fast with the kernels (its columns): above
+    ``MAX_KERNELS`` SPG-GMKL keeps no planes, and runs as with ``cutting_planes=False``."""
+    import mklearn.solvers.spg as spg
+
+    stack, y = unbalanced
+    monkeypatch.setattr(spg, "PLANES_MAX_KERNELS", stack.shape[2] - 1)
+    capped = spg_gmkl(SumOfKernels(stack), y, 1.0, L1Simplex(), tol=TOL, max_iter=300,
+                      fallback=False)
+    off = spg_gmkl(SumOfKernels(stack), y, 1.0, L1Simplex(), tol=TOL, max_iter=300,
+                   fallback=False, cutting_planes=False)
+    assert capped.n_svm_solves == off.n_svm_solves
+    assert capped.relative_duality_gap == off.relative_duality_gap

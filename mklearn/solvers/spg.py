@@ -135,6 +135,7 @@ from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
 from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.coarse import coarse_weights
+from mklearn.solvers.cutting_planes import MAX_KERNELS as PLANES_MAX_KERNELS
 from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
@@ -389,12 +390,12 @@ def spg_gmkl(
         (:mod:`mklearn.solvers.coarse`: l1 on a sum of kernels, C-SVC, many points, a
         combination with ``subset``); its SVM solves count in ``n_svm_solves``. Ignored
         with ``d0``, ``max_time`` or ``spectral`` off.
-
     cutting_planes : bool
         Also bound the optimum from below by the cutting planes of the SVM solutions
         (:class:`~mklearn.solvers.cutting_planes.CuttingPlaneBound`, SILP's master LP): l1
-        on a sum of kernels. The planes of every solve are kept when the quadratic terms of
-        every kernel are cheap (support blocks), else those of full-gradient passes only.
+        on a sum of at most ``cutting_planes.MAX_KERNELS`` kernels. The planes of every
+        solve are kept when the quadratic terms of every kernel are cheap (support blocks),
+        else those of full-gradient passes only.
 
     Returns
     -------
@@ -436,7 +437,8 @@ def spg_gmkl(
                  if linear_model and aggregate_bound else None)
     if aggregate is not None:
         aggregate.add(d, point["qp"].alpha, point["g"])
-    if cutting_planes and linear_model and _simplex_newton(combination, regularizer):
+    if (cutting_planes and linear_model and _simplex_newton(combination, regularizer)
+            and n_kernels <= PLANES_MAX_KERNELS):
         evaluator.planes = CuttingPlaneBound(n_kernels)
         if point["complete"]:
             evaluator._add_plane(point, point["g"])
