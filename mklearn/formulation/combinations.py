@@ -138,9 +138,9 @@ class SumOfKernels(KernelParameterisation):
         v = np.asarray(v, dtype=np.float64)
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         support = np.flatnonzero(v)
-        if support.size * SPARSE_SUPPORT_FRACTION > self.n_samples:
-            return quadratic_terms(self._km, v, support, kernels)
-        g = self._support_blocks.quadratic_terms(v, kernels, support)
+        g = None
+        if support.size * SPARSE_SUPPORT_FRACTION <= self.n_samples:
+            g = self._support_blocks.quadratic_terms(v, kernels, support)
         return quadratic_terms(self._km, v, support, kernels) if g is None else g
 
     def cheap_terms(self, support_size: int) -> bool:
