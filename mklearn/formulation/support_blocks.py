@@ -90,8 +90,12 @@ class SupportBlocks:
         support must fit in the budget."""
         if self._passes < START_AFTER:
             return False
+        return self._slots(support_size)[1] >= n_kernels
+
+    def _slots(self, support_size: int):
+        """(points, kernels) that blocks formed on a new support of this size hold."""
         capacity = min(self.n_samples, 2 * support_size + SLACK_POINTS)
-        return self._budget // (8 * capacity * capacity) >= n_kernels
+        return capacity, min(self.n_kernels, self._budget // (8 * capacity * capacity))
 
     def _cover(self, support: np.ndarray, n_kernels: int) -> bool:
         """Grow (or restart) W so that it contains ``support``; False if ``n_kernels`` blocks
@@ -99,8 +103,7 @@ class SupportBlocks:
         new = support[self._position[support] < 0]
         fits = self._blocks is not None and self.n_points + new.size <= self._blocks.shape[1]
         if not fits:
-            capacity = min(self.n_samples, 2 * support.size + SLACK_POINTS)
-            slots = min(self.n_kernels, self._budget // (8 * capacity * capacity))
+            capacity, slots = self._slots(support.size)
             if slots < n_kernels:
                 return False
             self._blocks = np.empty((slots, capacity, capacity))

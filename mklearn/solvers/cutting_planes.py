@@ -21,10 +21,9 @@ tolerances.
 
 from __future__ import annotations
 
-import highspy
 import numpy as np
 
-from mklearn.solvers.silp import _silent_highs
+from mklearn.solvers.silp import MasterLP
 
 # The master LP has one column per kernel. HiGHS's first solve grows fast with them (one
 # plane, presolve off: 5 ms at 2,000 kernels, 0.14 s at 10^4, 7.9 s at 10^5; presolve on
@@ -35,7 +34,9 @@ MAX_KERNELS = 10_000
 
 class CuttingPlaneBound:
     """The planes ``p_r - 1/2 q_r' d`` of SVM solutions and the lower bound they give on
-    ``min_{d in simplex} W(d)``.
+    ``min_{d in simplex} W(d)``: SILP's :class:`~mklearn.solvers.silp.MasterLP` (which
+    maximises ``theta <= sum_k d_k S_k``, ``S = q / 2 - p``, the bound's negative), every
+    plane kept.
 
     Parameters
     ----------
@@ -51,21 +52,12 @@ class CuttingPlaneBound:
     """
 
     def __init__(self, n_kernels: int):
-        self.m = n_kernels
         self.lower = -np.inf
         self._linear = []  # p_r
         self._terms = []  # q(alpha_r), shape (m,) each
         self._pending = 0  # planes added since the last LP
-        self._lp = _silent_highs()
-        self._lp.setOptionValue("presolve", "off")  # see MAX_KERNELS
-        inf = highspy.kHighsInf
-        # columns: d (m), then theta; minimise theta s.t. theta >= p_r - q_r' d / 2, sum d = 1
-        self._lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
-        self._lp.addVar(-inf, inf)
-        self._lp.changeColsCost(1, np.array([n_kernels], dtype=np.int32), np.array([1.0]))
-        self._lp.addRow(1.0, 1.0, n_kernels, np.arange(n_kernels, dtype=np.int32),
-                        np.ones(n_kernels))
-        self._columns = np.arange(n_kernels + 1, dtype=np.int32)
+        self._master = MasterLP(n_kernels, prune=False)
+        self._master.lp.setOptionValue("presolve", "off")  # see MAX_KERNELS
 
     @property
     def n_planes(self) -> int:
@@ -77,9 +69,7 @@ class CuttingPlaneBound:
         terms = np.asarray(terms, dtype=np.float64)
         self._linear.append(float(linear))
         self._terms.append(terms)
-        # theta + q_r' d / 2 >= p_r
-        self._lp.addRow(float(linear), highspy.kHighsInf, self.m + 1, self._columns,
-                        np.concatenate([0.5 * terms, [1.0]]))
+        self._master.add(0.5 * terms - float(linear))
         self._pending += 1
 
     def bound(self) -> float:
@@ -88,14 +78,14 @@ class CuttingPlaneBound:
         if not self._pending:
             return self.lower
         self._pending = 0
-        self._lp.run()
-        if self._lp.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return self.lower  # no certificate from a failed LP: the bound stays
-        weights = np.abs(np.asarray(self._lp.getSolution().row_dual)[1:])
+        try:
+            self._master.solve()
+        except RuntimeError:  # no certificate from a failed LP: the bound stays
+            return self.lower
+        weights = self._master.duals.copy()
         if not weights.sum() > 0.0:
             return self.lower
         weights /= weights.sum()
-        linear = np.asarray(self._linear)
         mixed = weights @ np.asarray(self._terms)
-        self.lower = max(self.lower, float(weights @ linear - 0.5 * mixed.max()))
+        self.lower = max(self.lower, float(weights @ np.asarray(self._linear) - 0.5 * mixed.max()))
         return self.lower

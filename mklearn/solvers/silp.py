@@ -59,11 +59,14 @@ class MasterLP:
     ``S^r' beta >= theta`` for the constraints r added so far; HiGHS, hot-started.
 
     Column ``m`` is theta; row 0 is ``sum beta = 1``; every other row is
-    ``theta - S^r' beta <= 0``.
+    ``theta - S^r' beta <= 0``. With ``prune``, constraints inactive for ``PRUNE_AGE`` solves
+    are dropped; ``duals`` holds the absolute row duals of the constraints at the last solve.
     """
 
-    def __init__(self, n_kernels: int):
+    def __init__(self, n_kernels: int, prune: bool = True):
         self.m = n_kernels
+        self.prune = prune
+        self.duals = np.zeros(0)  # |row dual| of each constraint at the last solve
         self.lp = _silent_highs()
         inf = highspy.kHighsInf
         self.lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
@@ -98,9 +101,10 @@ class MasterLP:
         beta /= beta.sum()
         theta = float(x[self.m])
         duals = np.abs(np.asarray(solution.row_dual)[1:])
+        self.duals = duals
         self.ages = np.where(duals > _ACTIVE_DUAL, 0, self.ages + 1)
         stale = np.flatnonzero(self.ages >= PRUNE_AGE)
-        if 0 < stale.size < self.ages.size:
+        if self.prune and 0 < stale.size < self.ages.size:
             self.lp.deleteRows(stale.size, (stale + 1).astype(np.int32))
             self.ages = self.ages[self.ages < PRUNE_AGE]
             self.n_pruned += stale.size

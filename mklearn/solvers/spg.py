@@ -226,15 +226,11 @@ class _Evaluator:
     def _warm_product(self, d, products):
         """``sum_k d_k K_k v0`` from the kept products, or None if some kernel in use has
         none (or the combination is not a sum)."""
-        if products is None or not getattr(self.combination, "linear", False):
+        if not getattr(self.combination, "linear", False):
             return None
-        kernels, P = products
-        position = np.full(d.size, -1)
-        position[kernels] = np.arange(kernels.size)
         used = np.flatnonzero(d)
-        if (position[used] < 0).any():
-            return None
-        return d[used] @ P[position[used]]
+        kept = _kept_products(products, d.size, used)
+        return None if kept is None else d[used] @ kept
 
     def gradient(self, point, live=None):
         """Gradient at ``point``: exact on ``live`` kernels (all if None), NaN elsewhere."""
@@ -842,13 +838,23 @@ def _newton_trial(evaluator, point, grad, live):
 def _kernel_rows_times(evaluator, point, kernels, rows, v):
     """``K_k[rows] @ v`` for each k in ``kernels``: from the products the gradient kept at
     ``point`` when it has all of them, else computed."""
-    if point.get("products") is not None:
-        known, products = point["products"]
-        position = np.full(evaluator.combination.n_kernels, -1)
-        position[known] = np.arange(known.size)
-        if (position[kernels] >= 0).all():
-            return products[np.ix_(position[kernels], rows)]
+    kept = _kept_products(point.get("products"), evaluator.combination.n_kernels, kernels)
+    if kept is not None:
+        return kept[:, rows]
     return evaluator.combination.kernel_rows_times(kernels, rows, v)
+
+
+def _kept_products(products, n_kernels, kernels):
+    """The rows ``K_k v`` of ``kernels`` among the products ``(known, P)`` a gradient kept
+    (shape (len(kernels), n)), or None if some of them are not there."""
+    if products is None:
+        return None
+    known, P = products
+    position = np.full(n_kernels, -1)
+    position[known] = np.arange(known.size)
+    if (position[kernels] < 0).any():
+        return None
+    return P[position[kernels]]
 
 
 def _newton_step(evaluator, point, grad, live, eps, ref_value):
