@@ -306,14 +306,14 @@ def _rbf_dots(first, stop, sq, block_of, neg_gammas, factors, V, out):
         t = task // sq.shape[1]
         a = task - t * sq.shape[1]
         _rbf_values(sq[block_of[t], a], neg_gammas[t], 1.0, row, row_bits)
-        out[t, a] = factors[t] * _dot(row, V[a])
+        out[t, a] = factors[t] * _dot(row, V[min(np.int64(a), V.shape[0] - 1)])
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def rbf_row_dots(sq, block_of, neg_gammas, factors, V, out):
     """``out[t, a] = factors[t] * sum_j exp(neg_gammas[t] * sq[block_of[t], a, j]) V[a, j]``:
     each RBF row against its own vector, the row never stored (shapes: sq (blocks, rows, n),
-    V (rows, n), out (kernels, rows))."""
+    V (rows, n) or (1, n): one vector for every row, out (kernels, rows))."""
     _rbf_dots(0, block_of.shape[0] * sq.shape[1], sq, block_of, neg_gammas, factors, V, out)
 
 

@@ -217,11 +217,15 @@ class RowKernels:
         return P @ v, P
 
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
-        """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows)),
-        computed in blocks of about 64 MB of rows."""
+        """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows)):
+        without storing the rows when the provider has ``row_dots``, else computed in blocks
+        of about 64 MB of rows."""
         kernels = np.asarray(kernels, dtype=np.int64)
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         v = np.asarray(v, dtype=np.float64)
+        row_dots = getattr(self.provider, "row_dots", None)
+        if row_dots is not None:
+            return row_dots(rows, kernels, v[None, :])
         out = np.empty((kernels.size, rows.size))
         block = max(1, BLOCK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
         for start in range(0, rows.size, block):

@@ -1,0 +1,116 @@
+"""RBF values by table on integer points (binary or count features, as LIBSVM's a9a and w8a):
+the same rows, sums of rows and row products as the arithmetic ``exp``, serial or threaded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mklearn import MKLClassifier
+from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, threads
+from mklearn.kernels.columns import TABLE_MAX_SIZE, KernelColumns, _squared_distance_bound
+
+
+def _points(kind, n=300, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "binary_sparse":  # CSC blocks: the fused sparse loops
+        return (rng.uniform(size=(n, d)) < 0.15).astype(float)
+    if kind == "counts_dense":  # dense blocks: distances by BLAS, then tables
+        return rng.integers(-2, 4, size=(n, d)).astype(float)
+    return rng.normal(size=(n, d))
+
+
+SPECS = [RBF(gamma=g) for g in (0.02, 0.3, 2.0)] + [
+    RBF(gamma=0.5, features=(0, 3, 5, 7, 8)), RBF(gamma=0.05, features=(1, 2, 3, 9, 10, 11)),
+    RBF(gamma=1.5, features=(0, 3, 5, 7, 8))]
+
+
+def _direct(provider, monkeypatch):
+    """The same provider with tables switched off."""
+    monkeypatch.setattr(KernelColumns, "_rbf_layout", lambda self, plan, rbf: (0, None))
+    return provider
+
+
+def _close(actual, expected):
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-13 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("kind", ["binary_sparse", "counts_dense"])
+@pytest.mark.parametrize("threaded", [False, True])
+def test_tables_give_the_rows_of_the_arithmetic_exp(kind, threaded, monkeypatch):
+    """Rows bit for bit; sums of rows and rows times vectors (one per row, or one for all) to
+    rounding; the table path is taken, and threads change no bit."""
+    X = _points(kind)
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    plan, _ = provider._plan(None)
+    size, sparse = provider._rbf_layout(plan, np.arange(plan.kinds.size))
+    assert size > 1 and (sparse is not None) == (kind == "binary_sparse")
+    indices = np.array([0, 299, 17, 17, 150])
+    kernels, weights = np.array([4, 0, 2, 5]), np.array([0.5, 0.25, 2.0, 1.0])
+    V = np.random.default_rng(1).normal(size=(indices.size, X.shape[0]))
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        got = (provider.rows(indices), provider.combined_rows(indices, kernels, weights),
+               provider.row_dots(indices, None, V), provider.row_dots(indices, kernels, V[:1]))
+    with threads.numba_threads(1):
+        serial = (provider.rows(indices), provider.combined_rows(indices, kernels, weights),
+                  provider.row_dots(indices, None, V), provider.row_dots(indices, kernels, V[:1]))
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(got, serial, strict=True))
+    direct = _direct(KernelColumns(KernelBank(SPECS).fit(X)), monkeypatch)
+    rows = direct.rows(indices)
+    assert got[0].tobytes() == rows.tobytes()
+    _close(got[1], np.tensordot(weights, rows[kernels], axes=(0, 0)))
+    _close(got[2], np.einsum("taj,aj->ta", rows, V))
+    _close(got[3], rows[kernels] @ V[0])
+    _close(got[1], direct.combined_rows(indices, kernels, weights))
+
+
+def test_tables_only_for_integer_blocks_of_bounded_distance():
+    """Real-valued points, a block with one real column, or distances beyond the largest
+    table: no table. Mixed kernel kinds keep their own loops for the others."""
+    assert _squared_distance_bound(np.array([[0.0, 1.0], [1.0, 1.0]])) == 2 * 2
+    assert _squared_distance_bound(np.array([[0.0, -1.0], [2.0, 1.0]])) == 4 * 5
+    assert _squared_distance_bound(np.array([[0.5, 1.0]])) == -1
+    assert _squared_distance_bound(np.array([[0.0], [float(TABLE_MAX_SIZE)]])) == -1
+    real = KernelColumns(KernelBank(SPECS).fit(_points("normal")))
+    plan, _ = real._plan(None)
+    assert real._rbf_layout(plan, np.arange(plan.kinds.size)) == (0, None)
+    X = _points("binary_sparse")
+    X[:, 9] *= 0.5  # one block (features 1, 2, 3, 9, 10, 11) no longer integer
+    mixed = KernelColumns(KernelBank(SPECS).fit(X))
+    plan, _ = mixed._plan(None)
+    assert mixed._rbf_layout(plan, np.arange(plan.kinds.size))[0] == 0
+    block = np.flatnonzero(np.isin(plan.out_index, [3, 5]))  # features 0, 3, 5, 7, 8
+    assert mixed._rbf_layout(plan, block)[0] > 0
+    assert mixed._rbf_layout(plan, np.flatnonzero(plan.out_index == 0))[0] == 0
+
+
+def test_restricted_and_mixed_kinds_on_integer_points(monkeypatch):
+    """A restricted copy (the support's block of a quadratic term) gives the block of the
+    whole rows; Linear and Laplacian kernels next to table RBF kernels stay exact."""
+    X = _points("binary_sparse", n=200)
+    specs = SPECS + [Linear(), Laplacian(gamma=0.2, features=(0, 3, 5, 7, 8))]
+    provider = KernelColumns(KernelBank(specs).fit(X))
+    support = np.array([3, 8, 40, 41, 150, 199])
+    sub = provider.restricted(support)
+    _close(sub.rows(np.arange(support.size)), provider.rows(support)[:, :, support])
+    V = np.random.default_rng(2).normal(size=(2, 200))
+    direct = _direct(KernelColumns(KernelBank(specs).fit(X)), monkeypatch)
+    _close(provider.row_dots([5, 9], None, V), direct.row_dots([5, 9], None, V))
+    _close(provider.combined_rows([5, 9], [0, 6, 7], [1.0, 2.0, 0.5]),
+           direct.combined_rows([5, 9], [0, 6, 7], [1.0, 2.0, 0.5]))
+
+
+def test_rows_path_on_binary_data_reaches_the_stack_optimum():
+    """SPG-GMKL on rows (tables) and on the precomputed stack: the same optimum."""
+    rng = np.random.default_rng(3)
+    X = (rng.uniform(size=(160, 20)) < 0.2).astype(float)
+    y = np.where(X[:, :5].sum(axis=1) + 0.3 * rng.normal(size=160) > 1.0, 1, -1)
+    specs = [RBF(gamma=g) for g in (0.05, 0.2, 1.0)] + [
+        RBF(gamma=0.3, features=tuple(range(0, 20, 2)))]
+    fits = [MKLClassifier(kernels=specs, C=1.0, tol=1e-8, kernel_storage=storage,
+                          solver="spg").fit(X, y) for storage in ("rows", "stack")]
+    rows, stack = fits
+    assert abs(rows.objective_ - stack.objective_) <= 1e-6 * abs(stack.objective_)
+    np.testing.assert_allclose(rows.kernel_weights_, stack.kernel_weights_, atol=1e-4)
