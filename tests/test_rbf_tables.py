@@ -8,7 +8,9 @@ import pytest
 
 from mklearn import MKLClassifier
 from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, threads
-from mklearn.kernels.columns import TABLE_MAX_SIZE, KernelColumns, _squared_distance_bound
+from mklearn.kernels.columns import KernelColumns
+from mklearn.kernels.rbf_tables import TABLE_MAX_SIZE, RBFTables
+from mklearn.kernels.rbf_tables import squared_distance_bound as _squared_distance_bound
 
 
 def _points(kind, n=300, d=12, seed=0):
@@ -27,7 +29,7 @@ SPECS = [RBF(gamma=g) for g in (0.02, 0.3, 2.0)] + [
 
 def _direct(provider, monkeypatch):
     """The same provider with tables switched off."""
-    monkeypatch.setattr(KernelColumns, "_rbf_layout", lambda self, plan, rbf: (0, None))
+    monkeypatch.setattr(RBFTables, "layout", lambda self, plan, rbf: (0, None))
     return provider
 
 
@@ -43,7 +45,7 @@ def test_tables_give_the_rows_of_the_arithmetic_exp(kind, threaded, monkeypatch)
     X = _points(kind)
     provider = KernelColumns(KernelBank(SPECS).fit(X))
     plan, _ = provider._plan(None)
-    size, sparse = provider._rbf_layout(plan, np.arange(plan.kinds.size))
+    size, sparse = provider._tables.layout(plan, np.arange(plan.kinds.size))
     assert size > 1 and (sparse is not None) == (kind == "binary_sparse")
     indices = np.array([0, 299, 17, 17, 150])
     kernels, weights = np.array([4, 0, 2, 5]), np.array([0.5, 0.25, 2.0, 1.0])
@@ -75,15 +77,15 @@ def test_tables_only_for_integer_blocks_of_bounded_distance():
     assert _squared_distance_bound(np.array([[0.0], [float(TABLE_MAX_SIZE)]])) == -1
     real = KernelColumns(KernelBank(SPECS).fit(_points("normal")))
     plan, _ = real._plan(None)
-    assert real._rbf_layout(plan, np.arange(plan.kinds.size)) == (0, None)
+    assert real._tables.layout(plan, np.arange(plan.kinds.size)) == (0, None)
     X = _points("binary_sparse")
     X[:, 9] *= 0.5  # one block (features 1, 2, 3, 9, 10, 11) no longer integer
     mixed = KernelColumns(KernelBank(SPECS).fit(X))
     plan, _ = mixed._plan(None)
-    assert mixed._rbf_layout(plan, np.arange(plan.kinds.size))[0] == 0
+    assert mixed._tables.layout(plan, np.arange(plan.kinds.size))[0] == 0
     block = np.flatnonzero(np.isin(plan.out_index, [3, 5]))  # features 0, 3, 5, 7, 8
-    assert mixed._rbf_layout(plan, block)[0] > 0
-    assert mixed._rbf_layout(plan, np.flatnonzero(plan.out_index == 0))[0] == 0
+    assert mixed._tables.layout(plan, block)[0] > 0
+    assert mixed._tables.layout(plan, np.flatnonzero(plan.out_index == 0))[0] == 0
 
 
 def test_restricted_and_mixed_kinds_on_integer_points(monkeypatch):
@@ -114,3 +116,33 @@ def test_rows_path_on_binary_data_reaches_the_stack_optimum():
     rows, stack = fits
     assert abs(rows.objective_ - stack.objective_) <= 1e-6 * abs(stack.objective_)
     np.testing.assert_allclose(rows.kernel_weights_, stack.kernel_weights_, atol=1e-4)
+
+
+def test_kept_distance_rows_serve_the_same_rows_and_recycle():
+    """With room in the budget the row operator keeps the distances of sparse integer
+    points (RowKernels); rows from them equal rows computed afresh, also when a call holds
+    more rows than the cache (computed in chunks) and when rows are recycled. Without room
+    (or on real-valued points) none are kept."""
+    from mklearn.kernels.operator import RowKernels
+
+    X = _points("binary_sparse", n=200)
+    bank = KernelBank(SPECS).fit(X)
+    kept = KernelColumns(bank)
+    RowKernels(kept, cache_size=50.0)
+    assert kept._tables._distances is not None and kept._tables._distances.capacity == 200
+    fresh = KernelColumns(bank)
+    indices = np.array([7, 3, 7, 199, 0])
+    for _ in range(2):  # the second time from the cache
+        assert kept.rows(indices).tobytes() == fresh.rows(indices).tobytes()
+        _close(kept.combined_rows(indices, [5, 1], [0.5, 2.0]),
+               fresh.combined_rows(indices, [5, 1], [0.5, 2.0]))
+    small = KernelColumns(bank)
+    small.keep_distance_rows(2 * small.distance_row_bytes() / 2**20)
+    assert small._tables._distances.capacity == 2
+    for rows in (indices, [1], [2], [1], [3, 4]):
+        assert small.rows(rows).tobytes() == fresh.rows(rows).tobytes()
+    none = KernelColumns(bank)
+    RowKernels(none, cache_size=2 * 8 * len(SPECS) * 200 / 2**20 + 0.01)
+    assert none._tables._distances is None
+    real = KernelColumns(KernelBank(SPECS).fit(_points("normal")))
+    assert real.distance_row_bytes() == 0

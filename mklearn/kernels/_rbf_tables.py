@@ -11,9 +11,10 @@ many values per kernel. A table of them turns each ``exp`` into one load:
 - a row against a vector (the quadratic terms): the vector's entries summed by distance
   first (a histogram), then one short dot product per kernel.
 
-The distances arrive as float64 holding exact integers (``sq`` of shape (blocks, rows, n), as
-the other RBF loops take them); the caller guarantees ``0 <= sq < size``, and the loops clip
-to the table all the same.
+The loops read the distances ``D[slots[a], block, j]`` of row a: unsigned integers kept by a
+row cache or computed for the call (sparse points), or float64 holding exact integers (dense
+points, the distances the other RBF loops take, seen as (rows, blocks, n)). The caller
+guarantees ``0 <= D < size``; the loops clip to the table all the same.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._numba import COMBINE_CHUNK, _dot, _rbf_values
+from ._numba import _dot, _rbf_values
 
 
 @njit(cache=True, fastmath={"contract"})
@@ -48,221 +49,132 @@ def block_tables(tables, block_of, blocks):
     return out
 
 
-@njit(cache=True, inline="always")
-def _lookup_row(task, sq, block_of, tables, targets, out):
-    t = task // sq.shape[1]
-    a = task - t * sq.shape[1]
-    s, table, row = sq[block_of[t], a], tables[t], out[targets[t], a]
-    top = table.shape[0] - 1
-    for j in range(row.shape[0]):
-        row[j] = table[min(np.int64(s[j]), top)]
-
-
-@njit(cache=True, nogil=True)
-def table_rows(sq, block_of, tables, targets, out):
-    """``out[targets[t], a, j] = tables[t, sq[block_of[t], a, j]]`` for every kernel t and
-    row a."""
-    for task in range(block_of.shape[0] * sq.shape[1]):
-        _lookup_row(task, sq, block_of, tables, targets, out)
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def table_rows_parallel(sq, block_of, tables, targets, out):
-    """:func:`table_rows` with the (kernel, row) pairs split over numba's threads."""
-    for task in prange(block_of.shape[0] * sq.shape[1]):
-        _lookup_row(task, sq, block_of, tables, targets, out)
-
-
-@njit(cache=True, inline="always")
-def _lookup_sum(first, stop, sq, blocks, tables, out):
-    """Tasks ``a * n_chunks + c`` in ``[first, stop)``: columns ``c`` (chunks of
-    ``COMBINE_CHUNK``) of ``out[a] = sum_i tables[i, sq[blocks[i], a]]``."""
-    n = sq.shape[2]
-    n_chunks = (n + COMBINE_CHUNK - 1) // COMBINE_CHUNK
-    top = tables.shape[1] - 1
-    for task in range(first, stop):
-        a = task // n_chunks
-        c0 = (task - a * n_chunks) * COMBINE_CHUNK
-        c1 = min(n, c0 + COMBINE_CHUNK)
-        target = out[a, c0:c1]
-        s, table = sq[blocks[0], a, c0:c1], tables[0]
-        for j in range(c1 - c0):
-            target[j] = table[min(np.int64(s[j]), top)]
-        for i in range(1, blocks.shape[0]):
-            s, table = sq[blocks[i], a, c0:c1], tables[i]
-            for j in range(c1 - c0):
-                target[j] += table[min(np.int64(s[j]), top)]
-
-
-@njit(cache=True, nogil=True)
-def table_combined_rows(sq, blocks, tables, out):
-    """``out[a, j] = sum_i tables[i, sq[blocks[i], a, j]]``: rows of a weighted sum of RBF
-    kernels from the summed tables of their blocks (:func:`block_tables`)."""
-    n_chunks = (sq.shape[2] + COMBINE_CHUNK - 1) // COMBINE_CHUNK
-    _lookup_sum(0, sq.shape[1] * n_chunks, sq, blocks, tables, out)
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def table_combined_rows_parallel(sq, blocks, tables, out, parts):
-    """:func:`table_combined_rows` with the (row, column chunk) tasks split into ``parts``
-    ranges over numba's threads."""
-    n_tasks = sq.shape[1] * ((sq.shape[2] + COMBINE_CHUNK - 1) // COMBINE_CHUNK)
-    parts = max(1, min(n_tasks, parts))
-    for part in prange(parts):
-        _lookup_sum(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, blocks,
-                    tables, out)
-
-
-@njit(cache=True, inline="always")
-def _histogram_dots(first, stop, sq, blocks, start, order, tables, V, out):
-    """Tasks ``i * n_rows + a`` in ``[first, stop)``: V[a] summed by the distances of row a
-    on block ``blocks[i]``, then ``out[t, a] = tables[t] @ histogram`` for its kernels
-    ``order[start[i]:start[i + 1]]``."""
-    size = tables.shape[1]
-    histogram = np.empty(size)
-    for task in range(first, stop):
-        i = task // sq.shape[1]
-        a = task - i * sq.shape[1]
-        histogram[:] = 0.0
-        s, v = sq[blocks[i], a], V[min(np.int64(a), V.shape[0] - 1)]
-        for j in range(s.shape[0]):
-            histogram[min(np.int64(s[j]), size - 1)] += v[j]
-        for p in range(start[i], start[i + 1]):
-            out[order[p], a] = _dot(tables[order[p]], histogram)
-
-
-@njit(cache=True, nogil=True)
-def table_row_dots(sq, blocks, start, order, tables, V, out):
-    """``out[t, a] = sum_j tables[t, sq[block of t, a, j]] V[a, j]`` (each RBF row against
-    its own vector, as :func:`~mklearn.kernels._numba.rbf_row_dots`; V of shape (1, n): one
-    vector for every row), by histograms of V over the distances: kernels
-    ``order[start[i]:start[i + 1]]`` read block ``blocks[i]``."""
-    _histogram_dots(0, blocks.shape[0] * sq.shape[1], sq, blocks, start, order, tables, V,
-                    out)
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def table_row_dots_parallel(sq, blocks, start, order, tables, V, out, parts):
-    """:func:`table_row_dots` with the (block, row) tasks split into ``parts`` ranges over
-    numba's threads."""
-    n_tasks = blocks.shape[0] * sq.shape[1]
-    parts = max(1, min(n_tasks, parts))
-    for part in prange(parts):
-        _histogram_dots(part * n_tasks // parts, (part + 1) * n_tasks // parts, sq, blocks,
-                        start, order, tables, V, out)
-
-
-# --- sparse points: each distance row computed into one work row and used at once ------------
+# --- sparse points: squared distances as small integers, then tables -------------------------
 #
 # ``packed`` holds the CSR and CSC arrays of every sparse feature block, concatenated:
 # ``(csr_ptr, csr_cols, csr_vals, row_base, csc_ptr, csc_rows, csc_vals, col_base, z_sq)``;
 # point p of block i has its features at ``csr_ptr[row_base[i] + p]:...[+ 1]`` (local
 # columns), column f of block i its points at ``csc_ptr[col_base[i] + f]:...[+ 1]``, and
-# ``z_sq[i]`` holds the points' squared norms on block i.
+# ``z_sq[i]`` holds the points' squared norms on block i. Distances go into ``D`` of shape
+# (rows, blocks, n), an unsigned integer type (uint8 when they are below 256): a row cache
+# keeps them across changes of the kernel weights (``K(d)`` rows then cost only loads).
 
 
 @njit(cache=True, inline="always")
-def _distance_row(i, point, packed, work):
-    """``work[j] = ||x_point - x_j||^2`` on block i: the point's features scatter their
-    columns (as :func:`~mklearn.kernels._numba.csc_block_arrays`)."""
+def _distance_row(a, indices, packed, work, D):
+    """``D[a, i, j] = ||x_{indices[a]} - x_j||^2`` on every block i: the point's features
+    scatter their columns (as :func:`~mklearn.kernels._numba.csc_block_arrays`)."""
     csr_ptr, csr_cols, csr_vals, row_base, csc_ptr, csc_rows, csc_vals, col_base, z_sq = packed
-    work[:] = 0.0
-    r = row_base[i] + point
-    for p in range(csr_ptr[r], csr_ptr[r + 1]):
-        q = csr_vals[p]
-        c = col_base[i] + csr_cols[p]
-        for e in range(csc_ptr[c], csc_ptr[c + 1]):
-            work[csc_rows[e]] += csc_vals[e] * q
-    norm, norms = z_sq[i, point], z_sq[i]
-    for j in range(work.shape[0]):
-        work[j] = max(work[j] * -2.0 + norm + norms[j], 0.0)
-
-
-@njit(cache=True, inline="always")
-def _sparse_combine(a, indices, blocks, tables, packed, out, work):
-    top = tables.shape[1] - 1
-    target = out[a]
-    target[:] = 0.0
-    for i in range(blocks.shape[0]):
-        _distance_row(blocks[i], indices[a], packed, work)
-        table = tables[i]
+    point = indices[a]
+    for i in range(D.shape[1]):
+        work[:] = 0.0
+        r = row_base[i] + point
+        for p in range(csr_ptr[r], csr_ptr[r + 1]):
+            q = csr_vals[p]
+            c = col_base[i] + csr_cols[p]
+            for e in range(csc_ptr[c], csc_ptr[c + 1]):
+                work[csc_rows[e]] += csc_vals[e] * q
+        norm, norms, row = z_sq[i, point], z_sq[i], D[a, i]
         for j in range(work.shape[0]):
-            target[j] += table[min(np.int64(work[j]), top)]
+            row[j] = np.int64(max(work[j] * -2.0 + norm + norms[j], 0.0))
 
 
 @njit(cache=True, nogil=True)
-def sparse_combined_rows(indices, blocks, tables, packed, out):
-    """``out[a, j] = sum_i tables[i, ||x_{indices[a]} - x_j||^2 on block blocks[i]]``: rows
-    of a weighted sum of RBF kernels on sparse integer points (the distances of each row
-    computed into one work row, never stored)."""
-    work = np.empty(out.shape[1])
+def distance_rows(indices, packed, D):
+    """Squared distances of the points ``indices`` to every point on every sparse block,
+    into ``D`` (shape (len(indices), blocks, n))."""
+    work = np.empty(D.shape[2])
     for a in range(indices.shape[0]):
-        _sparse_combine(a, indices, blocks, tables, packed, out, work)
+        _distance_row(a, indices, packed, work, D)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sparse_combined_rows_parallel(indices, blocks, tables, packed, out):
-    """:func:`sparse_combined_rows` with the rows split over numba's threads."""
+def distance_rows_parallel(indices, packed, D):
+    """:func:`distance_rows` with the rows split over numba's threads."""
     for a in prange(indices.shape[0]):
-        _sparse_combine(a, indices, blocks, tables, packed, out, np.empty(out.shape[1]))
+        _distance_row(a, indices, packed, np.empty(D.shape[2]), D)
 
 
 @njit(cache=True, inline="always")
-def _sparse_row(a, indices, blocks, start, order, tables, targets, packed, out, work):
-    """Row a of each kernel t into ``out[targets[t], a]``."""
+def _sum_row(Da, blocks, tables, target):
+    """``target[j] = sum_i tables[i, Da[blocks[i], j]]``."""
+    top = tables.shape[1] - 1
+    s, table = Da[blocks[0]], tables[0]
+    for j in range(target.shape[0]):
+        target[j] = table[min(np.int64(s[j]), top)]
+    for i in range(1, blocks.shape[0]):
+        s, table = Da[blocks[i]], tables[i]
+        for j in range(target.shape[0]):
+            target[j] += table[min(np.int64(s[j]), top)]
+
+
+@njit(cache=True, nogil=True)
+def lookup_combined_rows(D, slots, blocks, tables, out):
+    """``out[a, j] = sum_i tables[i, D[slots[a], blocks[i], j]]``: rows of a weighted sum of
+    RBF kernels from the summed tables of their blocks (:func:`block_tables`)."""
+    for a in range(slots.shape[0]):
+        _sum_row(D[slots[a]], blocks, tables, out[a])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def lookup_combined_rows_parallel(D, slots, blocks, tables, out):
+    """:func:`lookup_combined_rows` with the rows split over numba's threads."""
+    for a in prange(slots.shape[0]):
+        _sum_row(D[slots[a]], blocks, tables, out[a])
+
+
+@njit(cache=True, inline="always")
+def _kernel_rows(a, Da, blocks, start, order, tables, targets, out):
     top = tables.shape[1] - 1
     for i in range(blocks.shape[0]):
-        _distance_row(blocks[i], indices[a], packed, work)
+        s = Da[blocks[i]]
         for p in range(start[i], start[i + 1]):
             table, row = tables[order[p]], out[targets[order[p]], a]
-            for j in range(work.shape[0]):
-                row[j] = table[min(np.int64(work[j]), top)]
+            for j in range(row.shape[0]):
+                row[j] = table[min(np.int64(s[j]), top)]
 
 
 @njit(cache=True, nogil=True)
-def sparse_rows(indices, blocks, start, order, tables, targets, packed, out):
-    """``out[targets[t], a] = K_t[indices[a]]`` for RBF kernels on sparse integer points:
-    kernels ``order[start[i]:start[i + 1]]`` read block ``blocks[i]``."""
-    work = np.empty(out.shape[2])
-    for a in range(indices.shape[0]):
-        _sparse_row(a, indices, blocks, start, order, tables, targets, packed, out, work)
+def lookup_rows(D, slots, blocks, start, order, tables, targets, out):
+    """``out[targets[t], a, j] = tables[t, D[slots[a], block of t, j]]``: kernels
+    ``order[start[i]:start[i + 1]]`` read block ``blocks[i]``."""
+    for a in range(slots.shape[0]):
+        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sparse_rows_parallel(indices, blocks, start, order, tables, targets, packed, out):
-    """:func:`sparse_rows` with the rows split over numba's threads."""
-    for a in prange(indices.shape[0]):
-        _sparse_row(a, indices, blocks, start, order, tables, targets, packed, out,
-                    np.empty(out.shape[2]))
+def lookup_rows_parallel(D, slots, blocks, start, order, tables, targets, out):
+    """:func:`lookup_rows` with the rows split over numba's threads."""
+    for a in prange(slots.shape[0]):
+        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out)
 
 
 @njit(cache=True, inline="always")
-def _sparse_dots(a, indices, blocks, start, order, tables, V, packed, out, work, histogram):
-    """``out[t, a] = K_t[indices[a]] @ V[a]`` (V[0] when V has one row), by a histogram of
-    V over the distances."""
+def _kernel_dots(a, Da, blocks, start, order, tables, v, out, histogram):
     top = tables.shape[1] - 1
-    v = V[min(np.int64(a), V.shape[0] - 1)]
     for i in range(blocks.shape[0]):
-        _distance_row(blocks[i], indices[a], packed, work)
+        s = Da[blocks[i]]
         histogram[:] = 0.0
-        for j in range(work.shape[0]):
-            histogram[min(np.int64(work[j]), top)] += v[j]
+        for j in range(s.shape[0]):
+            histogram[min(np.int64(s[j]), top)] += v[j]
         for p in range(start[i], start[i + 1]):
             out[order[p], a] = _dot(tables[order[p]], histogram)
 
 
 @njit(cache=True, nogil=True)
-def sparse_row_dots(indices, blocks, start, order, tables, V, packed, out):
-    """``out[t, a] = K_t[indices[a]] @ V[a]`` for RBF kernels on sparse integer points (V of
-    shape (1, n): one vector for every row); kernels as :func:`sparse_rows`."""
-    work, histogram = np.empty(V.shape[1]), np.empty(tables.shape[1])
-    for a in range(indices.shape[0]):
-        _sparse_dots(a, indices, blocks, start, order, tables, V, packed, out, work, histogram)
+def lookup_row_dots(D, slots, blocks, start, order, tables, V, out):
+    """``out[t, a] = sum_j tables[t, D[slots[a], block of t, j]] V[a, j]`` (V of shape
+    (1, n): one vector for every row), by a histogram of V over the distances; kernels as
+    :func:`lookup_rows`."""
+    histogram = np.empty(tables.shape[1])
+    for a in range(slots.shape[0]):
+        _kernel_dots(a, D[slots[a]], blocks, start, order, tables,
+                     V[min(np.int64(a), V.shape[0] - 1)], out, histogram)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def sparse_row_dots_parallel(indices, blocks, start, order, tables, V, packed, out):
-    """:func:`sparse_row_dots` with the rows split over numba's threads."""
-    for a in prange(indices.shape[0]):
-        _sparse_dots(a, indices, blocks, start, order, tables, V, packed, out,
-                     np.empty(V.shape[1]), np.empty(tables.shape[1]))
+def lookup_row_dots_parallel(D, slots, blocks, start, order, tables, V, out):
+    """:func:`lookup_row_dots` with the rows split over numba's threads."""
+    for a in prange(slots.shape[0]):
+        _kernel_dots(a, D[slots[a]], blocks, start, order, tables,
+                     V[min(np.int64(a), V.shape[0] - 1)], out, np.empty(tables.shape[1]))

@@ -37,22 +37,6 @@ from ._numba import (
     rbf_rows,
     rbf_rows_parallel,
 )
-from ._rbf_tables import (
-    block_tables,
-    rbf_tables,
-    sparse_combined_rows,
-    sparse_combined_rows_parallel,
-    sparse_row_dots,
-    sparse_row_dots_parallel,
-    sparse_rows,
-    sparse_rows_parallel,
-    table_combined_rows,
-    table_combined_rows_parallel,
-    table_row_dots,
-    table_row_dots_parallel,
-    table_rows,
-    table_rows_parallel,
-)
 from .bank import (
     KernelBank,
     _block,
@@ -62,35 +46,13 @@ from .bank import (
     _subset_plan,
     kernel_diagonals,
 )
+from .rbf_tables import RBFTables
 from .specs import KIND_RBF
 from .threads import use_threads
 
 __all__ = ["KernelColumns", "StackColumns"]
 
 SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros use CSC
-# RBF values by table (integer squared distances, :mod:`mklearn.kernels._rbf_tables`): the
-# largest table, and the values each table entry must serve for a table to be made
-TABLE_MAX_SIZE = 1 << 16
-TABLE_MIN_USE = 8
-
-
-def _block_key(columns, scales):
-    """A multi-column block's key: its columns and feature scales (None: all, unscaled)."""
-    return (None if columns is None else columns.tobytes(),
-            None if scales is None else scales.tobytes())
-
-
-def _squared_distance_bound(values: np.ndarray) -> int:
-    """The largest squared distance two rows of ``values`` (2-D) can have, when every value
-    is an integer (each squared distance is then an integer); -1 otherwise, or when it is not
-    below ``TABLE_MAX_SIZE``."""
-    if values.size == 0:
-        return 0
-    if not np.array_equal(values, np.rint(values)):
-        return -1
-    top = float(np.einsum("ij,ij->i", values, values).max())
-    bound = (2.0 if values.min() >= 0 else 4.0) * top  # x'z >= 0 on non-negative points
-    return int(bound) if bound < TABLE_MAX_SIZE else -1
 
 
 class KernelColumns:
@@ -165,13 +127,7 @@ class KernelColumns:
         self._full_plan = _build_plan(self._specs, self._X.shape[1])
         self._subset_plan: tuple[bytes, _Plan] | None = None
         self._blocks: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
-        # squared-distance bounds of feature blocks, from every point (restricted copies share
-        # them: a bound on all points holds on any subset)
-        self._all_points = self._X
-        self._distance_bounds: dict[Any, int] = {}
-        # the sparse blocks (_sparse_parts, _packed_blocks) and the RBF entries' layouts on them
-        self._parts = self._packed = self._parent = None
-        self._layouts = {}
+        self._tables = RBFTables(self)  # RBF kernels by table on integer points
 
     def __repr__(self) -> str:
         return f"KernelColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
@@ -204,8 +160,8 @@ class KernelColumns:
         sub.__dict__.update(self.__dict__)
         sub._X = np.ascontiguousarray(self._X[indices])
         sub.n_samples = sub._X.shape[0]
-        sub._blocks, sub._parts, sub._packed, sub._layouts = {}, None, None, {}
-        sub._parent = (self, indices)
+        sub._blocks = {}
+        sub._tables = self._tables.restricted(sub, indices)
         sub._scratch_buffers = {}
         return sub
 
@@ -222,7 +178,7 @@ class KernelColumns:
         sub.kernel_names = [self.kernel_names[k] for k in kernels]
         sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffers = None, {}, {}
-        sub._parts, sub._packed, sub._layouts = None, None, {}
+        sub._tables = self._tables.same_points(sub)
         return sub
 
     def _block_points(self, columns: np.ndarray | None, scales: np.ndarray | None):
@@ -314,10 +270,9 @@ class KernelColumns:
                              f"array of shape {shape}.")
         if indices.size == 0 or plan.kinds.size == 0:
             return out
-        if (plan.kinds == KIND_RBF).all() and self._sparse_rbf(
-                plan, scales, np.arange(plan.kinds.size), indices,
-                indices.size * self.n_samples, np.empty((0, self.n_samples)), out):
-            return out
+        if (plan.kinds == KIND_RBF).all() and self._tables.apply(
+                "rows", plan, np.arange(plan.kinds.size), scales, indices, out):
+            return out  # by tables from sparse distances (rbf_tables)
         inner, sq_dist, l1_dist = self._multi_arrays(plan, indices)
         self._rbf_rows(plan, scales, indices, sq_dist, out)  # the other kernels below
         if (plan.kinds == KIND_RBF).all():
@@ -345,11 +300,8 @@ class KernelColumns:
         rbf, sq, block_of = self._rbf_distances(plan, indices, sq_dist)
         if rbf.size == 0:
             return
-        size, _ = self._rbf_layout(plan, rbf)
-        if size and TABLE_MIN_USE * size <= indices.size * self.n_samples:
-            run = table_rows_parallel if use_threads(out.size) else table_rows
-            run(sq, block_of, rbf_tables(-plan.gammas[rbf], scales[rbf], size),
-                plan.out_index[rbf], out)
+        if self._tables.apply("rows", plan, rbf, scales, indices, out,
+                              distances=(sq, block_of)):
             return
         if not self._single:
             run = rbf_rows_parallel if use_threads(out.size) else rbf_rows
@@ -386,136 +338,17 @@ class KernelColumns:
             sq[b] = sq_dist[plan.block_multi[b]]
         return rbf, sq, block_of
 
-    def _rbf_layout(self, plan, rbf):
-        """``(size, sparse)`` for the plan's RBF entries ``rbf``, kept per plan: the size of
-        their value tables (:meth:`_table_size`; 0: none) and, with tables, their layout on
-        the packed sparse blocks (:meth:`_sparse_layout`; None unless every block they read
-        is sparse)."""
-        key = (id(plan), rbf.tobytes())
-        hit = self._layouts.get(key)
-        if hit is None or hit[0] is not plan:  # the plan is kept: its id is not reused
-            size = self._table_size(plan, rbf)
-            hit = (plan, size, self._sparse_layout(plan, rbf) if size else None)
-            if len(self._layouts) >= 64:
-                self._layouts.clear()
-            self._layouts[key] = hit
-        return hit[1], hit[2]
+    def distance_row_bytes(self) -> int:
+        """Bytes of one point's squared distances on every sparse feature block, when the
+        RBF kernels read sparse integer blocks only (binary or count features: their rows
+        then come from tables, :mod:`mklearn.kernels.rbf_tables`); 0 otherwise."""
+        return self._tables.distance_row_bytes()
 
-    def _table_size(self, plan, rbf):
-        """``1 + `` the largest squared distance of the plan's RBF entries ``rbf`` when every
-        feature block they read holds integers only (their values can then come from
-        tables, :mod:`mklearn.kernels._rbf_tables`), else 0. Bounds come from every point of
-        the bank's data, so they hold on any subset."""
-        if self._single or rbf.size == 0:
-            return 0
-        block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))[rbf]
-        bound = 0
-        for b in np.unique(block_of):
-            column = int(plan.block_cols[b])
-            if column >= 0:
-                key = column
-            else:
-                columns, scales = plan.multi_blocks[plan.block_multi[b]]
-                key = _block_key(columns, scales)
-            if key not in self._distance_bounds:
-                points = (self._all_points[:, [column]] if column >= 0
-                          else _block(self._all_points, columns, scales))
-                if column >= 0:  # one feature: (max - min)^2
-                    points = points - points.min()
-                self._distance_bounds[key] = _squared_distance_bound(points)
-            if self._distance_bounds[key] < 0:
-                return 0
-            bound = max(bound, self._distance_bounds[key])
-        return bound + 1
-
-    def _sparse_layout(self, plan, rbf):
-        """``(blocks, start, order, block_of, packed)`` when every block the plan's RBF
-        entries ``rbf`` read is a sparse multi-column block (:meth:`_block_points`): their
-        positions in ``packed`` (:meth:`_packed_blocks`), the entries grouped by block
-        (``order[start[i]:start[i + 1]]`` read ``blocks[i]``) and each entry's block; else
-        None."""
-        plan_block = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))[rbf]
-        if (plan.block_cols[plan_block] >= 0).any():
-            return None
-        position, packed = self._packed_blocks()
-        multi = plan.multi_blocks
-        keys = [_block_key(*multi[m]) for m in plan.block_multi[plan_block]]
-        if any(key not in position for key in keys):
-            return None
-        block_of = np.array([position[key] for key in keys], dtype=np.int64)
-        blocks, inverse = np.unique(block_of, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        start = np.searchsorted(inverse[order], np.arange(blocks.size + 1))
-        return blocks, start, order, block_of, packed
-
-    def _sparse_parts(self):
-        """``(position, csr, norms)``: the bank's sparse multi-column blocks on these points,
-        each block's key mapped to its position, their CSR matrices and squared norms (a
-        restricted copy slices its parent's)."""
-        if self._parts is None:
-            if self._parent is not None:
-                parent, indices = self._parent
-                position, csr, norms = parent._sparse_parts()
-                self._parts = (position, [c[indices] for c in csr], [z[indices] for z in norms])
-            else:
-                position, csr, norms = {}, [], []
-                for columns, scales in self._full_plan.multi_blocks:
-                    key = _block_key(columns, scales)
-                    Xb, z_sq, sparse = self._block_points(columns, scales)
-                    if sparse is not None and key not in position:
-                        position[key] = len(csr)
-                        csr.append(scipy.sparse.csr_matrix(Xb))
-                        norms.append(z_sq)
-                self._parts = (position, csr, norms)
-        return self._parts
-
-    def _packed_blocks(self):
-        """``(position, packed)``: :meth:`_sparse_parts`' blocks with their CSR and CSC
-        arrays concatenated as :mod:`mklearn.kernels._rbf_tables` reads them."""
-        if self._packed is None:
-            position, csr, norms = self._sparse_parts()
-            csc = [c.tocsc() for c in csr]
-
-            def joined(parts, field, dtype, shift=False):
-                offsets = np.cumsum([0] + [p.nnz for p in parts])[:len(parts)]
-                return np.concatenate(
-                    [getattr(p, field).astype(dtype) + (o if shift else 0)
-                     for p, o in zip(parts, offsets, strict=True)] or [np.zeros(0, dtype)])
-
-            n = self.n_samples
-            self._packed = position, (
-                joined(csr, "indptr", np.int64, shift=True), joined(csr, "indices", np.int64),
-                joined(csr, "data", np.float64), np.arange(len(csr), dtype=np.int64) * (n + 1),
-                joined(csc, "indptr", np.int64, shift=True), joined(csc, "indices", np.uint32),
-                joined(csc, "data", np.float64),
-                np.cumsum([0] + [c.shape[1] + 1 for c in csc])[:len(csc)].astype(np.int64),
-                np.ascontiguousarray(np.reshape(norms, (len(norms), n)), dtype=np.float64),
-            )
-        return self._packed
-
-    def _sparse_rbf(self, plan, factors, rbf, indices, values_per_kernel, V, out):
-        """The plan's RBF entries ``rbf`` (``factors`` their scales) by tables, on sparse
-        integer points (:mod:`mklearn.kernels._rbf_tables`): rows into ``out`` (V of shape
-        (0, n), ``out`` as :meth:`rows`'), rows times V into ``out`` (shape (len(rbf),
-        len(indices))), or, V None, rows of their sum into ``out`` (shape (len(indices),
-        n)). False, doing nothing, when their blocks are not all sparse integer blocks or
-        a table would serve fewer than ``TABLE_MIN_USE`` of ``values_per_kernel`` an entry."""
-        size, sparse = self._rbf_layout(plan, rbf)
-        if sparse is None or TABLE_MIN_USE * size > values_per_kernel:
-            return False
-        blocks, start, order, block_of, packed = sparse
-        tables = rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
-        threaded = indices.size > 1 and use_threads(rbf.size * indices.size * self.n_samples)
-        if V is None:
-            run = sparse_combined_rows_parallel if threaded else sparse_combined_rows
-            run(indices, blocks, block_tables(tables, block_of, blocks), packed, out)
-        elif V.shape[0] == 0:
-            run = sparse_rows_parallel if threaded else sparse_rows
-            run(indices, blocks, start, order, tables, plan.out_index[rbf], packed, out)
-        else:
-            run = sparse_row_dots_parallel if threaded else sparse_row_dots
-            run(indices, blocks, start, order, tables, V, packed, out)
-        return True
+    def keep_distance_rows(self, megabytes: float) -> None:
+        """Keep the squared distances of up to ``megabytes`` MB of points (at least two) in
+        an LRU cache: they do not depend on the kernel weights, so later rows of every
+        ``K(d)`` cost table loads only (see :meth:`distance_row_bytes`)."""
+        self._tables.keep_distance_rows(megabytes)
 
     def _fused_rbf(self, plan, indices):
         """``(fused, rbf, sq, block_of)`` for the passes that never store the RBF rows: the
@@ -557,34 +390,19 @@ class KernelColumns:
                              f"(1, {self.n_samples}); got {V.shape}.")
         out = np.zeros((plan.kinds.size, indices.size))
         fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
-        dots = np.empty((np.count_nonzero(fused), indices.size))
-        if dots.shape[0] and self._sparse_rbf(plan, scales, np.flatnonzero(fused), indices,
-                                              TABLE_MIN_USE * self.n_samples, V, dots):
-            out[plan.out_index[fused]] = dots
-            rbf = np.zeros(0, dtype=np.int64)
-        else:
-            fused, rbf, sq, block_of = self._fused_rbf(plan, indices)
-        if rbf.size:
-            threaded = use_threads(rbf.size * indices.size * self.n_samples)
-            size, _ = self._rbf_layout(plan, rbf)
-            if size and size <= self.n_samples:  # V summed by distance, a dot per kernel
-                blocks, block = np.unique(block_of, return_inverse=True)
-                order = np.argsort(block, kind="stable")
-                start = np.searchsorted(block[order], np.arange(blocks.size + 1))
-                arguments = (sq, blocks, start, order,
-                             rbf_tables(-plan.gammas[rbf], scales[rbf], size), V, dots)
-                if threaded:
-                    table_row_dots_parallel(*arguments, 4 * numba.get_num_threads())
-                else:
-                    table_row_dots(*arguments)
-            else:
+        rbf = np.flatnonzero(fused)
+        dots = np.empty((rbf.size, indices.size))
+        if rbf.size and not self._tables.apply("dots", plan, rbf, scales, indices, dots, V=V):
+            _, rbf, sq, block_of = self._fused_rbf(plan, indices)
+            if not self._tables.apply("dots", plan, rbf, scales, indices, dots, V=V,
+                                      distances=(sq, block_of)):
                 arguments = (sq, block_of, -plan.gammas[rbf],
                              np.ascontiguousarray(scales[rbf]), V, dots)
-                if threaded:
+                if use_threads(rbf.size * indices.size * self.n_samples):
                     rbf_row_dots_parallel(*arguments, 4 * numba.get_num_threads())
                 else:
                     rbf_row_dots(*arguments)
-            out[plan.out_index[rbf]] = dots
+        out[plan.out_index[rbf]] = dots
         if not fused.all():
             requested = np.arange(self.n_kernels) if kernels is None else kernels
             others = plan.out_index[~fused]
@@ -621,28 +439,15 @@ class KernelColumns:
         weights = np.asarray(weights, dtype=np.float64)
         out = np.zeros((indices.size, self.n_samples))
         fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
-        if fused.any() and self._sparse_rbf(plan, weights[plan.out_index] * scales,
-                                            np.flatnonzero(fused), indices,
-                                            indices.size * self.n_samples, None, out):
-            rbf = np.zeros(0, dtype=np.int64)
-        else:
-            fused, rbf, sq, block_of = self._fused_rbf(plan, indices)
-        if rbf.size:
-            factors = np.ascontiguousarray(weights[plan.out_index[rbf]] * scales[rbf])
-            threaded = use_threads(rbf.size * indices.size * self.n_samples)
-            size, _ = self._rbf_layout(plan, rbf)
-            # one table per feature block, its kernels summed in it
-            if size and TABLE_MIN_USE * size <= indices.size * self.n_samples:
-                blocks = np.unique(block_of)
-                arguments = (sq, blocks, block_tables(
-                    rbf_tables(-plan.gammas[rbf], factors, size), block_of, blocks), out)
-                if threaded:
-                    table_combined_rows_parallel(*arguments, 4 * numba.get_num_threads())
-                else:
-                    table_combined_rows(*arguments)
-            else:
-                arguments = (sq, block_of, -plan.gammas[rbf], factors, out)
-                if threaded:
+        rbf = np.flatnonzero(fused)
+        factors = weights[plan.out_index] * scales
+        if rbf.size and not self._tables.apply("sum", plan, rbf, factors, indices, out):
+            _, rbf, sq, block_of = self._fused_rbf(plan, indices)
+            if not self._tables.apply("sum", plan, rbf, factors, indices, out,
+                                      distances=(sq, block_of)):
+                arguments = (sq, block_of, -plan.gammas[rbf],
+                             np.ascontiguousarray(factors[rbf]), out)
+                if use_threads(rbf.size * indices.size * self.n_samples):
                     rbf_combined_rows_parallel(*arguments, 4 * numba.get_num_threads())
                 else:
                     rbf_combined_rows(*arguments)
