@@ -140,6 +140,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
         "converged": not any("stopped" in str(w.message) for w in caught),
         "kernel_storage": model.kernel_storage_,
         "active_kernels": int(np.count_nonzero(model.kernel_weights_)),
+        "cache_size": float(model.cache_size_),
         "peak_mb": _peak_mb(),
     }
 
@@ -171,6 +172,10 @@ def _in_child(fn, *a, timeout=None):
     return value
 
 
+def _cache_size(text):
+    return text if text == "auto" else float(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=["a9a", "w8a"], default="a9a")
@@ -180,7 +185,9 @@ def main(argv=None):
     parser.add_argument("-C", type=float, default=1.0, help="C of the SVC anchor")
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--max-iter", type=int, default=500)
-    parser.add_argument("--cache-size", type=float, default=1000.0)
+    parser.add_argument("--cache-size", type=_cache_size, default=1000.0,
+                        help="MB of kernel rows, or 'auto' (the estimators' default: "
+                             "mklearn.memory.auto_cache_size; the anchor gets the same MB)")
     parser.add_argument("--max-seconds", type=float, default=3600.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
@@ -192,7 +199,7 @@ def main(argv=None):
     skipped, rows = set(), []
     print(f"{args.data}: {len(y_all)} training / {len(y_test)} test points, {len(specs)} RBF "
           f"kernels (10 widths x {N_BLOCKS} feature blocks), rows on demand, "
-          f"cache {args.cache_size:g} MB, C = {args.C:g}, tol {args.tol:g}")
+          f"cache {args.cache_size} MB, C = {args.C:g}, tol {args.tol:g}")
     header = (f"{'n':>6} {'method':<17} {'fit s':>9} {'x SVC':>6} {'solves':>7} {'iter':>6} "
               f"{'rel gap':>9} {'peak MB':>8} {'test acc':>8}  paper")
     print(header)
@@ -200,7 +207,13 @@ def main(argv=None):
         n = len(y_all) if size == "full" else min(int(size), len(y_all))
         take = order[:n]
         X, y = X_all[take], y_all[take]
-        anchor = _in_child(run_svc, X, y, X_test, y_test, middle, args.C, args.cache_size)
+        svc_cache = args.cache_size
+        if svc_cache == "auto":  # as the MKL fit will resolve it, on this machine now
+            from mklearn.memory import auto_cache_size
+
+            svc_cache = auto_cache_size(n, len(specs), itemsize=8)
+        anchor = _in_child(run_svc, X, y, X_test, y_test, middle, args.C, svc_cache)
+        anchor["cache_size"] = svc_cache
         row = {"n": n, "svc": anchor, "mkl": {}}
         rows.append(row)  # saved after every fit: a long run keeps what finished
         print(f"{n:>6} {'SVC (anchor)':<17} {anchor['seconds']:>9.2f} {1.0:>6.2f} {1:>7} "

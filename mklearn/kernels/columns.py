@@ -338,6 +338,14 @@ class KernelColumns:
             sq[b] = sq_dist[plan.block_multi[b]]
         return rbf, sq, block_of
 
+    def tabulated(self) -> bool:
+        """Whether every kernel's rows come from tables (RBF kernels on integer points,
+        :mod:`mklearn.kernels.rbf_tables`): then a pass over the support's block (histograms)
+        costs far less than cached rows of every kernel."""
+        plan = self._full_plan
+        return bool((plan.kinds == KIND_RBF).all()
+                    and self._tables.layout(plan, np.arange(plan.kinds.size))[0] > 0)
+
     def distance_row_bytes(self) -> int:
         """Bytes of one point's squared distances on every sparse feature block, when the
         RBF kernels read sparse integer blocks only (binary or count features: their rows

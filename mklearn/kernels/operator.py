@@ -101,6 +101,10 @@ class RowKernels:
         # fewer than a tenth of the points (no support fits: every pass computes its rows),
         # K(d) gets COMBINED_SHARE_LARGE of it, the base kernels two rows at least
         share = 0.5 if 0.5 * budget >= 8.0 * m * n * max(2, n // 10) else COMBINED_SHARE_LARGE
+        # kernels by table: the passes read the support's block, not rows of every kernel
+        self._tabulated = bool(getattr(provider, "tabulated", lambda: False)())
+        if self._tabulated:
+            share = 1.0
         combined = min(share * budget, 8.0 * n * n, budget - 2 * 8.0 * m * n)
         self._combined_mb = max(combined, 2 * 8.0 * n) / MB
         self.base = RowCache(provider, budget / MB - self._combined_mb)
@@ -208,13 +212,13 @@ class RowKernels:
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),).
 
-        From cached rows when the support of v fits in the cache; else from the support's
-        block ``K_k[S, S]`` only (a provider with ``restricted``), in small chunks
-        (:func:`mklearn.kernels.passes.quadratic_terms`).
+        From cached rows when the support of v fits in the cache (and the kernels do not
+        come from tables); else from the support's block ``K_k[S, S]`` only (a provider with
+        ``restricted``), in small chunks (:func:`mklearn.kernels.passes.quadratic_terms`).
         """
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
-        if support.size <= self.base.capacity:
+        if support.size <= self.base.capacity and not self._tabulated:
             return self.products(v, kernels) @ v
         if kernels is not None:
             kernels = np.asarray(kernels, dtype=np.int64)
@@ -223,10 +227,10 @@ class RowKernels:
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or the t-th of
         ``kernels``), in one pass over the support's rows; P has shape (m or len(kernels),
-        n). None when the support does not fit in the cache (then :meth:`kernel_gradient`
-        reads the support's block only, and no P)."""
+        n). None when the support does not fit in the cache or the kernels come from tables
+        (then :meth:`kernel_gradient` reads the support's block only, and no P)."""
         v = np.asarray(v, dtype=np.float64)
-        if np.count_nonzero(v) > self.base.capacity:
+        if np.count_nonzero(v) > self.base.capacity or self._tabulated:
             return None
         P = self.products(v, kernels)
         return P @ v, P

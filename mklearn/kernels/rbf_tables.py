@@ -97,6 +97,9 @@ class RBFTables:
     bounds : dict, optional
         Squared-distance bounds of feature blocks, shared with the provider's copies (a
         bound on all the points holds on any subset).
+    parent : tuple, optional
+        ``(tables, indices)`` when ``columns`` holds the points ``indices`` of the points of
+        ``tables`` (:meth:`restricted`): bounds and sparse blocks come from them.
     """
 
     def __init__(self, columns: Any, bounds: dict | None = None, parent=None) -> None:
