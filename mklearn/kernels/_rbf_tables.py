@@ -61,12 +61,12 @@ def block_tables(tables, block_of, blocks):
 
 
 @njit(cache=True, inline="always")
-def _distance_row(a, indices, packed, work, D):
-    """``D[a, i, j] = ||x_{indices[a]} - x_j||^2`` on every block i: the point's features
-    scatter their columns (as :func:`~mklearn.kernels._numba.csc_block_arrays`)."""
+def _distance_row(a, indices, blocks, packed, work, D):
+    """``D[a, i, j] = ||x_{indices[a]} - x_j||^2`` on the blocks i in ``blocks``: the point's
+    features scatter their columns (as :func:`~mklearn.kernels._numba.csc_block_arrays`)."""
     csr_ptr, csr_cols, csr_vals, row_base, csc_ptr, csc_rows, csc_vals, col_base, z_sq = packed
     point = indices[a]
-    for i in range(D.shape[1]):
+    for i in blocks:
         work[:] = 0.0
         r = row_base[i] + point
         for p in range(csr_ptr[r], csr_ptr[r + 1]):
@@ -80,19 +80,19 @@ def _distance_row(a, indices, packed, work, D):
 
 
 @njit(cache=True, nogil=True)
-def distance_rows(indices, packed, D):
-    """Squared distances of the points ``indices`` to every point on every sparse block,
-    into ``D`` (shape (len(indices), blocks, n))."""
+def distance_rows(indices, blocks, packed, D):
+    """Squared distances of the points ``indices`` to every point on the sparse blocks
+    ``blocks``, into ``D`` (shape (len(indices), all blocks, n); other blocks untouched)."""
     work = np.empty(D.shape[2])
     for a in range(indices.shape[0]):
-        _distance_row(a, indices, packed, work, D)
+        _distance_row(a, indices, blocks, packed, work, D)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def distance_rows_parallel(indices, packed, D):
+def distance_rows_parallel(indices, blocks, packed, D):
     """:func:`distance_rows` with the rows split over numba's threads."""
     for a in prange(indices.shape[0]):
-        _distance_row(a, indices, packed, np.empty(D.shape[2]), D)
+        _distance_row(a, indices, blocks, packed, np.empty(D.shape[2]), D)
 
 
 @njit(cache=True, inline="always")

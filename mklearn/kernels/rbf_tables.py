@@ -80,7 +80,7 @@ class _DistanceRows:
     def rows(self, indices, kernels=None, out=None):
         indices = np.asarray(indices, dtype=np.int64)
         D = np.empty((indices.size, self.n_kernels, self.n_samples), dtype=self.value_dtype)
-        self.tables.compute_distances(indices, D)
+        self.tables.compute_distances(indices, np.arange(self.n_kernels), D)
         if out is None:
             return D.transpose(1, 0, 2)
         out[...] = D.transpose(1, 0, 2)
@@ -235,12 +235,14 @@ class RBFTables:
             return None
         return np.uint8 if max(bounds) <= np.iinfo(np.uint8).max else np.uint16
 
-    def compute_distances(self, indices, D):
-        """``D[a, i, j]``: squared distance of point ``indices[a]`` to point j on sparse
-        block i (D of shape (len(indices), blocks, n), an unsigned integer type)."""
-        threaded = indices.size > 1 and use_threads(D.size)
+    def compute_distances(self, indices, blocks, D):
+        """``D[a, i, j]``: squared distance of point ``indices[a]`` to point j on the sparse
+        blocks i in ``blocks`` (D of shape (len(indices), all blocks, n), an unsigned integer
+        type; the other blocks are left as they are)."""
+        threaded = indices.size > 1 and use_threads(D.shape[0] * len(blocks) * D.shape[2])
         run = loops.distance_rows_parallel if threaded else loops.distance_rows
-        run(np.ascontiguousarray(indices, dtype=np.int64), self._packed_blocks(), D)
+        run(np.ascontiguousarray(indices, dtype=np.int64),
+            np.ascontiguousarray(blocks, dtype=np.int64), self._packed_blocks(), D)
 
     def distance_row_bytes(self) -> int:
         """Bytes of one point's distances on every sparse block (1 or 2 a value), when the
@@ -261,9 +263,10 @@ class RBFTables:
         if dtype is not None:
             self._distances = RowCache(_DistanceRows(self, dtype), megabytes)
 
-    def _distance_chunks(self, indices):
+    def _distance_chunks(self, indices, blocks):
         """``(a0, a1, D, slots)``: the distances of rows ``indices[a0:a1]`` are
-        ``D[slots]``: from the row cache when it holds them all, else computed in chunks."""
+        ``D[slots]``: from the row cache when it holds them all (every block), else computed
+        in chunks (the blocks ``blocks`` only)."""
         cache = self._distances
         if cache is not None and np.unique(indices).size <= cache.capacity:
             slots = cache.slot_of[indices]
@@ -275,12 +278,12 @@ class RBFTables:
             yield 0, indices.size, cache.store, slots
             return
         dtype = self._distance_dtype() or np.uint16
-        blocks, n = len(self.sparse_parts()[1]), self.columns.n_samples
-        step = max(1, CHUNK_BYTES // (np.dtype(dtype).itemsize * blocks * n))
+        n_blocks, n = len(self.sparse_parts()[1]), self.columns.n_samples
+        step = max(1, CHUNK_BYTES // (np.dtype(dtype).itemsize * len(blocks) * n))
         for a0 in range(0, indices.size, step):
             rows = indices[a0:a0 + step]
-            D = np.empty((rows.size, blocks, n), dtype=dtype)
-            self.compute_distances(rows, D)
+            D = np.empty((rows.size, n_blocks, n), dtype=dtype)  # pages of other blocks unused
+            self.compute_distances(rows, blocks, D)
             yield a0, a0 + rows.size, D, np.arange(rows.size)
 
     # --------------------------------------------------------------------- evaluation
@@ -303,7 +306,7 @@ class RBFTables:
             if sparse is None:
                 return False
             block_of, blocks, start, order = sparse
-            chunks = self._distance_chunks(indices)
+            chunks = self._distance_chunks(indices, blocks)
         else:
             sq, block_of = distances
             blocks, start, order = _grouping(block_of)
