@@ -46,7 +46,7 @@ from .bank import (
     _subset_plan,
     kernel_diagonals,
 )
-from .rbf_tables import RBFTables
+from .rbf_tables import RBFTables, block_key
 from .specs import KIND_RBF
 from .threads import use_threads
 
@@ -188,8 +188,7 @@ class KernelColumns:
         query row scatters only the columns of its own non-zero features (rows against every
         point, one thread: a9a 264 -> 184 us, a9a half its columns 333 -> 65 us, w8a 669 -> 23
         us, against a pass over every point's non-zeros)."""
-        key = (None if columns is None else columns.tobytes(),
-               None if scales is None else scales.tobytes())
+        key = block_key(columns, scales)
         if key not in self._blocks:
             Xb = _block(self._X, columns, scales)
             density = np.count_nonzero(Xb) / max(Xb.size, 1)
@@ -358,15 +357,16 @@ class KernelColumns:
         ``K(d)`` cost table loads only (see :meth:`distance_row_bytes`)."""
         self._tables.keep_distance_rows(megabytes)
 
-    def _fused_rbf(self, plan, indices):
-        """``(fused, rbf, sq, block_of)`` for the passes that never store the RBF rows: the
-        plan's entries they evaluate (RBF kernels of a float64 bank; none without rows), and
-        their distances as :meth:`_rbf_distances` gives them."""
-        fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
-        if not fused.any():
-            return fused, np.zeros(0, dtype=np.int64), None, None
+    def _fused(self, plan, indices):
+        """The plan's entries that the passes which never store the RBF rows evaluate
+        themselves: the RBF kernels of a float64 bank (none without rows)."""
+        return (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
+
+    def _rbf_sq(self, plan, indices):
+        """``(rbf, sq, block_of)``: the RBF entries' distances, as :meth:`_rbf_distances`
+        gives them."""
         _, sq_dist, _ = self._multi_arrays(plan, indices)
-        return (fused, *self._rbf_distances(plan, indices, sq_dist))
+        return self._rbf_distances(plan, indices, sq_dist)
 
     def row_dots(self, indices: Any, kernels: Any, V: Any) -> np.ndarray:
         """``K_k[indices[a], :] @ V[a]`` for ``k = kernels[t]``: each row against its own
@@ -397,11 +397,11 @@ class KernelColumns:
             raise ValueError(f"V must have shape ({indices.size}, {self.n_samples}) or "
                              f"(1, {self.n_samples}); got {V.shape}.")
         out = np.zeros((plan.kinds.size, indices.size))
-        fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
+        fused = self._fused(plan, indices)
         rbf = np.flatnonzero(fused)
         dots = np.empty((rbf.size, indices.size))
         if rbf.size and not self._tables.apply("dots", plan, rbf, scales, indices, dots, V=V):
-            _, rbf, sq, block_of = self._fused_rbf(plan, indices)
+            rbf, sq, block_of = self._rbf_sq(plan, indices)
             if not self._tables.apply("dots", plan, rbf, scales, indices, dots, V=V,
                                       distances=(sq, block_of)):
                 arguments = (sq, block_of, -plan.gammas[rbf],
@@ -446,11 +446,11 @@ class KernelColumns:
         indices, kernels, plan, scales = self._request(indices, kernels)
         weights = np.asarray(weights, dtype=np.float64)
         out = np.zeros((indices.size, self.n_samples))
-        fused = (plan.kinds == KIND_RBF) & (not self._single) & (indices.size > 0)
+        fused = self._fused(plan, indices)
         rbf = np.flatnonzero(fused)
         factors = weights[plan.out_index] * scales
         if rbf.size and not self._tables.apply("sum", plan, rbf, factors, indices, out):
-            _, rbf, sq, block_of = self._fused_rbf(plan, indices)
+            rbf, sq, block_of = self._rbf_sq(plan, indices)
             if not self._tables.apply("sum", plan, rbf, factors, indices, out,
                                       distances=(sq, block_of)):
                 arguments = (sq, block_of, -plan.gammas[rbf],

@@ -209,6 +209,12 @@ class RowKernels:
             return out
         return passes.products(self.provider, support, v[support], kernels)
 
+    def _reads_base_rows(self, support_size: int) -> bool:
+        """Whether the per-kernel passes read cached rows of every base kernel: when the
+        support fits in the cache and the kernels do not come from tables (then a pass over
+        the support's block costs less)."""
+        return support_size <= self.base.capacity and not self._tabulated
+
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),).
 
@@ -218,7 +224,7 @@ class RowKernels:
         """
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
-        if support.size <= self.base.capacity and not self._tabulated:
+        if self._reads_base_rows(support.size):
             return self.products(v, kernels) @ v
         if kernels is not None:
             kernels = np.asarray(kernels, dtype=np.int64)
@@ -230,7 +236,7 @@ class RowKernels:
         n). None when the support does not fit in the cache or the kernels come from tables
         (then :meth:`kernel_gradient` reads the support's block only, and no P)."""
         v = np.asarray(v, dtype=np.float64)
-        if np.count_nonzero(v) > self.base.capacity or self._tabulated:
+        if not self._reads_base_rows(np.count_nonzero(v)):
             return None
         P = self.products(v, kernels)
         return P @ v, P

@@ -108,6 +108,7 @@ class RBFTables:
         self._all_points = columns._X if parent is None else parent[0]._all_points
         self._parent = parent  # (tables of the points this copy restricts, its indices)
         self._parts = self._packed = self._distances = None
+        self._dtype = False  # the kept distances' type: not yet found (_distance_dtype)
         self._layouts: dict = {}
 
     def restricted(self, columns: Any, indices: np.ndarray) -> RBFTables:
@@ -224,16 +225,15 @@ class RBFTables:
 
     def _distance_dtype(self):
         """uint8 or uint16 for the distances of every sparse block, None when one of them is
-        not integer (or no block is sparse)."""
-        position = self.sparse_parts()[0]
-        if not position:
-            return None
-        bounds = [self._bound(block_key(columns, scales), -1, columns, scales)
-                  for columns, scales in self.columns._full_plan.multi_blocks
-                  if block_key(columns, scales) in position]
-        if min(bounds) < 0:
-            return None
-        return np.uint8 if max(bounds) <= np.iinfo(np.uint8).max else np.uint16
+        not integer (or no block is sparse); found once."""
+        if self._dtype is False:
+            position = self.sparse_parts()[0]
+            bounds = [self._bound(block_key(columns, scales), -1, columns, scales)
+                      for columns, scales in self.columns._full_plan.multi_blocks
+                      if block_key(columns, scales) in position]
+            self._dtype = (None if not bounds or min(bounds) < 0 else
+                           np.uint8 if max(bounds) <= np.iinfo(np.uint8).max else np.uint16)
+        return self._dtype
 
     def compute_distances(self, indices, blocks, D):
         """``D[a, i, j]``: squared distance of point ``indices[a]`` to point j on the sparse
