@@ -146,3 +146,41 @@ def test_kept_distance_rows_serve_the_same_rows_and_recycle():
     assert none._tables._distances is None
     real = KernelColumns(KernelBank(SPECS).fit(_points("normal")))
     assert real.distance_row_bytes() == 0
+
+
+@pytest.mark.parametrize("values", ["binary", "signed_counts"])
+@pytest.mark.parametrize("threaded", [False, True])
+def test_support_products_match_the_support_rows(values, threaded, monkeypatch):
+    """``K_k v`` by tables per squared norm plus the shared-feature corrections equals the
+    sum of the support's rows, on every point or some, for all kernels or a subset."""
+    rng = np.random.default_rng(3)
+    mask = rng.uniform(size=(400, 12)) < 0.15
+    X = mask * (1.0 if values == "binary" else rng.choice([-2.0, -1.0, 1.0, 3.0], size=mask.shape))
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    support = np.sort(rng.choice(400, size=90, replace=False))
+    v_s = rng.normal(size=support.size)
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        everything = provider.support_products(support, v_s)
+        some = provider.support_products(support, v_s, np.array([5, 1, 3]))
+    rows = provider.rows(support)
+    expected = np.einsum("kbn,b->kn", rows, v_s)
+    _close(everything, expected)
+    _close(some, expected[[5, 1, 3]])
+    plan, scales = provider._plan(None)
+    part = np.empty((plan.kinds.size, 7))
+    points = np.array([399, 0, 5, 5, 17, 200, 3])
+    assert provider._tables.products(plan, np.arange(plan.kinds.size), scales, support, v_s,
+                                     part, points)
+    _close(part[plan.out_index.argsort()], expected[:, points])
+
+
+def test_support_products_leave_other_kernels_to_the_rows():
+    """Not every kernel from tables (a linear kernel, or real-valued points): None."""
+    X = _points("binary_sparse")
+    support, v_s = np.arange(0, 300, 7), np.linspace(-1.0, 1.0, 43)
+    mixed = KernelColumns(KernelBank(SPECS + [Linear()]).fit(X))
+    real = KernelColumns(KernelBank(SPECS).fit(_points("real")))
+    assert mixed.support_products(support, v_s) is None
+    assert real.support_products(support, v_s) is None

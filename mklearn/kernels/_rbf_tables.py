@@ -178,3 +178,87 @@ def lookup_row_dots_parallel(D, slots, blocks, start, order, tables, V, out):
     for a in prange(slots.shape[0]):
         _kernel_dots(a, D[slots[a]], blocks, start, order, tables,
                      V[min(np.int64(a), V.shape[0] - 1)], out, np.empty(tables.shape[1]))
+
+
+# --- K_k v over a support: a point shares features with few support points -----------------
+#
+# ``||x_j - x_a||^2 = |x_j|^2 + |x_a|^2 - 2 x_j'x_a``, and on sparse points ``x_j'x_a = 0`` for
+# most pairs. So ``(K_t v)[j]`` is ``base[t, |x_j|^2]``, with ``base[t, c] = sum_a v_a
+# tables[t, c + |x_a|^2]`` (one table per norm, found once), corrected for the support points
+# that share a feature with x_j (found by scattering x_j's features over the support's columns).
+# ``support`` holds the CSC arrays of every sparse block restricted to the support's points,
+# concatenated as ``packed``'s: ``(csc_ptr, csc_rows, csc_vals, col_base)``, rows numbered by
+# position in the support; ``s_norms[i]`` the support's squared norms on block i (integers).
+
+
+@njit(cache=True)
+def support_bases(blocks, start, order, s_norms, v, tables):
+    """``base[t, c] = sum_a v[a] tables[t, c + s_norms[block of t, a]]`` (terms past the
+    table left out: no point is that far)."""
+    size = tables.shape[1]
+    base = np.zeros(tables.shape)
+    by_norm = np.empty(size)
+    for i in range(blocks.shape[0]):
+        by_norm[:] = 0.0
+        norms = s_norms[blocks[i]]
+        for a in range(v.shape[0]):
+            by_norm[min(np.int64(norms[a]), size - 1)] += v[a]
+        for p in range(start[i], start[i + 1]):
+            t = order[p]
+            for c in range(size):
+                total = 0.0
+                for d in range(size - c):
+                    total += tables[t, c + d] * by_norm[d]
+                base[t, c] = total
+    return base
+
+
+@njit(cache=True, inline="always")
+def _correction_row(j, b, packed, support, s_norms, v, row, work, seen, touched, stamp):
+    """``row[d] = sum_a v[a] ([D(j, a) = d] - [|x_j|^2 + |x_a|^2 = d])`` on block b: the
+    support points a that share a feature with x_j, found by scattering x_j's features."""
+    csr_ptr, csr_cols, csr_vals, row_base, z_sq = (packed[0], packed[1], packed[2], packed[3],
+                                                   packed[8])
+    s_ptr, s_rows, s_vals, s_base = support
+    top = row.shape[0] - 1
+    n_touched = 0
+    r = row_base[b] + j
+    for p in range(csr_ptr[r], csr_ptr[r + 1]):
+        q = csr_vals[p]
+        c = s_base[b] + csr_cols[p]
+        for e in range(s_ptr[c], s_ptr[c + 1]):
+            a = s_rows[e]  # without a branch: first touches are unpredictable
+            again = seen[a] == stamp
+            touched[n_touched] = a
+            n_touched += 1 - again
+            seen[a] = stamp
+            work[a] = work[a] * again + s_vals[e] * q
+    norm, norms = z_sq[b, j], s_norms[b]
+    row[:] = 0.0
+    for k in range(n_touched):
+        a = touched[k]
+        row[min(np.int64(max(work[a] * -2.0 + norm + norms[a], 0.0)), top)] += v[a]
+        row[min(np.int64(norm + norms[a]), top)] -= v[a]
+
+
+@njit(cache=True, nogil=True)
+def support_corrections(points, b, packed, support, s_norms, v, H):
+    """``H[p] = _correction_row(points[p])`` on block b (H of shape (len(points), size))."""
+    work, touched = np.zeros(v.shape[0]), np.empty(v.shape[0] + 1, dtype=np.int64)
+    seen = np.zeros(v.shape[0], dtype=np.int64)
+    for p in range(points.shape[0]):
+        _correction_row(points[p], b, packed, support, s_norms, v, H[p], work, seen, touched,
+                        p + 1)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def support_corrections_parallel(points, b, packed, support, s_norms, v, H, n_chunks):
+    """:func:`support_corrections` with the points split into ``n_chunks`` over numba's
+    threads."""
+    n = points.shape[0]
+    for chunk in prange(n_chunks):
+        work, touched = np.zeros(v.shape[0]), np.empty(v.shape[0] + 1, dtype=np.int64)
+        seen = np.zeros(v.shape[0], dtype=np.int64)
+        for p in range(chunk * n // n_chunks, (chunk + 1) * n // n_chunks):
+            _correction_row(points[p], b, packed, support, s_norms, v, H[p], work, seen,
+                            touched, p + 1)

@@ -357,6 +357,28 @@ class KernelColumns:
         ``K(d)`` cost table loads only (see :meth:`distance_row_bytes`)."""
         self._tables.keep_distance_rows(megabytes)
 
+    def support_products(self, support: Any, v_s: Any, kernels: Any = None):
+        """``K_k v`` for ``k = kernels[t]`` (all by default), v being ``v_s`` on the points
+        ``support`` and zero elsewhere, when every requested kernel comes from tables on
+        sparse blocks and a histogram pass costs less than the support's rows
+        (:meth:`RBFTables.products`); None otherwise (then read the rows).
+
+        Returns
+        -------
+        ndarray of shape (len(kernels), n_samples), float64, or None
+        """
+        support, kernels, plan, scales = self._request(support, kernels)
+        fused = self._fused(plan, support)
+        if not fused.all():
+            return None
+        rbf = np.flatnonzero(fused)
+        found = np.empty((rbf.size, self.n_samples))
+        if not self._tables.products(plan, rbf, scales, support, v_s, found):
+            return None
+        out = np.empty_like(found)
+        out[plan.out_index[rbf]] = found
+        return out
+
     def _fused(self, plan, indices):
         """The plan's entries that the passes which never store the RBF rows evaluate
         themselves: the RBF kernels of a float64 bank (none without rows)."""

@@ -124,7 +124,12 @@ def quadratic_terms(provider, support, v_s, kernels=None):
 @one_blas_thread
 def products(provider, support, v_s, kernels=None):
     """``K_k v`` over the support (rows ``support`` weighted by ``v_s``) for ``k =
-    kernels[t]``; float64 of shape (len(kernels), n)."""
+    kernels[t]``; float64 of shape (len(kernels), n): by the provider's ``support_products``
+    when it has one that applies (tables, histograms by distance), else from rows in chunks."""
+    own = getattr(provider, "support_products", None)
+    found = None if own is None else own(support, v_s, kernels)
+    if found is not None:
+        return found
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
     step_rows, step_kernels = _chunks(picked.size, support.size, provider.n_samples)
     out = np.zeros((picked.size, provider.n_samples))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse
 
@@ -327,4 +328,52 @@ class RBFTables:
                 run = loops.lookup_row_dots_parallel if threaded else loops.lookup_row_dots
                 run(D, slots, blocks, start, order, tables, V if V.shape[0] == 1 else V[a0:a1],
                     out[:, a0:a1])
+        return True
+
+    def products(self, plan, rbf, factors, support, v_s, out, points=None) -> bool:
+        """``out[t] = (K_t v)[points]`` (shape (len(rbf), len(points)); all points by default)
+        for the plan's RBF entries ``rbf``, v being ``v_s`` on the points ``support`` and zero
+        elsewhere. On sparse points most pairs share no feature, so their distance is the sum
+        of the squared norms: one table per norm (``base[t, |x_j|^2]``), then a correction for
+        each support point that shares a feature with ``x_j``
+        (:func:`~mklearn.kernels._rbf_tables.support_products`). No distance rows are read or
+        kept. False, doing nothing, when the entries do not read sparse integer blocks only."""
+        size, sparse = self.layout(plan, rbf)
+        n = self.columns.n_samples
+        if not size or sparse is None or size * size > support.size * n:
+            return False
+        _, blocks, start, order = sparse
+        points = np.arange(n) if points is None else np.asarray(points, dtype=np.int64)
+        _, csr, norms = self.sparse_parts()
+        csc = [c[support].tocsc() for c in csr]
+        offsets = np.cumsum([0] + [c.nnz for c in csc])
+        packed_support = (
+            np.concatenate([c.indptr[:-1] + o for c, o in zip(csc, offsets, strict=False)]
+                           + [offsets[-1:]]).astype(np.int64),
+            np.concatenate([c.indices for c in csc]).astype(np.int64),
+            np.concatenate([c.data for c in csc]).astype(np.float64),
+            np.cumsum([0] + [c.shape[1] for c in csc])[:len(csc)].astype(np.int64),
+        )
+        s_norms = np.ascontiguousarray([z[support] for z in norms], dtype=np.float64)
+        v_s = np.ascontiguousarray(v_s, dtype=np.float64)
+        tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
+        base = loops.support_bases(blocks, start, order, s_norms, v_s, tables)
+        packed = self._packed_blocks()
+        threaded = points.size > 1 and use_threads(points.size * rbf.size)
+        step = max(1, CHUNK_BYTES // (8 * size))
+        H = np.empty((min(step, points.size), size))
+        for i, b in enumerate(blocks):
+            entries = order[start[i]:start[i + 1]]
+            for p0 in range(0, points.size, step):
+                chunk = points[p0:p0 + step]
+                part = H[:chunk.size]
+                if threaded:
+                    loops.support_corrections_parallel(chunk, b, packed, packed_support, s_norms,
+                                                       v_s, part, 4 * numba.get_num_threads())
+                else:
+                    loops.support_corrections(chunk, b, packed, packed_support, s_norms, v_s,
+                                              part)
+                free = np.minimum(packed[8][b, chunk].astype(np.int64), size - 1)
+                out[entries, p0:p0 + chunk.size] = (base[entries][:, free]
+                                                     + tables[entries] @ part.T)
         return True
