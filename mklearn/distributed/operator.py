@@ -84,6 +84,7 @@ class DaskKernels:
     def __init__(self, local: Any, client: Any = None, n_blocks: int | None = None) -> None:
         self.local = local
         self.client = client
+        self.combined_cache_size = local.combined_cache_size
         self.n_samples = local.n_samples
         self.n_kernels = m = local.n_kernels
         self.kernel_names = local.kernel_names
@@ -129,7 +130,7 @@ class DaskKernels:
     def kernel(self, d):
         """A row source of ``K(d)`` for the SMO core whose rows (when many kernels are
         active) are combined on the workers (:meth:`combined_rows`)."""
-        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.local._combined_mb)
+        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size)
 
     def kernel_rows_times(self, kernels, rows, v):
         return self.local.kernel_rows_times(kernels, rows, v)

@@ -56,6 +56,11 @@ class RowKernels:
         rows. When half the budget holds the base rows of fewer than ``n / 10`` points,
         ``K(d)`` gets ``COMBINED_SHARE_LARGE`` of it.
 
+    Attributes
+    ----------
+    combined_cache_size : float
+        MB of the budget for rows of ``K(d)`` (every row source :meth:`kernel` returns).
+
     Raises
     ------
     ValueError
@@ -106,8 +111,8 @@ class RowKernels:
         if self._tabulated:
             share = 1.0
         combined = min(share * budget, 8.0 * n * n, budget - 2 * 8.0 * m * n)
-        self._combined_mb = max(combined, 2 * 8.0 * n) / MB
-        self.base = RowCache(provider, budget / MB - self._combined_mb)
+        self.combined_cache_size = max(combined, 2 * 8.0 * n) / MB
+        self.base = RowCache(provider, budget / MB - self.combined_cache_size)
         self._diagonal = None
         self._cache_size = float(cache_size)
 
@@ -192,7 +197,7 @@ class RowKernels:
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""
-        return CombinedRows(self, np.asarray(d, dtype=np.float64), self._combined_mb)
+        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size)
 
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of
