@@ -29,7 +29,7 @@ import numpy as np
 
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
-from mklearn.svm.rows import CombinedRows
+from mklearn.svm.rows import CombinedRows, NewestRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 
@@ -85,6 +85,7 @@ class DaskKernels:
         self.local = local
         self.client = client
         self.combined_cache_size = local.combined_cache_size
+        self._newest = NewestRows()
         self.n_samples = local.n_samples
         self.n_kernels = m = local.n_kernels
         self.kernel_names = local.kernel_names
@@ -129,8 +130,10 @@ class DaskKernels:
 
     def kernel(self, d):
         """A row source of ``K(d)`` for the SMO core whose rows (when many kernels are
-        active) are combined on the workers (:meth:`combined_rows`)."""
-        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size)
+        active) are combined on the workers (:meth:`combined_rows`); the rows of the one
+        made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
+        return self._newest.keep(
+            CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size))
 
     def kernel_rows_times(self, kernels, rows, v):
         return self.local.kernel_rows_times(kernels, rows, v)

@@ -25,7 +25,7 @@ import numpy as np
 
 from mklearn.kernels import passes
 from mklearn.kernels.cache import MB, RowCache
-from mklearn.svm.rows import CombinedRows, combined_diagonal
+from mklearn.svm.rows import CombinedRows, NewestRows, combined_diagonal
 
 __all__ = ["RowKernels", "row_path_bytes"]
 
@@ -115,6 +115,7 @@ class RowKernels:
         self.base = RowCache(provider, budget / MB - self.combined_cache_size)
         self._diagonal = None
         self._cache_size = float(cache_size)
+        self._newest = NewestRows()
 
     def __repr__(self) -> str:
         return f"RowKernels(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
@@ -196,8 +197,10 @@ class RowKernels:
         return self.combined_rows(indices, kernels, weights, restrict=True)
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
-        """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works)."""
-        return CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size)
+        """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works); the rows
+        of the one made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
+        return self._newest.keep(
+            CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size))
 
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of

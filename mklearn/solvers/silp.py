@@ -38,8 +38,8 @@ from mklearn.svm.rows import CombinedRows, support_products
 from mklearn.svm.smo import SMOState, run_smo
 
 PRUNE_AGE = 5  # LP solves a constraint may stay inactive before it is dropped
-ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk, unless the
-# combination says how much its rows of K(d) get (combined_cache_size)
+ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk on a stack (a
+# row-backed combination gives its own, combined_cache_size MB)
 _ACTIVE_DUAL = 1e-12
 
 
@@ -326,8 +326,9 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     outputs ``F[k] = K_k v`` are brought up to date once at the end from the change of ``v``
     (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
     the KKT violation reached ``inner_tol``, and the new ``v``."""
-    rows = CombinedRows(combination, beta,
-                        getattr(combination, "combined_cache_size", ROW_CACHE_MB))
+    row_backed = getattr(combination, "combined_cache_size", None) is not None
+    rows = combination.kernel(beta) if row_backed else CombinedRows(combination, beta,
+                                                                     ROW_CACHE_MB)
     st.gradient_from(beta @ F)
     st.activate_all()
 

@@ -183,7 +183,6 @@ class _Evaluator:
         self.n_solves = 0
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
         self.gap_stop = None  # SVM duality gap at which every solve may stop (see spg_gmkl)
-        self.last_kernel = None
         self.planes = None  # a CuttingPlaneBound, for l1 on a sum of kernels
 
     def solve(self, d, alpha0, tol, products=None):
@@ -195,11 +194,7 @@ class _Evaluator:
         warm = self._warm_product(d, products) if alpha0 is not None else None
         rows = getattr(self.combination, "kernel_rows", None)  # only the rows a solve reads
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
-        release = getattr(self.last_kernel, "release", None)
-        if release is not None:  # one cache of K(d) rows at a time: the budget, not a multiple
-            release()
         K = self.combination.kernel(d) if rows is None else rows(d, expected)
-        self.last_kernel = K
         qp = self.task.solve(K, alpha0, tol, self.gap_stop, warm)
         self.n_solves += 1
         T = self.regularizer.value(d) - qp.objective
