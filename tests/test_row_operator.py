@@ -294,3 +294,22 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
     full = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
                          **TIGHT).fit(X, y)
     assert short.objective_ == pytest.approx(full.objective_, rel=1e-8)
+
+
+def test_one_cache_of_combined_rows_at_a_time(data):
+    """A new ``kernel(d)`` releases the rows cached by the one before (two-row cache), which
+    still gives the same rows, computed; the newest keeps its share of the budget."""
+    X, _ = data
+    bank = KernelBank(KERNELS, standardize=True, normalize="trace")
+    rows = RowKernels(KernelColumns(bank.fit(X)), cache_size=5.0)
+    d1, d2 = np.full(len(KERNELS), 0.1), np.linspace(0.0, 0.2, len(KERNELS))
+    first = rows.kernel(d1)
+    for i in range(30):
+        first.load(i)
+    kept = first.store[first.slot_of[7]].copy()
+    assert first.cache.capacity >= 30
+    second = rows.kernel(d2)
+    assert first.cache.capacity == 2 and second.cache.capacity >= 30
+    first.load(7)
+    np.testing.assert_array_equal(first.store[first.slot_of[7]], kept)
+    assert rows.kernel(d2) is not second and second.cache.capacity == 2
