@@ -184,11 +184,12 @@ def lookup_row_dots_parallel(D, slots, blocks, start, order, tables, V, out):
 #
 # ``||x_j - x_a||^2 = |x_j|^2 + |x_a|^2 - 2 x_j'x_a``, and on sparse points ``x_j'x_a = 0`` for
 # most pairs. So ``(K_t v)[j]`` is ``base[t, |x_j|^2]``, with ``base[t, c] = sum_a v_a
-# tables[t, c + |x_a|^2]`` (one table per norm, found once), corrected for the support points
-# that share a feature with x_j (found by scattering x_j's features over the support's columns).
-# ``support`` holds the CSC arrays of every sparse block restricted to the support's points,
-# concatenated as ``packed``'s: ``(csc_ptr, csc_rows, csc_vals, col_base)``, rows numbered by
-# position in the support; ``s_norms[i]`` the support's squared norms on block i (integers).
+# tables[t, c + |x_a|^2]`` (one table per norm, found once), plus ``tables[t] @ H[j]``, H[j]
+# the corrections of the support points that share a feature with x_j summed by distance (found
+# by scattering x_j's features over the support's columns). ``support`` holds the CSC arrays of
+# every sparse block restricted to the support's points, concatenated as ``packed``'s:
+# ``(csc_ptr, csc_rows, csc_vals, col_base)``, rows numbered by position in the support;
+# ``s_norms[i]`` the support's squared norms on block i (integers).
 
 
 @njit(cache=True)

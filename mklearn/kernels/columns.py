@@ -359,9 +359,9 @@ class KernelColumns:
 
     def support_products(self, support: Any, v_s: Any, kernels: Any = None):
         """``K_k v`` for ``k = kernels[t]`` (all by default), v being ``v_s`` on the points
-        ``support`` and zero elsewhere, when every requested kernel comes from tables on
-        sparse blocks and a histogram pass costs less than the support's rows
-        (:meth:`RBFTables.products`); None otherwise (then read the rows).
+        ``support`` and zero elsewhere, by squared norms when every requested kernel comes
+        from tables on sparse blocks (:meth:`RBFTables.products`); None otherwise (then
+        read the support's rows).
 
         Returns
         -------

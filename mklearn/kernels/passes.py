@@ -125,7 +125,7 @@ def quadratic_terms(provider, support, v_s, kernels=None):
 def products(provider, support, v_s, kernels=None):
     """``K_k v`` over the support (rows ``support`` weighted by ``v_s``) for ``k =
     kernels[t]``; float64 of shape (len(kernels), n): by the provider's ``support_products``
-    when it has one that applies (tables, histograms by distance), else from rows in chunks."""
+    when it has one that applies (tables on sparse points), else from rows in chunks."""
     own = getattr(provider, "support_products", None)
     found = None if own is None else own(support, v_s, kernels)
     if found is not None:

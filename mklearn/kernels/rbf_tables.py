@@ -9,7 +9,9 @@ once per call (:func:`~mklearn.kernels._rbf_tables.rbf_tables`, the arithmetic o
 - rows of base kernels: one load per value instead of an ``exp``;
 - rows of ``K(d)``: the kernels of a feature block summed into one table, one load per block;
 - rows times vectors (quadratic terms, Newton rows): the vector summed by distance (a
-  histogram), then a dot product of ``B + 1`` terms per kernel.
+  histogram), then a dot product of ``B + 1`` terms per kernel;
+- ``K_k v`` over a support (sparse blocks): by squared norms, corrected for the pairs that
+  share a feature (:meth:`RBFTables.products`).
 
 On sparse blocks (CSC, as LIBSVM files) the distances are computed into small unsigned
 integers, one byte each when below 256, and :meth:`RBFTables.keep_distance_rows` keeps them
@@ -330,20 +332,23 @@ class RBFTables:
                     out[:, a0:a1])
         return True
 
-    def products(self, plan, rbf, factors, support, v_s, out, points=None) -> bool:
-        """``out[t] = (K_t v)[points]`` (shape (len(rbf), len(points)); all points by default)
-        for the plan's RBF entries ``rbf``, v being ``v_s`` on the points ``support`` and zero
-        elsewhere. On sparse points most pairs share no feature, so their distance is the sum
-        of the squared norms: one table per norm (``base[t, |x_j|^2]``), then a correction for
-        each support point that shares a feature with ``x_j``
-        (:func:`~mklearn.kernels._rbf_tables.support_products`). No distance rows are read or
-        kept. False, doing nothing, when the entries do not read sparse integer blocks only."""
+    def products(self, plan, rbf, factors, support, v_s, out) -> bool:
+        """``out[t] = K_t v`` (shape (len(rbf), n)) for the plan's RBF entries ``rbf``, v
+        being ``v_s`` on the points ``support`` and zero elsewhere. On sparse points most
+        pairs share no feature, so their distance is the sum of the squared norms: one table
+        per norm (``base[t, |x_j|^2]``), plus the corrections of the support points that
+        share a feature with ``x_j``, summed by distance and multiplied by the tables (one
+        BLAS product per block and chunk of points; :func:`~mklearn.kernels._rbf_tables.
+        support_bases`, :func:`~mklearn.kernels._rbf_tables.support_corrections`). No
+        distance rows are read or kept. False, doing nothing, when the entries do not read
+        sparse integer blocks only, or the tables per norm (``B^2`` values a kernel) cost
+        more than the support's rows (``|S| n``)."""
         size, sparse = self.layout(plan, rbf)
         n = self.columns.n_samples
         if not size or sparse is None or size * size > support.size * n:
             return False
         _, blocks, start, order = sparse
-        points = np.arange(n) if points is None else np.asarray(points, dtype=np.int64)
+        points = np.arange(n)
         _, csr, norms = self.sparse_parts()
         csc = [c[support].tocsc() for c in csr]
         offsets = np.cumsum([0] + [c.nnz for c in csc])
