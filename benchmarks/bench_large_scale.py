@@ -18,9 +18,10 @@ the RSS at the fit's start (``VmHWM`` reset then; the data and the warm-up fit's
 below it), to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64
 per kernel and point). Loops that the warm-up fit does not reach are loaded during the timed
 one: about 150 MB on w8a (5,000 points, mirror descent, 20 MB of cache: 208 MB above the start
-after a 60-point warm-up, 58 MB after a fit on the same 5,000 points). A fit still running after ``--max-seconds`` is
-stopped (its child killed; reported "stopped", ``stopped_after_seconds`` in the JSON) and that
-solver is not run at larger n (reported "skipped").
+after a 60-point warm-up, 58 MB after a fit on the same 5,000 points). A fit still running
+after ``--max-seconds`` is stopped (its child killed; reported "stopped",
+``stopped_after_seconds`` in the JSON) and that solver is not run at larger n (reported
+"skipped").
 
 Paper figures (constants below, for comparison only; other machines and kernels):
 - SMO-MKL (Vishwanathan et al., NIPS 2010, Table 3): Adult (32,561 points, 50 kernels)
