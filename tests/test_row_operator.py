@@ -312,4 +312,9 @@ def test_one_cache_of_combined_rows_at_a_time(data):
     assert first.cache.capacity == 2 and second.cache.capacity >= 30
     first.load(7)
     np.testing.assert_array_equal(first.store[first.slot_of[7]], kept)
+    for i in range(30):
+        second.load(i)
+    np.testing.assert_allclose(second.store[second.slot_of[np.arange(30)], 0],
+                               rows.combined_rows(np.arange(30), np.arange(len(KERNELS)), d2),
+                               rtol=1e-13, atol=1e-15)
     assert rows.kernel(d2) is not second and second.cache.capacity == 2
