@@ -39,6 +39,11 @@ __all__ = ["RBFTables", "TABLE_MAX_SIZE", "TABLE_MIN_USE", "squared_distance_bou
 TABLE_MAX_SIZE = 1 << 16  # the largest table (values per kernel)
 TABLE_MIN_USE = 8  # base or combined rows: a table pays when each entry serves this many values
 CHUNK_BYTES = 16 * MB  # distances computed at once when they are not cached
+# K_k v by squared norms: a scattered product costs about this many values of a row (w8a, 50
+# kernels, one thread: 2,500 support points, 3,400 products a point on all features against
+# 137,500 row values: 3.5x faster, not 40x; a9a's first 15,000 points, 31,000 against
+# 275,000: 1.4x slower than the rows, so the rows are read there)
+SCATTER_COST = 4
 
 
 def squared_distance_bound(values: np.ndarray) -> int:
@@ -341,16 +346,27 @@ class RBFTables:
         BLAS product per block and chunk of points; :func:`~mklearn.kernels._rbf_tables.
         support_bases`, :func:`~mklearn.kernels._rbf_tables.support_corrections`). No
         distance rows are read or kept. False, doing nothing, when the entries do not read
-        sparse integer blocks only, or the tables per norm (``B^2`` values a kernel) cost
-        more than the support's rows (``|S| n``)."""
+        sparse integer blocks only, or when the support's rows cost less: the tables per norm
+        take ``B^2`` values a kernel against ``|S| n``, and the products scattered (the pairs
+        of points sharing a feature, ``SCATTER_COST`` values each) against ``|S| n (m + b)``
+        values of rows and distances, b blocks."""
         size, sparse = self.layout(plan, rbf)
         n = self.columns.n_samples
         if not size or sparse is None or size * size > support.size * n:
             return False
         _, blocks, start, order = sparse
-        points = np.arange(n)
         _, csr, norms = self.sparse_parts()
-        csc = [c[support].tocsc() for c in csr]
+        picked = [c[support] for c in csr]
+        packed = self._packed_blocks()
+        column_counts = np.diff(packed[4])  # points per column of every block, in a row
+        scattered = sum(
+            float(column_counts[packed[7][b]:packed[7][b] + csr[b].shape[1]]
+                  @ np.bincount(picked[b].indices, minlength=csr[b].shape[1]))
+            for b in blocks)
+        if SCATTER_COST * scattered >= support.size * n * (rbf.size + blocks.size):
+            return False
+        points = np.arange(n)
+        csc = [c.tocsc() for c in picked]
         offsets = np.cumsum([0] + [c.nnz for c in csc])
         packed_support = (
             np.concatenate([c.indptr[:-1] + o for c, o in zip(csc, offsets, strict=False)]
@@ -363,7 +379,6 @@ class RBFTables:
         v_s = np.ascontiguousarray(v_s, dtype=np.float64)
         tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
         base = loops.support_bases(blocks, start, order, s_norms, v_s, tables)
-        packed = self._packed_blocks()
         threaded = points.size > 1 and use_threads(points.size * rbf.size)
         step = max(1, CHUNK_BYTES // (8 * size))
         H = np.empty((min(step, points.size), size))
