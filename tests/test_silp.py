@@ -112,13 +112,14 @@ def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
     v = np.zeros(n)
     d = np.random.default_rng(0).dirichlet(np.ones(m))
     for _ in range(5):
-        _, v = _chunk(combination, st, F, d, 1e-6, 37, v)
+        _, v, K = _chunk(combination, st, F, d, 1e-6, 37, v)
+        np.testing.assert_allclose(K @ v, np.tensordot(d, km, axes=1) @ v, atol=1e-10)
         np.testing.assert_allclose(v, task.coefficients(st.alpha))
         np.testing.assert_allclose(F, km @ v, atol=1e-10)
         assert np.all(st.alpha >= 0) and np.all(st.alpha <= task.upper)
         assert abs(task.signs @ st.alpha) < 1e-10
     # the chunks ran the SMO to the tolerance: the single-kernel optimum at K(d)
-    solved, v = _chunk(combination, st, F, d, 1e-8, 10**6, v)
+    solved, v, _ = _chunk(combination, st, F, d, 1e-8, 10**6, v)
     assert solved
     exact = task.solve(np.tensordot(stack, d, axes=([2], [0])), None, 1e-10)
     value = 0.5 * v @ (np.tensordot(stack, d, axes=([2], [0])) @ v) - task.linear_value(st.alpha)

@@ -306,10 +306,10 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
-        inner_done, v = _chunk(combination, st, F, beta, inner_tol, chunk_steps, v)
+        inner_done, v, K = _chunk(combination, st, F, beta, inner_tol, chunk_steps, v)
         n_chunks += 1
         g = np.maximum(F @ v, 0.0)
-        S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done)
+        S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done, K)
         if stop:
             converged = True
             break
@@ -325,7 +325,8 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     """At most ``chunk_steps`` SMO steps on ``K(beta)`` from the state ``st``; the per-kernel
     outputs ``F[k] = K_k v`` are brought up to date once at the end from the change of ``v``
     (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
-    the KKT violation reached ``inner_tol``, and the new ``v``."""
+    the KKT violation reached ``inner_tol``, the new ``v``, and the chunk's rows of
+    ``K(beta)`` (the certificate's primal reads them again)."""
     row_backed = getattr(combination, "combined_cache_size", None) is not None
     rows = combination.kernel(beta) if row_backed else CombinedRows(combination, beta,
                                                                      ROW_CACHE_MB)
@@ -339,4 +340,4 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
                            reconstruct=reconstruct)
     v = st.coefficients()
     F += support_products(combination, v - v_old)
-    return solved, v
+    return solved, v, rows
