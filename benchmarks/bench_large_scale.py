@@ -110,7 +110,7 @@ def _peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _rss_mb():
+def _fit_start_mb():
     """The resident set now, after resetting the peak that :func:`_fit_peak_mb` reads
     (Linux; 0 elsewhere)."""
     try:
@@ -123,7 +123,7 @@ def _rss_mb():
 
 
 def _fit_peak_mb():
-    """The peak resident set since the last :func:`_rss_mb` (Linux; ``ru_maxrss`` else)."""
+    """The peak resident set since the last :func:`_fit_start_mb` (Linux; ``ru_maxrss`` else)."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
@@ -156,7 +156,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
     with warnings.catch_warnings():  # load the compiled loops outside the timed fit
         warnings.simplefilter("ignore")
         clone(model).fit(X[:WARM_UP], y[:WARM_UP])
-    start_mb = _rss_mb()
+    start_mb = _fit_start_mb()
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

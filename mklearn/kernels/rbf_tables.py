@@ -59,6 +59,22 @@ def squared_distance_bound(values: np.ndarray) -> int:
     return int(bound) if bound < TABLE_MAX_SIZE else -1
 
 
+def _joined(parts, field, dtype, shift=False):
+    """The arrays ``field`` of the sparse matrices ``parts``, concatenated (index pointers
+    shifted by the entries before them with ``shift``)."""
+    offsets = np.cumsum([0] + [p.nnz for p in parts])[:len(parts)]
+    return np.concatenate([getattr(p, field).astype(dtype) + (o if shift else 0)
+                           for p, o in zip(parts, offsets, strict=True)] or [np.zeros(0, dtype)])
+
+
+def _stacked_csc(csc):
+    """``(ptr, rows, values, col_base)`` of CSC matrices concatenated as the loops read them:
+    column f of matrix i has its entries at ``ptr[col_base[i] + f]:...[+ 1]``."""
+    return (_joined(csc, "indptr", np.int64, shift=True), _joined(csc, "indices", np.uint32),
+            _joined(csc, "data", np.float64),
+            np.cumsum([0] + [c.shape[1] + 1 for c in csc])[:len(csc)].astype(np.int64))
+
+
 def block_key(columns, scales):
     """A multi-column block's key: its columns and feature scales (None: all, unscaled)."""
     return (None if columns is None else columns.tobytes(),
@@ -212,21 +228,11 @@ class RBFTables:
         """The sparse blocks' CSR and CSC arrays, concatenated as the loops read them."""
         if self._packed is None:
             _, csr, norms = self.sparse_parts()
-            csc = [c.tocsc() for c in csr]
-
-            def joined(parts, field, dtype, shift=False):
-                offsets = np.cumsum([0] + [p.nnz for p in parts])[:len(parts)]
-                return np.concatenate(
-                    [getattr(p, field).astype(dtype) + (o if shift else 0)
-                     for p, o in zip(parts, offsets, strict=True)] or [np.zeros(0, dtype)])
-
             n = self.columns.n_samples
             self._packed = (
-                joined(csr, "indptr", np.int64, shift=True), joined(csr, "indices", np.int64),
-                joined(csr, "data", np.float64), np.arange(len(csr), dtype=np.int64) * (n + 1),
-                joined(csc, "indptr", np.int64, shift=True), joined(csc, "indices", np.uint32),
-                joined(csc, "data", np.float64),
-                np.cumsum([0] + [c.shape[1] + 1 for c in csc])[:len(csc)].astype(np.int64),
+                _joined(csr, "indptr", np.int64, shift=True), _joined(csr, "indices", np.int64),
+                _joined(csr, "data", np.float64), np.arange(len(csr), dtype=np.int64) * (n + 1),
+                *_stacked_csc([c.tocsc() for c in csr]),
                 np.ascontiguousarray(np.reshape(norms, (len(norms), n)), dtype=np.float64),
             )
         return self._packed
@@ -366,15 +372,7 @@ class RBFTables:
         if SCATTER_COST * scattered >= support.size * n * (rbf.size + blocks.size):
             return False
         points = np.arange(n)
-        csc = [c.tocsc() for c in picked]
-        offsets = np.cumsum([0] + [c.nnz for c in csc])
-        packed_support = (
-            np.concatenate([c.indptr[:-1] + o for c, o in zip(csc, offsets, strict=False)]
-                           + [offsets[-1:]]).astype(np.int64),
-            np.concatenate([c.indices for c in csc]).astype(np.int64),
-            np.concatenate([c.data for c in csc]).astype(np.float64),
-            np.cumsum([0] + [c.shape[1] for c in csc])[:len(csc)].astype(np.int64),
-        )
+        packed_support = _stacked_csc([c.tocsc() for c in picked])
         s_norms = np.ascontiguousarray([z[support] for z in norms], dtype=np.float64)
         v_s = np.ascontiguousarray(v_s, dtype=np.float64)
         tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
@@ -384,6 +382,7 @@ class RBFTables:
         H = np.empty((min(step, points.size), size))
         for i, b in enumerate(blocks):
             entries = order[start[i]:start[i + 1]]
+            block_base, block_tables = base[entries], tables[entries]
             for p0 in range(0, points.size, step):
                 chunk = points[p0:p0 + step]
                 part = H[:chunk.size]
@@ -394,6 +393,5 @@ class RBFTables:
                     loops.support_corrections(chunk, b, packed, packed_support, s_norms, v_s,
                                               part)
                 free = np.minimum(packed[8][b, chunk].astype(np.int64), size - 1)
-                out[entries, p0:p0 + chunk.size] = (base[entries][:, free]
-                                                     + tables[entries] @ part.T)
+                out[entries, p0:p0 + chunk.size] = block_base[:, free] + block_tables @ part.T
         return True
