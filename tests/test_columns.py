@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.svm import SVC
 
 from mklearn import MKLClassifier
@@ -312,6 +313,22 @@ def test_sparse_points_use_csc_and_match_full_stack(name):
     columns = KernelColumns(bank)
     _close(columns.rows([3, 17, 39]), stack.transpose(2, 0, 1)[:, [3, 17, 39], :])
     assert all(sparse is not None for _, _, sparse in columns._blocks.values())
+
+
+def test_sparse_feature_blocks_keep_no_dense_copy():
+    """A mostly-zero block of some features is kept as its non-zeros (CSR), not as a dense
+    copy of those columns; rows and L1 distances (Laplacian) still match the stack."""
+    rng = np.random.default_rng(6)
+    X_sparse = (rng.uniform(size=(60, 8)) < 0.1) * rng.integers(1, 3, size=(60, 8))
+    specs = [RBF(sigma=1.5, features=[0, 2, 5, 7]), RBF(sigma=0.7, features=[1, 2, 3]),
+             Laplacian(gamma=0.3, features=[1, 2, 3])]
+    bank = KernelBank(specs)
+    stack = bank.fit_transform(X_sparse)
+    columns = KernelColumns(bank)
+    _close(columns.rows([0, 11, 59]), stack.transpose(2, 0, 1)[:, [0, 11, 59], :])
+    points = [block[0] for block in columns._blocks.values()]
+    assert points and all(scipy.sparse.issparse(p) for p in points)
+    assert all(p.nnz == np.count_nonzero(p.toarray()) for p in points)
 
 
 @pytest.mark.parametrize("size", [1, 2, 9, 23])

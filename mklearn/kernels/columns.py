@@ -126,7 +126,8 @@ class KernelColumns:
         self.kernel_names = list(bank.kernel_names)
         self._full_plan = _build_plan(self._specs, self._X.shape[1])
         self._subset_plan: tuple[bytes, _Plan] | None = None
-        self._blocks: dict[Any, tuple[np.ndarray, np.ndarray, Any]] = {}
+        self._blocks: dict[Any, tuple[Any, np.ndarray, Any]] = {}
+        self._dense_blocks: dict[Any, np.ndarray] = {}  # sparse blocks made dense (L1)
         self._tables = RBFTables(self)  # RBF kernels by table on integer points
 
     def __repr__(self) -> str:
@@ -160,7 +161,7 @@ class KernelColumns:
         sub.__dict__.update(self.__dict__)
         sub._X = np.ascontiguousarray(self._X[indices])
         sub.n_samples = sub._X.shape[0]
-        sub._blocks = {}
+        sub._blocks, sub._dense_blocks = {}, {}
         sub._tables = self._tables.restricted(sub, indices)
         sub._scratch_buffers = {}
         return sub
@@ -178,6 +179,7 @@ class KernelColumns:
         sub.kernel_names = [self.kernel_names[k] for k in kernels]
         sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffers = None, {}, {}
+        sub._dense_blocks = {}
         sub._tables = self._tables.same_points(sub)
         return sub
 
@@ -187,18 +189,33 @@ class KernelColumns:
         inner products read all of ``Xb`` (``8 n d`` bytes, memory-bound); on sparse data a
         query row scatters only the columns of its own non-zero features (rows against every
         point, one thread: a9a 264 -> 184 us, a9a half its columns 333 -> 65 us, w8a 669 -> 23
-        us, against a pass over every point's non-zeros)."""
+        us, against a pass over every point's non-zeros). A sparse block is kept as a CSR
+        matrix, not a dense copy (the full w8a's four half-feature blocks: 190 MB), and its
+        query rows are made dense per call (:func:`_dense_rows`)."""
         key = block_key(columns, scales)
         if key not in self._blocks:
             Xb = _block(self._X, columns, scales)
             density = np.count_nonzero(Xb) / max(Xb.size, 1)
             sparse = None
+            norms = np.einsum("ij,ij->i", Xb, Xb)
             if density <= SPARSE_DENSITY:  # CSC arrays; unsigned indices spare numba's
                 csc = scipy.sparse.csc_matrix(Xb)  # negative-index checks
                 sparse = (csc.indptr.astype(np.uint64), csc.indices.astype(np.uint32),
                           csc.data)
-            self._blocks[key] = (Xb, np.einsum("ij,ij->i", Xb, Xb), sparse)
+                if Xb is not self._X:  # a copy: keep its non-zeros only
+                    Xb = csc.tocsr()
+            self._blocks[key] = (Xb, norms, sparse)
         return self._blocks[key]
+
+    def _dense_block(self, columns: np.ndarray | None, scales: np.ndarray | None):
+        """The block's points as a dense array (L1 distances read them all), cached."""
+        points = self._block_points(columns, scales)[0]
+        if not scipy.sparse.issparse(points):
+            return points
+        key = block_key(columns, scales)
+        if key not in self._dense_blocks:
+            self._dense_blocks[key] = points.toarray()
+        return self._dense_blocks[key]
 
     def _multi_arrays(self, plan: _Plan, indices: np.ndarray):
         """Inner products, squared and L1 distances ``(n_multi, len(indices), n)``."""
@@ -216,7 +233,7 @@ class KernelColumns:
                    else csc_block_arrays)
         for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
-            Xb = Zb[indices]
+            Xb = _dense_rows(Zb, indices)
             if sparse is not None:  # inner products and distances in one pass, same numbers
                 scatter(*sparse, Xb, z_sq[indices], z_sq, inner[mb], sq_dist[mb],
                         plan.multi_needs_sq[mb])
@@ -231,7 +248,8 @@ class KernelColumns:
             if plan.multi_needs_sq[mb]:
                 sq_dist[mb][own] = 0.0
             if plan.multi_needs_l1[mb]:
-                l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
+                l1_dist[mb] = cdist(Xb, self._dense_block(columns, scales),
+                                    metric="cityblock")
         return inner, sq_dist, l1_dist
 
     fills_out = True  # rows(..., out=) writes into a given array (RowCache refills slots)
@@ -501,6 +519,13 @@ class KernelColumns:
         """``K_k[i, i]`` of every kernel, trace-scaled; ndarray of shape (m, n), float64."""
         diag = kernel_diagonals(self._full_plan, self._X)
         return np.ascontiguousarray(diag.T * self._scales[:, None])
+
+
+def _dense_rows(points, indices):
+    """Rows ``indices`` of ``points`` (a dense array or a CSR matrix) as a dense array."""
+    if scipy.sparse.issparse(points):
+        return points[indices].toarray()
+    return points[indices]
 
 
 class StackColumns:
