@@ -10,15 +10,18 @@ it is, so every MKL solver gets the same ``C`` as the anchor, scikit-learn's ``S
 middle-width RBF kernel on all features, which runs in the same process. (The first runs
 used unit-trace kernels with ``C * n``: the same SVM problems.)
 
-Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own; a fit on 60
-points first loads the compiled numba loops, outside the timed fit. Reported per
+Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own; a fit of
+the same solver on ``min(WARM_UP, n / 4)`` of the points first loads the compiled numba loops,
+outside the timed fit (``warm_up_points`` in the JSON). Reported per
 row: fit time, SVM solves, iterations, relative duality gap, peak RSS, test accuracy (a9a: the
 a9a.t test file; w8a: a seeded 20% split); in the JSON also ``fit_peak_mb``, the peak above
 the RSS at the fit's start (``VmHWM`` reset then; the data and the warm-up fit's loops are
 below it), to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64
 per kernel and point). Loops that the warm-up fit does not reach are loaded during the timed
-one: about 150 MB on w8a (5,000 points, mirror descent, 20 MB of cache: 208 MB above the start
-after a 60-point warm-up, 58 MB after a fit on the same 5,000 points). A fit still running
+one, and count in its peak: a 60-point warm-up (before session 26) left about 150-190 MB of
+them there (w8a 5,000 points, mirror descent, 20 MB of cache: 208 MB above the start after a
+60-point warm-up, 58 MB after a fit on the same 5,000 points; w8a 20,000 points, SILP, 1,000
+MB: 1,391 MB after 60 points, 1,206 MB after 2,000). A fit still running
 after ``--max-seconds`` is stopped (its child killed; reported "stopped",
 ``stopped_after_seconds`` in the JSON) and that solver is not run at larger n (reported
 "skipped").
@@ -69,7 +72,7 @@ SOLVERS = {
 }
 WIDTH_STEPS = range(-4, 6)
 N_BLOCKS = 5
-WARM_UP = 60  # points of the fit that loads the compiled loops
+WARM_UP = 2000  # most points of the fit that loads the compiled loops (a quarter of n below)
 
 
 def load(name, seed):
@@ -153,9 +156,10 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
     params = dict(SOLVERS[key])
     model = MKLClassifier(kernels=specs, C=C, tol=args.tol, max_iter=args.max_iter,
                           kernel_storage="rows", cache_size=args.cache_size, **params)
+    warm_up = min(WARM_UP, max(len(y) // 4, 2))
     with warnings.catch_warnings():  # load the compiled loops outside the timed fit
         warnings.simplefilter("ignore")
-        clone(model).fit(X[:WARM_UP], y[:WARM_UP])
+        clone(model).fit(X[:warm_up], y[:warm_up])
     start_mb = _fit_start_mb()
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -178,6 +182,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
         "fit_start_mb": start_mb,
         "fit_peak_mb": fit_peak,
         "state_mb": 8.0 * len(specs) * len(y) / 2**20,
+        "warm_up_points": warm_up,
     }
 
 
