@@ -18,10 +18,10 @@ a9a.t test file; w8a: a seeded 20% split); in the JSON also ``fit_peak_mb``, the
 the RSS at the fit's start (``VmHWM`` reset then; the data and the warm-up fit's loops are
 below it), to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64
 per kernel and point). Loops that the warm-up fit does not reach are loaded during the timed
-one, and count in its peak: a 60-point warm-up (before session 26) left about 150-190 MB of
-them there (w8a 5,000 points, mirror descent, 20 MB of cache: 208 MB above the start after a
-60-point warm-up, 58 MB after a fit on the same 5,000 points; w8a 20,000 points, SILP, 1,000
-MB: 1,391 MB after 60 points, 1,206 MB after 2,000). A fit still running
+one, and count in its peak (w8a 5,000 points, mirror descent, 20 MB of cache: 208 MB above the
+start after a 60-point warm-up, 58 MB after a fit on the same 5,000 points). On w8a's 20,000
+points with 1,000 MB the 2,000-point warm-up (session 26; 60 points before) changed the peaks
+little: SMO-MKL 1,222 -> 1,218 MB, SILP 1,445 -> 1,411 MB. A fit still running
 after ``--max-seconds`` is stopped (its child killed; reported "stopped",
 ``stopped_after_seconds`` in the JSON) and that solver is not run at larger n (reported
 "skipped").
