@@ -32,7 +32,7 @@ __all__ = ["RowKernels", "row_path_bytes"]
 BLOCK_BYTES = 64 * MB  # rows computed per block when the support does not fit in the cache
 COMBINED_SHARE_LARGE = 0.9  # budget share of the rows of K(d) when no support fits the rest
 DISTANCE_SHARE = 0.5  # budget share of the squared-distance rows a provider may keep,
-COMBINED_FIRST = 0.2  # once rows of K(d) for this share of the points fit in the rest
+COMBINED_FIRST = 0.5  # once rows of K(d) for this share of the points fit in the rest
 
 
 def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float) -> int:
@@ -93,11 +93,7 @@ class RowKernels:
         # K(d), whose rows then cost table loads only), after room for the rows of K(d) of
         # COMBINED_FIRST of the points (the inner SVM's working set: on w8a's first 20,000
         # points with 1,000 MB, distances that left K(d) half its rows cost 48.6 -> 63.8 s,
-        # its rows computed 83,000 -> 271,000 times; with 4,000 MB they saved 47.6 -> 38.8 s).
-        # Rows for half the points (COMBINED_FIRST 0.5 before session 26) left the full sets
-        # no distances with the default cache: every K(d) recomputed the support's distances.
-        # At 0.2, SPG-GMKL l1, cache "auto", one thread, quiet: the full w8a 357 -> 205 s, the
-        # full a9a (held out) 88.4 -> 67.2 s, the same solves and duality gaps
+        # its rows computed 83,000 -> 271,000 times; with 4,000 MB they saved 47.6 -> 38.8 s)
         distance_bytes = getattr(provider, "distance_row_bytes", lambda: 0)()
         if distance_bytes:
             kept = min(DISTANCE_SHARE * budget, n * distance_bytes,
