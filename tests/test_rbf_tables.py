@@ -148,6 +148,42 @@ def test_kept_distance_rows_serve_the_same_rows_and_recycle():
     assert real.distance_row_bytes() == 0
 
 
+def test_distance_rows_follow_the_rows_a_solve_reads():
+    """A budget too small for distances beside rows of K(d) for half the points keeps them
+    once a solve has read few rows (those, with a margin, and their distances fit); a solve
+    that needs more rows than fit beside them gets their room at once, for good. The rows
+    stay the same."""
+    from mklearn.kernels.operator import RowKernels
+
+    X = _points("binary_sparse", n=200)
+    bank = KernelBank(SPECS).fit(X)
+    provider, fresh = KernelColumns(bank), KernelColumns(bank)
+    operator = RowKernels(provider, cache_size=0.17)
+    full = operator.combined_cache_size
+    assert provider._tables._distances is None
+    d = np.full(len(SPECS), 1.0 / len(SPECS))
+    first = operator.kernel(d)
+    full_rows = first.cache.capacity
+    for i in range(30):  # a solve reading 30 rows
+        first.load(i)
+    second = operator.kernel(d)
+    assert provider._tables._distances is not None
+    assert 30 < second.cache.capacity < full_rows
+    expected = np.tensordot(d, fresh.rows(np.arange(200)), axes=(0, 0))
+    for i in range(full_rows):  # more rows than fit beside the distances
+        second.load(i)
+        np.testing.assert_allclose(second.store[second.slot_of[i], 0], expected[i],
+                                   rtol=1e-12)
+    assert provider._tables._distances is None and operator.combined_cache_size == full
+    assert second.cache.capacity == full_rows and second.cache.misses == full_rows
+    third = operator.kernel(d)
+    for i in range(10):
+        third.load(i)
+    operator.kernel(d)
+    assert provider._tables._distances is None
+
+
+
 @pytest.mark.parametrize("values", ["binary", "signed_counts"])
 @pytest.mark.parametrize("threaded", [False, True])
 def test_support_products_match_the_support_rows(values, threaded, monkeypatch):

@@ -68,6 +68,13 @@ class RowCache:
     cache_size : float
         Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold two rows of
         ``itemsize * n_kernels * n_samples`` bytes (itemsize 8, or 4 for float32 values).
+    most : float, optional
+        Megabytes the cache may grow to once full, when ``on_full()`` (called once, when a
+        row first finds no free slot) returns True: it has freed that room elsewhere (rows of
+        ``K(d)`` beside kept distance rows). The slots beyond ``cache_size`` touch no page
+        until filled.
+    on_full : callable, optional
+        See ``most``.
 
     Attributes
     ----------
@@ -92,16 +99,19 @@ class RowCache:
         If ``cache_size`` holds fewer than two rows (the message gives the minimum in MB).
     """
 
-    def __init__(self, provider: Any, cache_size: float) -> None:
+    def __init__(self, provider: Any, cache_size: float, most: float | None = None,
+                 on_full: Any = None) -> None:
         m, n = provider.n_kernels, provider.n_samples
         dtype = np.dtype(getattr(provider, "value_dtype", np.float64))
         capacity = cache_capacity(cache_size, dtype.itemsize * m * n, n,
                                   f"{m} kernels x {n} samples")
+        largest = capacity if most is None else max(
+            capacity, cache_capacity(most, dtype.itemsize * m * n, n, f"{m} kernels x {n} samples"))
         self.provider = provider
-        self.store = np.empty((capacity, m, n), dtype=dtype)
+        self.store = np.empty((largest, m, n), dtype=dtype)
         self.slot_of = np.full(n, -1, dtype=np.int64)
-        self.owner = np.full(capacity, -1, dtype=np.int64)
-        self.last_used = np.zeros(capacity, dtype=np.int64)
+        self.owner = np.full(largest, -1, dtype=np.int64)
+        self.last_used = np.zeros(largest, dtype=np.int64)
         self.clock = np.zeros(1, dtype=np.int64)
         self.hits = 0
         self.misses = 0
@@ -109,6 +119,7 @@ class RowCache:
         self._limit = capacity
         self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
         self.stopped_growing = False
+        self._on_full = on_full if largest > capacity else None
 
     def __repr__(self) -> str:
         return f"RowCache(capacity={self.capacity} rows, held={self._filled})"
@@ -123,7 +134,7 @@ class RowCache:
         """Whether a new slot may be filled: below the limit, and at every
         ``GROWTH_CHECK_BYTES`` of slots, enough memory left on the machine (else the limit
         becomes the slots filled, at least two)."""
-        if self._filled >= self._limit:
+        if self._filled >= self._limit and not self.make_room(self._filled + 1):
             return False
         if self._filled >= 2 and self._filled % self._check_every == 0:
             from mklearn.memory import available_memory
@@ -133,6 +144,15 @@ class RowCache:
                 self.stopped_growing = True
                 return False
         return True
+
+    def make_room(self, rows: int) -> bool:
+        """Whether ``rows`` rows fit, after asking ``on_full`` for the room up to ``most``
+        (once) when they do not fit in the planned rows."""
+        if rows > self._limit and self._on_full is not None and not self.stopped_growing:
+            on_full, self._on_full = self._on_full, None
+            if on_full():
+                self._limit = self.store.shape[0]
+        return rows <= self._limit
 
     @property
     def nbytes(self) -> int:

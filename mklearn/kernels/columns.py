@@ -372,7 +372,8 @@ class KernelColumns:
     def keep_distance_rows(self, megabytes: float) -> None:
         """Keep the squared distances of up to ``megabytes`` MB of points (at least two) in
         an LRU cache: they do not depend on the kernel weights, so later rows of every
-        ``K(d)`` cost table loads only (see :meth:`distance_row_bytes`)."""
+        ``K(d)`` cost table loads only (see :meth:`distance_row_bytes`); 0 drops those
+        kept."""
         self._tables.keep_distance_rows(megabytes)
 
     def support_products(self, support: Any, v_s: Any, kernels: Any = None):

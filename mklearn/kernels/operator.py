@@ -33,6 +33,7 @@ BLOCK_BYTES = 64 * MB  # rows computed per block when the support does not fit i
 COMBINED_SHARE_LARGE = 0.9  # budget share of the rows of K(d) when no support fits the rest
 DISTANCE_SHARE = 0.5  # budget share of the squared-distance rows a provider may keep,
 COMBINED_FIRST = 0.5  # once rows of K(d) for this share of the points fit in the rest
+WORKING_SET_MARGIN = 1.25  # rows of K(d) kept, later, per row a solve read (the largest yet)
 
 
 def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float) -> int:
@@ -94,12 +95,16 @@ class RowKernels:
         # COMBINED_FIRST of the points (the inner SVM's working set: on w8a's first 20,000
         # points with 1,000 MB, distances that left K(d) half its rows cost 48.6 -> 63.8 s,
         # its rows computed 83,000 -> 271,000 times; with 4,000 MB they saved 47.6 -> 38.8 s)
-        distance_bytes = getattr(provider, "distance_row_bytes", lambda: 0)()
-        if distance_bytes:
-            kept = min(DISTANCE_SHARE * budget, n * distance_bytes,
+        self._distance_bytes = getattr(provider, "distance_row_bytes", lambda: 0)()
+        self._need, self._budget = need, budget
+        self._distances_kept = 0.0
+        self._working_set = 0  # most rows of K(d) one solve has read
+        if self._distance_bytes:
+            kept = min(DISTANCE_SHARE * budget, n * self._distance_bytes,
                        budget - need - 8.0 * n * COMBINED_FIRST * n)
-            if kept >= 2 * distance_bytes:
+            if kept >= 2 * self._distance_bytes:
                 provider.keep_distance_rows(kept / MB)
+                self._distances_kept = kept
                 budget -= kept
         # then rows of K(d) (8 n bytes each, all n of them when they fit in half of what is
         # left), the rest for rows of every base kernel; when half holds the base rows of
@@ -199,8 +204,51 @@ class RowKernels:
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works); the rows
         of the one made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
-        return self._newest.keep(
-            CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size))
+        d = np.asarray(d, dtype=np.float64)
+        previous = self._newest.current()
+        if previous is not None and self._distances_kept == 0.0:
+            self._keep_distances_for(len(previous.cache))
+        if self._distances_kept > 0.0 and self._tabulated:
+            rows = CombinedRows(self, d, self.combined_cache_size,
+                                self._combined_without_distances(), self._drop_distances)
+        else:
+            rows = CombinedRows(self, d, self.combined_cache_size)
+        return self._newest.keep(rows)
+
+    def _combined_without_distances(self) -> float:
+        """MB for rows of ``K(d)`` when no distance rows are kept (kernels by table)."""
+        n = self.n_samples
+        room = self._budget - 2 * 8.0 * self.n_kernels * n
+        return max(min(room, 8.0 * n * n), 2 * 8.0 * n) / MB
+
+    def _keep_distances_for(self, rows_read: int) -> None:
+        """Keep distance rows (kernels by table) once ``WORKING_SET_MARGIN`` times the most
+        rows of ``K(d)`` a solve has read (``rows_read`` the last) still fit beside the
+        distances of as many points. Full w8a, SPG-GMKL l1, 50 kernels, cache auto (5.7 GB):
+        a solve reads about 8,600 rows of 39,799; the distances kept then serve them for
+        every ``K(d)``."""
+        self._working_set = max(self._working_set, rows_read)
+        if not (self._tabulated and self._distance_bytes and self._working_set >= 2):
+            return
+        n, row = self.n_samples, 8.0 * self.n_samples
+        rows = min(n, WORKING_SET_MARGIN * self._working_set)
+        kept = min(DISTANCE_SHARE * self._budget, n * self._distance_bytes,
+                   self._budget - self._need - row * rows)
+        if kept < self._working_set * self._distance_bytes:
+            return
+        self.provider.keep_distance_rows(kept / MB)
+        self._distances_kept = kept
+        self.combined_cache_size = max(
+            min(self._combined_without_distances(), (self._budget - kept) / MB), 2 * row / MB)
+
+    def _drop_distances(self) -> bool:
+        """Give the kept distance rows' room to the rows of ``K(d)``, for good: a solve read
+        more rows than fit beside them (SILP on the full w8a: 16,800 rows in its third
+        solve), and recomputing evicted rows would cost more than the distances save."""
+        self.provider.keep_distance_rows(0)
+        self._distances_kept = -1.0
+        self.combined_cache_size = self._combined_without_distances()
+        return True
 
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of

@@ -272,9 +272,11 @@ class RBFTables:
 
     def keep_distance_rows(self, megabytes: float) -> None:
         """Keep the distance rows of up to ``megabytes`` MB of points in an LRU cache (at
-        least two rows; see :meth:`distance_row_bytes`)."""
+        least two rows; see :meth:`distance_row_bytes`); 0 drops those kept."""
         dtype = self._distance_dtype()
-        if dtype is not None:
+        if not megabytes:
+            self._distances = None
+        elif dtype is not None:
             self._distances = RowCache(_DistanceRows(self, dtype), megabytes)
 
     def _distance_chunks(self, indices, blocks):

@@ -165,6 +165,10 @@ class NewestRows:
     def __init__(self) -> None:
         self._kept = None
 
+    def current(self) -> CachedRows | None:
+        """The source kept last, if it is still alive."""
+        return None if self._kept is None else self._kept()
+
     def keep(self, rows: CachedRows) -> CachedRows:
         """``rows``, the previous source's rows released."""
         previous = None if self._kept is None else self._kept()
@@ -187,10 +191,11 @@ class CachedRows:
         If ``cache_size`` holds fewer than two rows (the message gives the minimum).
     """
 
-    def __init__(self, source: Any, cache_size: float) -> None:
+    def __init__(self, source: Any, cache_size: float, most: float | None = None,
+                 on_full: Any = None) -> None:
         self.check_budget(source.n_samples, cache_size)
         self.source = source
-        self.cache = RowCache(source, cache_size)
+        self.cache = RowCache(source, cache_size, most, on_full)
         self.n_samples = source.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
@@ -225,7 +230,7 @@ class CachedRows:
         (missing ones are loaded, several per call of the source), else from the source."""
         support = np.flatnonzero(v)
         cache = self.cache
-        if support.size > cache.capacity:
+        if not cache.make_room(support.size):
             return self.source.matvec(v)
         slots = cache.slot_of[support]
         cache.clock[0] += 1
@@ -293,10 +298,15 @@ class CombinedRows(CachedRows):
         Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
     cache_size : float
         Budget of the combined rows in MB (at least two rows of ``8 n`` bytes).
+    most, on_full : optional
+        Room up to ``most`` MB once ``on_full()`` has freed it (see
+        :class:`~mklearn.kernels.cache.RowCache`).
     """
 
-    def __init__(self, provider: Any, d: np.ndarray, cache_size: float) -> None:
-        super().__init__(_Combined(provider, np.asarray(d, dtype=np.float64)), cache_size)
+    def __init__(self, provider: Any, d: np.ndarray, cache_size: float,
+                 most: float | None = None, on_full: Any = None) -> None:
+        super().__init__(_Combined(provider, np.asarray(d, dtype=np.float64)), cache_size,
+                         most, on_full)
 
 
 class BaseRows:
