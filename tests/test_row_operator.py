@@ -318,3 +318,36 @@ def test_one_cache_of_combined_rows_at_a_time(data):
                                rows.combined_rows(np.arange(30), np.arange(len(KERNELS)), d2),
                                rtol=1e-13, atol=1e-15)
     assert rows.kernel(d2) is not second and second.cache.capacity == 2
+
+
+@pytest.mark.parametrize("base_cached", [False, True])
+def test_rows_of_k_d_are_written_into_new_slots(data, monkeypatch, base_cached):
+    """Rows of K(d) loaded several at a time are computed straight into the cache's new
+    slots (no copy) and equal the weighted sum of the base kernels' rows (from the cached
+    base rows too)."""
+    X, _ = data
+    provider = KernelColumns(KernelBank(KERNELS).fit(X))
+    n, m = len(X), len(KERNELS)
+    operator = RowKernels(provider, cache_size=((200 if base_cached else 2) * 8 * (m + 1) * n
+                                                + 40 * 8 * n) / MB)
+    if base_cached:
+        for i in range(n):
+            operator.base.get(i)
+    targets = []
+    combined_rows = KernelColumns.combined_rows
+
+    def spy(self, indices, kernels, weights, out=None):
+        targets.append(out)
+        return combined_rows(self, indices, kernels, weights, out=out)
+
+    monkeypatch.setattr(KernelColumns, "combined_rows", spy)
+    d = np.linspace(0.0, 1.0, m)
+    rows = operator.kernel(d)
+    expected = np.tensordot(d, provider.rows(np.arange(n)), axes=(0, 0))
+    assert rows.cache.capacity >= 30
+    rows.cache.load_many(np.arange(0, n, 3))
+    if not base_cached:
+        assert targets and all(t is not None and np.shares_memory(t, rows.store)
+                               for t in targets)
+    for i in range(0, n, 3):
+        np.testing.assert_allclose(rows.store[rows.slot_of[i], 0], expected[i], rtol=1e-12)

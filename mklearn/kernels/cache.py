@@ -204,7 +204,13 @@ class RowCache:
             slots = self._take_slots(rows.size)
             evicted = self.owner[slots]
             self.slot_of[evicted[evicted >= 0]] = -1
-            self.store[slots] = np.moveaxis(self.provider.rows(rows), 1, 0)
+            first = int(slots[0])
+            if (self.store.shape[1] == 1 and getattr(self.provider, "fills_out", False)
+                    and np.array_equal(slots, np.arange(first, first + rows.size))):
+                target = self.store[first:first + slots.size]  # new slots of one kernel
+                self.provider.rows(rows, out=target.reshape(1, slots.size, -1))  # no copy
+            else:
+                self.store[slots] = np.moveaxis(self.provider.rows(rows), 1, 0)
             self.owner[slots] = rows
             self.slot_of[rows] = slots
             self.clock[0] += 1

@@ -460,7 +460,8 @@ class KernelColumns:
                            else np.einsum("taj,aj->ta", rows, V))
         return out
 
-    def combined_rows(self, indices: Any, kernels: Any, weights: Any) -> np.ndarray:
+    def combined_rows(self, indices: Any, kernels: Any, weights: Any,
+                      out: np.ndarray | None = None) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices, :]``: rows of a weighted sum of kernels,
         the RBF kernels of a float64 bank summed as they are evaluated (each inner product
         or distance computed once for all of them; the kernels' own rows never stored), the
@@ -474,10 +475,12 @@ class KernelColumns:
             Kernel indices in ``[0, n_kernels)``.
         weights : array-like of float, shape (len(kernels),)
             The weight of each.
+        out : ndarray of shape (len(indices), n_samples), float64, C-contiguous, optional
+            Where to write the rows (a row cache's slots: no copy, no fresh pages).
 
         Returns
         -------
-        ndarray of shape (len(indices), n_samples), float64
+        ndarray of shape (len(indices), n_samples), float64: ``out`` when given
 
         Raises
         ------
@@ -486,7 +489,10 @@ class KernelColumns:
         """
         indices, kernels, plan, scales = self._request(indices, kernels)
         weights = np.asarray(weights, dtype=np.float64)
-        out = np.zeros((indices.size, self.n_samples))
+        if out is None:
+            out = np.zeros((indices.size, self.n_samples))
+        else:
+            out.fill(0.0)
         fused = self._fused(plan, indices)
         rbf = np.flatnonzero(fused)
         factors = weights[plan.out_index] * scales

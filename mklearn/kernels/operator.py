@@ -70,6 +70,7 @@ class RowKernels:
     """
 
     name = "sum"
+    fills_combined_rows = True  # combined_rows(..., out=) writes into a row cache's slots
     linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
     thread_safe = False  # one row cache, written on misses: one solve at a time
 
@@ -156,23 +157,24 @@ class RowKernels:
             out[:, ~cached] = self.provider.rows(indices[~cached], picked)
         return out
 
-    def combined_rows(self, indices, kernels, weights, restrict=False) -> np.ndarray:
+    def combined_rows(self, indices, kernels, weights, restrict=False, out=None) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices, :]``, shape (len(indices), n) (with
         ``restrict``, columns ``indices`` only): from the cached rows of every base kernel
         when they are all there, else computed in small chunks of kernels
-        (:func:`mklearn.kernels.passes.weighted_rows`)."""
+        (:func:`mklearn.kernels.passes.weighted_rows`); into ``out`` (C-contiguous, shape
+        (len(indices), n)) when given, without ``restrict``."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         slots = self.base.slot_of[indices]
         if (slots >= 0).all():  # gathered a few rows at a time (a copy of kernels x rows)
-            rows = np.empty((indices.size, self.n_samples))
+            rows = np.empty((indices.size, self.n_samples)) if out is None else out
             step = max(1, passes.CHUNK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
             for a0 in range(0, indices.size, step):
                 block = self.base.store[np.ix_(slots[a0:a0 + step], kernels)]
                 rows[a0:a0 + step] = np.tensordot(weights, block, axes=(0, 1))
             return rows[:, indices] if restrict else rows
-        return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict)
+        return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict, out)
 
     def combined_products(self, v, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]} v`` over the support of v, shape (n,): from the

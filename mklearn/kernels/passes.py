@@ -143,10 +143,11 @@ def products(provider, support, v_s, kernels=None):
 
 
 @one_blas_thread
-def weighted_rows(provider, indices, kernel_weights, restrict=False):
+def weighted_rows(provider, indices, kernel_weights, restrict=False, out=None):
     """``sum_t weights[t] K_{kernels[t]}[indices, :]`` for ``kernel_weights = (kernels,
     weights)`` (kernels None: all of ``provider``): float64 of shape (len(indices), n), or
-    (len(indices), len(indices)) with ``restrict`` (the points ``indices`` only)."""
+    (len(indices), len(indices)) with ``restrict`` (the points ``indices`` only); into
+    ``out`` (C-contiguous, of that shape) when given."""
     kernels, weights = kernel_weights
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
     restricted = getattr(provider, "restricted", None) if restrict else None
@@ -155,8 +156,15 @@ def weighted_rows(provider, indices, kernel_weights, restrict=False):
     columns = indices if restrict and restricted is None else slice(None)
     step_rows, step_kernels = _chunks(picked.size, indices.size, source.n_samples)
     width = indices.size if restrict else source.n_samples
-    out = np.zeros((indices.size, width))
     combined = getattr(source, "combined_rows", None)
+    if combined is not None and out is not None and not restrict:  # straight into out
+        for r0 in range(0, indices.size, step_rows):
+            combined(positions[r0:r0 + step_rows], picked, weights, out=out[r0:r0 + step_rows])
+        return out
+    if out is None:
+        out = np.zeros((indices.size, width))
+    else:
+        out.fill(0.0)
     if combined is not None:  # every kernel of a row chunk at once, summed as evaluated
         for r0 in range(0, indices.size, step_rows):
             out[r0:r0 + step_rows] = combined(positions[r0:r0 + step_rows], picked,

@@ -258,6 +258,10 @@ class _Combined:
 
     def rows(self, indices, out=None):
         own = getattr(self.provider, "combined_rows", None)  # e.g. summed on Dask workers
+        if own is not None and out is not None and getattr(self.provider, "fills_combined_rows",
+                                                           False):
+            own(indices, self.kernels, self.weights, out=out[0])
+            return out
         if own is not None:
             combined = own(indices, self.kernels, self.weights)[None]
         else:
