@@ -351,3 +351,24 @@ def test_rows_of_k_d_are_written_into_new_slots(data, monkeypatch, base_cached):
                                for t in targets)
     for i in range(0, n, 3):
         np.testing.assert_allclose(rows.store[rows.slot_of[i], 0], expected[i], rtol=1e-12)
+
+
+def test_a_new_k_d_fills_the_slots_of_the_one_released(data):
+    """kernel(d) takes the slots of the K(d) it releases (pages in memory already); the
+    released one keeps serving its own rows from a store of its own."""
+    X, _ = data
+    provider = KernelColumns(KernelBank(KERNELS).fit(X))
+    n, m = len(X), len(KERNELS)
+    operator = RowKernels(provider, cache_size=(2 * 8 * (m + 1) * n + 40 * 8 * n) / MB)
+    d1, d2 = np.linspace(0.0, 1.0, m), np.linspace(1.0, 0.0, m)
+    first = operator.kernel(d1)
+    first.cache.load_many(np.arange(10))
+    slots = first.store
+    second = operator.kernel(d2)
+    assert np.shares_memory(second.store, slots)
+    assert not np.shares_memory(first.store, slots)
+    second.cache.load_many(np.arange(5, 15))
+    base = provider.rows(np.arange(n))
+    for K, d in ((second, d2), (first, d1)):
+        for i in range(5, 15):
+            np.testing.assert_allclose(K.cache.get(i)[0], d @ base[:, i], rtol=1e-12)

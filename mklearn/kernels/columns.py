@@ -490,13 +490,16 @@ class KernelColumns:
         indices, kernels, plan, scales = self._request(indices, kernels)
         weights = np.asarray(weights, dtype=np.float64)
         if out is None:
-            out = np.zeros((indices.size, self.n_samples))
-        else:
-            out.fill(0.0)
+            out = np.empty((indices.size, self.n_samples))
         fused = self._fused(plan, indices)
         rbf = np.flatnonzero(fused)
         factors = weights[plan.out_index] * scales
-        if rbf.size and not self._tables.apply("sum", plan, rbf, factors, indices, out):
+        # tables write every value of out; the other paths add to zeros
+        tabulated = bool(rbf.size) and self._tables.apply("sum", plan, rbf, factors, indices,
+                                                           out)
+        if not tabulated:
+            out.fill(0.0)
+        if rbf.size and not tabulated:
             rbf, sq, block_of = self._rbf_sq(plan, indices)
             if not self._tables.apply("sum", plan, rbf, factors, indices, out,
                                       distances=(sq, block_of)):

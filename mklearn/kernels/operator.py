@@ -208,13 +208,15 @@ class RowKernels:
         of the one made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
         d = np.asarray(d, dtype=np.float64)
         previous = self._newest.current()
+        spare = None if previous is None else previous.cache.store  # released by keep
         if previous is not None and self._distances_kept == 0.0:
             self._keep_distances_for(len(previous.cache))
         if self._distances_kept > 0.0 and self._tabulated:
             rows = CombinedRows(self, d, self.combined_cache_size,
-                                self._combined_without_distances(), self._drop_distances)
+                                self._combined_without_distances(), self._drop_distances,
+                                spare)
         else:
-            rows = CombinedRows(self, d, self.combined_cache_size)
+            rows = CombinedRows(self, d, self.combined_cache_size, spare=spare)
         return self._newest.keep(rows)
 
     def _combined_without_distances(self) -> float:

@@ -192,10 +192,10 @@ class CachedRows:
     """
 
     def __init__(self, source: Any, cache_size: float, most: float | None = None,
-                 on_full: Any = None) -> None:
+                 on_full: Any = None, spare: np.ndarray | None = None) -> None:
         self.check_budget(source.n_samples, cache_size)
         self.source = source
-        self.cache = RowCache(source, cache_size, most, on_full)
+        self.cache = RowCache(source, cache_size, most, on_full, spare)
         self.n_samples = source.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
@@ -302,15 +302,16 @@ class CombinedRows(CachedRows):
         Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
     cache_size : float
         Budget of the combined rows in MB (at least two rows of ``8 n`` bytes).
-    most, on_full : optional
-        Room up to ``most`` MB once ``on_full()`` has freed it (see
-        :class:`~mklearn.kernels.cache.RowCache`).
+    most, on_full, spare : optional
+        Room up to ``most`` MB once ``on_full()`` has freed it; the slots of a released
+        source to fill again (see :class:`~mklearn.kernels.cache.RowCache`).
     """
 
     def __init__(self, provider: Any, d: np.ndarray, cache_size: float,
-                 most: float | None = None, on_full: Any = None) -> None:
+                 most: float | None = None, on_full: Any = None,
+                 spare: np.ndarray | None = None) -> None:
         super().__init__(_Combined(provider, np.asarray(d, dtype=np.float64)), cache_size,
-                         most, on_full)
+                         most, on_full, spare)
 
 
 class BaseRows:
