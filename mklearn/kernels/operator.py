@@ -247,7 +247,7 @@ class RowKernels:
 
     def _drop_distances(self) -> bool:
         """Give the kept distance rows' room to the rows of ``K(d)``, for good: a solve read
-        more rows than fit beside them (SILP on the full w8a: 16,800 rows in its third
+        more rows than fit beside them (SILP on the full w8a: 16,100 rows in its second
         solve), and recomputing evicted rows would cost more than the distances save."""
         self.provider.keep_distance_rows(0)
         self._distances_kept = -1.0
