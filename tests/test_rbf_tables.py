@@ -104,6 +104,41 @@ def test_restricted_and_mixed_kinds_on_integer_points(monkeypatch):
            direct.combined_rows([5, 9], [0, 6, 7], [1.0, 2.0, 0.5]))
 
 
+def test_copies_are_freed_without_the_cyclic_collector():
+    """A restricted copy (made at every quadratic term) and a provider keeping distance rows
+    are freed as soon as they are dropped, not when Python's cyclic collector runs: their
+    tables hold no strong reference back. A pickled copy works and keeps no distance rows."""
+    import gc
+    import pickle
+    import weakref
+
+    X = _points("binary_sparse", n=200)
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    support = np.array([3, 8, 40, 41, 150, 199])
+    expected = provider.restricted(support).rows(np.arange(support.size))
+    gc.disable()
+    try:
+        sub = provider.restricted(support)
+        assert sub.rows(np.arange(support.size)).tobytes() == expected.tobytes()
+        gone = weakref.ref(sub)
+        del sub
+        assert gone() is None
+        keeper = KernelColumns(KernelBank(SPECS).fit(X))
+        keeper.keep_distance_rows(1.0)
+        keeper.rows([4, 9])
+        gone = weakref.ref(keeper)
+        del keeper
+        assert gone() is None
+    finally:
+        gc.enable()
+    provider.keep_distance_rows(1.0)
+    copy = pickle.loads(pickle.dumps(provider))
+    assert copy._tables._distances is None
+    assert copy.rows([4, 9]).tobytes() == provider.rows([4, 9]).tobytes()
+    copy.keep_distance_rows(1.0)
+    assert copy.rows([4, 9]).tobytes() == provider.rows([4, 9]).tobytes()
+
+
 def test_rows_path_on_binary_data_reaches_the_stack_optimum():
     """SPG-GMKL on rows (tables) and on the precomputed stack: the same optimum."""
     rng = np.random.default_rng(3)
