@@ -139,6 +139,42 @@ def test_copies_are_freed_without_the_cyclic_collector():
     assert copy.rows([4, 9]).tobytes() == provider.rows([4, 9]).tobytes()
 
 
+@pytest.mark.parametrize("keep", [True, False])
+def test_rows_of_k_d_by_a_row_maker_equal_the_provider_rows(keep, monkeypatch):
+    """A row source of K(d) (RowKernels.kernel) fills the rows the SMO core misses through
+    the provider's row maker (tables summed once per K(d)): the same bits as the
+    provider's combined_rows, one row or several, distances kept or not; kernels of another
+    kind get no maker and keep the general path."""
+    from mklearn.kernels.operator import RowKernels
+
+    X = _points("binary_sparse", n=200)
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    operator = RowKernels(provider, cache_size=50.0)
+    if not keep:
+        provider.keep_distance_rows(0)
+    assert (provider._tables._distances is not None) == keep
+    d = np.array([0.5, 0.0, 1.5, 0.25, 0.0, 2.0])
+    kernels = np.flatnonzero(d)
+    expected = KernelColumns(KernelBank(SPECS).fit(X)).combined_rows(
+        np.arange(200), kernels, d[kernels])
+    calls = []
+    combined_rows = KernelColumns.combined_rows
+    monkeypatch.setattr(KernelColumns, "combined_rows",
+                        lambda self, *a, **k: calls.append(1) or combined_rows(self, *a, **k))
+    rows = operator.kernel(d)
+    for i in (5, 0, 199, 5):
+        rows.load(i)
+    rows.cache.load_many(np.array([10, 11, 12, 13]))
+    assert not calls  # every row through the maker
+    for i in (5, 0, 199, 10, 11, 12, 13):
+        assert rows.store[rows.slot_of[i], 0].tobytes() == expected[i].tobytes()
+    mixed = KernelColumns(KernelBank(SPECS + [Linear()]).fit(X))
+    assert mixed.combined_row_maker([0, 6], [1.0, 1.0]) is None
+    assert provider.combined_row_maker([0, 2], [1.0, 1.0]) is not None
+    real = KernelColumns(KernelBank(SPECS).fit(_points("normal")))
+    assert real.combined_row_maker([0, 2], [1.0, 1.0]) is None
+
+
 def test_rows_path_on_binary_data_reaches_the_stack_optimum():
     """SPG-GMKL on rows (tables) and on the precomputed stack: the same optimum."""
     rng = np.random.default_rng(3)

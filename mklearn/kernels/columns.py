@@ -515,6 +515,27 @@ class KernelColumns:
                                 axes=(0, 0))
         return out
 
+    def combined_row_maker(self, kernels: Any, weights: Any):
+        """A function ``fill(indices, out) -> bool`` that writes the rows ``indices`` (an
+        int64 array, checked by the caller) of ``sum_t weights[t] K_{kernels[t]}`` into
+        ``out`` (float64, C-contiguous, shape (len(indices), n_samples)), the same values as
+        :meth:`combined_rows`, its plan and tables made once (a row source of one ``K(d)``
+        asks for thousands of rows); None when the kernels are not all RBF kernels that
+        tables evaluate on sparse blocks. ``fill`` returns False, doing nothing, when tables
+        do not pay for so few rows.
+
+        Raises
+        ------
+        ValueError
+            If a kernel index is out of range or not an integer.
+        """
+        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        plan, scales = self._plan(kernels)
+        if self._single or not (plan.kinds == KIND_RBF).all() or kernels.size == 0:
+            return None
+        factors = np.asarray(weights, dtype=np.float64)[plan.out_index] * scales
+        return self._tables.combined_row_maker(plan, np.arange(plan.kinds.size), factors)
+
     def _scratch(self, shape):
         """A float32 work array of ``shape``, reused between the calls of one thread (no
         fresh pages per row; one-vs-rest classes may fit side by side)."""

@@ -176,6 +176,22 @@ class RowKernels:
             return rows[:, indices] if restrict else rows
         return passes.weighted_rows(self.provider, indices, (kernels, weights), restrict, out)
 
+    def combined_row_maker(self, kernels, weights):
+        """The provider's ``fill(indices, out) -> bool`` for rows of ``sum_t weights[t]
+        K_{kernels[t]}`` (``KernelColumns.combined_row_maker``), or None; it declines
+        (False) rows whose base rows are all cached, which :meth:`combined_rows` combines
+        from the cache."""
+        make = getattr(self.provider, "combined_row_maker", None)
+        fill = None if make is None else make(kernels, weights)
+        if fill is None:
+            return None
+        slot_of = self.base.slot_of
+
+        def from_provider(indices, out) -> bool:
+            return not (slot_of[indices] >= 0).all() and fill(indices, out)
+
+        return from_provider
+
     def combined_products(self, v, kernels, weights) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]} v`` over the support of v, shape (n,): from the
         support's rows of the weighted sum (:func:`mklearn.kernels.passes.weighted_products`),

@@ -255,8 +255,15 @@ class _Combined:
         self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
         per_call = getattr(provider, "combined_rows_per_call", None)  # a provider paying per call
         self.rows_per_call = 1 if per_call is None else int(per_call(self.kernels.size))
+        self._fill = False  # the provider's combined_row_maker for these weights: not asked
 
     def rows(self, indices, out=None):
+        if out is not None and self.kernels.size:
+            if self._fill is False:
+                make = getattr(self.provider, "combined_row_maker", None)
+                self._fill = None if make is None else make(self.kernels, self.weights)
+            if self._fill is not None and self._fill(np.asarray(indices, np.int64), out[0]):
+                return out
         own = getattr(self.provider, "combined_rows", None)  # e.g. summed on Dask workers
         if own is not None and out is not None and getattr(self.provider, "fills_combined_rows",
                                                            False):
