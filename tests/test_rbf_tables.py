@@ -175,6 +175,35 @@ def test_rows_of_k_d_by_a_row_maker_equal_the_provider_rows(keep, monkeypatch):
     assert real.combined_row_maker([0, 2], [1.0, 1.0]) is None
 
 
+def test_a_restricted_copy_gathers_the_distances_its_parent_keeps(monkeypatch):
+    """The support's block of a quadratic term (a restricted copy) reads the distance rows
+    its parent keeps instead of computing them, when the parent keeps every row a chunk
+    needs: the same rows and row dots as computed afresh."""
+    X = _points("binary_sparse", n=200)
+    support = np.arange(3, 200, 5)  # 40 points: tables pay on their block
+    fresh = KernelColumns(KernelBank(SPECS).fit(X)).restricted(support)
+    parent = KernelColumns(KernelBank(SPECS).fit(X))
+    parent.keep_distance_rows(1.0)
+    parent.rows(support)  # their distance rows now kept
+    computed = []
+    compute = RBFTables.compute_distances
+    monkeypatch.setattr(RBFTables, "compute_distances",
+                        lambda self, *a: computed.append(self) or compute(self, *a))
+    sub = parent.restricted(support)
+    V = np.random.default_rng(4).normal(size=(1, support.size))
+    rows = np.arange(support.size)
+    assert sub.rows(rows).tobytes() == fresh.rows(rows).tobytes()
+    assert sub.row_dots(rows, None, V).tobytes() == fresh.row_dots(rows, None, V).tobytes()
+    assert not any(t is sub._tables for t in computed)
+    assert any(t is fresh._tables for t in computed)
+    partly = KernelColumns(KernelBank(SPECS).fit(X))
+    partly.keep_distance_rows(1.0)
+    partly.rows(support[:3])  # some rows not kept: computed
+    sub = partly.restricted(support)
+    assert sub.rows(rows).tobytes() == fresh.rows(rows).tobytes()
+    assert any(t is sub._tables for t in computed)
+
+
 def test_rows_path_on_binary_data_reaches_the_stack_optimum():
     """SPG-GMKL on rows (tables) and on the precomputed stack: the same optimum."""
     rng = np.random.default_rng(3)

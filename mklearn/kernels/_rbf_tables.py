@@ -95,6 +95,17 @@ def distance_rows_parallel(indices, blocks, packed, D):
         _distance_row(a, indices, blocks, packed, np.empty(D.shape[2]), D)
 
 
+@njit(cache=True, nogil=True)
+def gather_distance_rows(store, slots, points, blocks, D):
+    """``D[a, i, j] = store[slots[a], i, points[j]]`` on the blocks i in ``blocks``: kept
+    distance rows restricted to the points ``points`` (other blocks of D untouched)."""
+    for a in range(slots.shape[0]):
+        for i in blocks:
+            source, row = store[slots[a], i], D[a, i]
+            for j in range(points.shape[0]):
+                row[j] = source[points[j]]
+
+
 @njit(cache=True, inline="always")
 def _sum_row(Da, blocks, tables, target):
     """``target[j] = sum_i tables[i, Da[blocks[i], j]]``."""

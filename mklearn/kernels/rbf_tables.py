@@ -139,6 +139,8 @@ class RBFTables:
         self._bounds = {} if bounds is None else bounds
         self._all_points = columns._X if parent is None else parent[0]._all_points
         self._parent = parent  # (tables of the points this copy restricts, its indices)
+        # their columns, kept alive with this copy (the tables refer to theirs weakly)
+        self._parent_columns = None if parent is None else parent[0].columns
         self._parts = self._packed = self._distances = None
         self._dtype = False  # the kept distances' type: not yet found (_distance_dtype)
         self._layouts: dict = {}
@@ -166,6 +168,7 @@ class RBFTables:
         """The tables of ``columns``, other kernels on the same points (no row cache)."""
         copy = RBFTables(columns, self._bounds, parent=self._parent)
         copy._all_points, copy._parts = self._all_points, self._parts
+        copy._parent_columns = self._parent_columns
         return copy
 
     # -------------------------------------------------------------- what tables apply to
@@ -304,8 +307,10 @@ class RBFTables:
 
     def _distance_chunks(self, indices, blocks):
         """``(a0, a1, D, slots)``: the distances of rows ``indices[a0:a1]`` are
-        ``D[slots]``: from the row cache when it holds them all (every block), else computed
-        in chunks (the blocks ``blocks`` only)."""
+        ``D[slots]``: from the row cache when it holds them all (every block), else in
+        chunks (the blocks ``blocks`` only), each gathered from the rows its parent keeps
+        when it keeps all of them (a restricted copy: the support's block of a quadratic
+        term, whose points' rows of ``K(d)`` read those distances), or else computed."""
         cache = self._distances
         if cache is not None and np.unique(indices).size <= cache.capacity:
             slots = cache.slot_of[indices]
@@ -319,10 +324,17 @@ class RBFTables:
         dtype = self._distance_dtype() or np.uint16
         n_blocks, n = len(self.sparse_parts()[1]), self.columns.n_samples
         step = max(1, CHUNK_BYTES // (np.dtype(dtype).itemsize * len(blocks) * n))
+        kept = None if self._parent is None else self._parent[0]._distances
+        points = None if kept is None else self._parent[1]
         for a0 in range(0, indices.size, step):
             rows = indices[a0:a0 + step]
             D = np.empty((rows.size, n_blocks, n), dtype=dtype)  # pages of other blocks unused
-            self.compute_distances(rows, blocks, D)
+            slots = None if kept is None else kept.slot_of[points[rows]]
+            if slots is not None and kept.store.dtype == D.dtype and (slots >= 0).all():
+                loops.gather_distance_rows(kept.store, slots, points,
+                                           np.ascontiguousarray(blocks, dtype=np.int64), D)
+            else:
+                self.compute_distances(rows, blocks, D)
             yield a0, a0 + rows.size, D, np.arange(rows.size)
 
     # --------------------------------------------------------------------- evaluation
