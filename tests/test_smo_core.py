@@ -221,6 +221,28 @@ def test_gap_stop_bounds_the_svm_duality_gap(C):
         assert gaps.min() <= bound * (1 + 1e-9) + 1e-9
 
 
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_stop_below_ends_a_solve_whose_optimum_is_below_a_bound(shrinking):
+    """A solve asked to stop below a value the optimum lies under stops early, unsolved,
+    with an exact objective below it (and above the optimum); asked for a value under the
+    optimum, it runs to the same solution as without."""
+    _, y, K = _rbf_problem(n=400, seed=3)
+    C = np.full(y.size, 10.0)
+    full = solve_qp(K, y, -np.ones_like(y), C, tol=1e-8, shrinking=shrinking)
+    start = svc_dual(K, y, 10.0, tol=1e-1).objective  # a loose solution: above the optimum
+    for bound in (start + 0.5 * (full.objective - start), start + 0.9 * (full.objective - start)):
+        qp = solve_qp(K, y, -np.ones_like(y), C, tol=1e-8, shrinking=shrinking,
+                      stop_below=bound)
+        assert qp.stopped_below and not qp.converged and qp.n_iter < full.n_iter
+        assert full.objective <= qp.objective < bound
+        v = qp.alpha * y
+        assert qp.objective == pytest.approx(0.5 * v @ K @ v - qp.alpha.sum(), rel=1e-10)
+    below = solve_qp(K, y, -np.ones_like(y), C, tol=1e-8, shrinking=shrinking,
+                     stop_below=full.objective - 1.0)
+    assert below.converged and not below.stopped_below
+    assert below.objective == pytest.approx(full.objective, rel=1e-12)
+
+
 def test_gap_stop_bounds_regression_and_one_class():
     """For epsilon-SVR and one-class the bound holds too: f(alpha) - min f <= bound."""
     from mklearn.svm.smo import SMOState, duality_gap_bound

@@ -126,3 +126,43 @@ def test_solves_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
     assert model.objective_ == pytest.approx(optimum, rel=2e-4)
     exact = _exact_objective(stack, y, C, model.kernel_weights_, 0.0)
     assert exact - optimum <= model.duality_gap_ + 1e-6 * abs(optimum)
+
+
+def test_pgd_trials_stopped_early_keep_its_path(monkeypatch):
+    """PGD's line-search trials from the halvings on stop as soon as their SVM proves them
+    rejected: the run takes the same steps, SVM solves and optimum as with every trial
+    solved, and fewer SMO steps."""
+    import mklearn.solvers.spg as spg
+    import mklearn.svm.smo as smo
+
+    stack, y = _problem("liver-disorders", n=200)
+    steps, stopped = [], []
+    run_smo = smo.run_smo
+
+    def counting(rows, st, **kw):
+        result = run_smo(rows, st, **kw)
+        steps.append(result[1])
+        stopped.append(result[3])
+        return result
+
+    monkeypatch.setattr(smo, "run_smo", counting)
+    solve = spg._Evaluator.solve
+
+    def every_trial_solved(self, d, alpha0, tol, products=None, reject_above=None):
+        return solve(self, d, alpha0, tol, products)
+
+    fits = []
+    for early in (True, False):
+        if not early:
+            monkeypatch.setattr(spg._Evaluator, "solve", every_trial_solved)
+        steps.clear()
+        stopped.clear()
+        model = MKLClassifier(kernels="precomputed", solver="pgd", regularizer="l1", C=10.0,
+                              tol=1e-4, max_iter=300).fit(stack, y)
+        fits.append((model, sum(steps), any(stopped)))
+    (early, early_steps, some), (full, full_steps, none) = fits
+    assert some and not none and early_steps < full_steps
+    assert early.n_svm_solves_ == full.n_svm_solves_ and early.n_iter_ == full.n_iter_
+    assert early.objective_ == pytest.approx(full.objective_, rel=1e-10)
+    np.testing.assert_allclose(early.kernel_weights_, full.kernel_weights_, atol=1e-10)
+    assert early.objective_ == pytest.approx(l1_mkl_optimum(stack, y, 10.0), rel=1e-4)

@@ -79,9 +79,9 @@ class ClassificationTask:
         self.index = np.arange(y.size)
         self.linear = -np.ones(y.size)
 
-    def solve(self, K, alpha0, tol, gap=None, warm_product=None):
+    def solve(self, K, alpha0, tol, gap=None, warm_product=None, stop_below=None):
         return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol, gap=gap,
-                        warm_product=warm_product)
+                        warm_product=warm_product, stop_below=stop_below)
 
     def coefficients(self, alpha):
         """``v = sum_t signs_t alpha_t e_index[t]`` (shape (n,)): ``1/2 alpha' Q alpha =
@@ -122,9 +122,9 @@ class RegressionTask:
         self.upper = np.concatenate([self.cost, self.cost])
         self.linear = np.concatenate([self.epsilon - self.y, self.epsilon + self.y])
 
-    def solve(self, K, alpha0, tol, gap=None, warm_product=None):
+    def solve(self, K, alpha0, tol, gap=None, warm_product=None, stop_below=None):
         return svr_dual(K, self.y, self.cost, self.epsilon, alpha0=alpha0, tol=tol, gap=gap,
-                        warm_product=warm_product)
+                        warm_product=warm_product, stop_below=stop_below)
 
     def coefficients(self, alpha):
         n = self.y.size
@@ -182,9 +182,9 @@ class OneClassTask:
             alpha[whole] = total - whole
         return alpha
 
-    def solve(self, K, alpha0, tol, gap=None, warm_product=None):
+    def solve(self, K, alpha0, tol, gap=None, warm_product=None, stop_below=None):
         return one_class_dual(K, self.nu, alpha0=alpha0, tol=tol, gap=gap,
-                              warm_product=warm_product)
+                              warm_product=warm_product, stop_below=stop_below)
 
     def coefficients(self, alpha):
         return alpha

@@ -336,7 +336,7 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     def reconstruct():
         st.gradient_from(rows.matvec(st.coefficients()))
 
-    solved, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
+    solved, _, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
                            reconstruct=reconstruct)
     v = st.coefficients()
     F += support_products(combination, v - v_old)

@@ -192,7 +192,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     kkt_tol = KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
-        solved, steps, violation = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
+        solved, steps, violation, _ = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
                                            shrinking=shrinking, reconstruct=reconstruct, mkl=mkl)
         n_steps += steps
         beta = st.coefficients()

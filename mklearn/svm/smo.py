@@ -45,6 +45,9 @@ class QPResult(NamedTuple):
     converged : bool
         Whether ``violation <= tol`` (or the duality gap asked for with ``gap``) was reached
         before ``max_iter``.
+    stopped_below : bool
+        Whether the solve stopped, unfinished, because ``objective`` fell below the
+        ``stop_below`` asked for (:func:`solve_qp`).
     """
 
     alpha: np.ndarray
@@ -54,6 +57,7 @@ class QPResult(NamedTuple):
     violation: float
     n_iter: int
     converged: bool
+    stopped_below: bool = False
 
 
 def _offset(alpha, grad, y, upper):
@@ -124,6 +128,7 @@ class SMOState:
 _NO_MKL = (np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)), 0, 1.0, 2.0,
            np.zeros(1), False)
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
+STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
 
 
 def duality_gap_bound(st):
@@ -147,7 +152,14 @@ def _sample_blocks(F):
     return max(1, min(numba.get_num_threads(), F.shape[1] // mkl_step.MIN_BLOCK))
 
 
-def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None):
+def _objective(st):
+    """``1/2 alpha' Q alpha + p' alpha = 1/2 alpha' (G + p)``; exact when ``st.G`` is exact
+    for every variable with ``alpha_t != 0``."""
+    return 0.5 * float(st.alpha @ (st.G + st.linear))
+
+
+def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None,
+            stop_below=None):
     """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
     solved to ``tol`` or ``max_steps`` steps are spent: load missing rows into ``rows``, and
     call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
@@ -158,7 +170,12 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
     variables are shrunk and the stale one says so; each rebuild that does not stop the run
     doubles the interval: on many points a rebuild reads every support vector's row).
-    Returns ``(converged, steps, violation)``.
+    ``stop_below`` (SVM steps only): also stop, unsolved, once the objective is below it,
+    checked every ``min(STOP_CHECK_STEPS, l)`` steps (one O(l) pass), on the exact gradient
+    (rebuilt first if variables are shrunk and the stale one says so; a rebuild that does not
+    stop the run doubles that interval); SMO steps only lower the objective, so the solve
+    would have ended below it too.
+    Returns ``(converged, steps, violation, stopped_below)``.
     """
     # numba starts its threading layer when a parallel function is compiled or called from
     # Python, not when a cached serial one that calls parallel passes (smo_loop) is loaded:
@@ -174,14 +191,16 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     st.state[core.READY] = 0  # the caller may have changed alpha, g or F since the last call
     blocks = _sample_blocks(mkl[0]) if mkl is not None else 1
     total, violation, n_var = 0, np.inf, st.signs.size
-    checks = gap is not None and mkl is None
-    every = min(GAP_CHECK_STEPS, n_var)
-    next_check = every if checks else max_steps
+    never = max_steps + 1
+    gap_every = min(GAP_CHECK_STEPS, n_var)
+    next_gap = gap_every if gap is not None and mkl is None else never
+    stop_every = min(STOP_CHECK_STEPS, n_var)
+    next_stop = stop_every if stop_below is not None and mkl is None else never
     while True:
         status, missing, steps, violation = core.smo_loop(
             st.alpha, st.G, st.signs, st.index, st.linear, st.upper, flags, qdiag, fd, row_buf,
             d_diag, rows.store, rows.slot_of, rows.last_used, rows.clock, st.active, st.state,
-            step_kind, *extra, float(tol), int(min(max_steps, next_check) - total),
+            step_kind, *extra, float(tol), int(min(max_steps, next_gap, next_stop) - total),
             bool(shrinking), blocks,
         )
         total += steps
@@ -189,28 +208,41 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
             rows.load(int(missing))
             continue
         shrunk = st.state[core.N_ACTIVE] < n_var
-        if status == core.STATUS_STEPS and total < max_steps:  # a gap check is due
-            next_check = total + every
+        if status == core.STATUS_STEPS and total < max_steps:  # a check is due
+            if total >= next_stop:
+                next_stop = total + stop_every
+                if _objective(st) < stop_below:
+                    if shrunk:  # the stale gradients of shrunk variables may mislead
+                        reconstruct()
+                        st.activate_all()
+                        shrunk = False
+                    if _objective(st) < stop_below:
+                        return False, total, float(violation), True
+                    stop_every *= 2  # misled: rebuild half as often from now on
+                    next_stop = total + stop_every
+            if total < next_gap:
+                continue
+            next_gap = total + gap_every
             if duality_gap_bound(st) > gap:
                 continue
             if shrunk:
                 reconstruct()
                 st.activate_all()
                 if duality_gap_bound(st) > gap:  # the shrunk variables' stale gradients
-                    every *= 2  # misled: check (and rebuild) half as often from now on
-                    next_check = total + every
+                    gap_every *= 2  # misled: check (and rebuild) half as often from now on
+                    next_gap = total + gap_every
                     continue
-            return True, total, float(violation)
+            return True, total, float(violation), False
         if status == core.STATUS_RECONSTRUCT or (status == core.STATUS_STEPS and shrunk):
             reconstruct()
             st.activate_all()
             if status == core.STATUS_RECONSTRUCT and total < max_steps:
                 continue
-        return status == core.STATUS_KKT, total, float(violation)
+        return status == core.STATUS_KKT, total, float(violation), False
 
 
 def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None,
-             shrinking=True, gap=None, warm_product=None):
+             shrinking=True, gap=None, warm_product=None, stop_below=None):
     """Solve LIBSVM's generic dual QP by WSS2-SMO with shrinking.
 
     Parameters
@@ -245,6 +277,11 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
         gradient kept). The starting gradient then reads no row of ``K``, and a gradient
         reconstruction only the rows of the variables that moved, which the steps have read.
         Ignored without ``alpha0`` or when ``alpha0`` is outside the box.
+    stop_below : float, optional
+        Stop, unsolved (``stopped_below``), once the objective is below this value: a caller
+        that only needs to know whether the optimum is above it (a line search rejecting a
+        trial point) learns the answer, since the steps only lower the objective. Checked
+        every ``min(STOP_CHECK_STEPS, l)`` steps.
 
     Returns
     -------
@@ -276,16 +313,15 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
         reconstruct()
     if max_iter is None:
         max_iter = max(10**7, 100 * n_var)
-    converged, n_iter, violation = run_smo(rows, st, tol=tol, max_steps=max_iter,
-                                           shrinking=shrinking, reconstruct=reconstruct,
-                                           gap=gap)
-    objective = 0.5 * float(alpha @ (st.G + st.linear))
+    converged, n_iter, violation, below = run_smo(
+        rows, st, tol=tol, max_steps=max_iter, shrinking=shrinking, reconstruct=reconstruct,
+        gap=gap, stop_below=stop_below)
     rho = _offset(alpha, st.G, y, upper)
-    return QPResult(alpha, st.G, rho, objective, violation, n_iter, converged)
+    return QPResult(alpha, st.G, rho, _objective(st), violation, n_iter, converged, below)
 
 
 def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
-             warm_product=None):
+             warm_product=None, stop_below=None):
     """C-SVC dual ``max 1'a - 1/2 a' Y K Y a`` over ``0 <= a <= C``, ``y'a = 0``.
 
     Parameters
@@ -296,7 +332,7 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
         Labels in {-1, +1}.
     C : float or ndarray of shape (n,)
         Box constraint (per-sample costs allowed, e.g. ``C * sample_weight``).
-    alpha0, tol, max_iter, gap, warm_product
+    alpha0, tol, max_iter, gap, warm_product, stop_below
         As in :func:`solve_qp`.
 
     Returns
@@ -307,11 +343,12 @@ def svc_dual(K, y, C, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
     y = np.asarray(y, dtype=np.float64)
     upper = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
     return solve_qp(K, y, -np.ones_like(y), upper, alpha0=alpha0, tol=tol, max_iter=max_iter,
-                    gap=gap, warm_product=warm_product)
+                    gap=gap, warm_product=warm_product,
+                    stop_below=stop_below)
 
 
 def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
-             warm_product=None):
+             warm_product=None, stop_below=None):
     """epsilon-SVR dual in LIBSVM's form with 2n variables ``[a+; a-]``.
 
     ``min 1/2 beta' K beta + epsilon 1'(a+ + a-) - y' beta``, ``beta = a+ - a-``,
@@ -330,7 +367,7 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None
         Half-width of the insensitive tube.
     alpha0 : ndarray of shape (2n,), optional
         Feasible warm start ``[a+; a-]``.
-    tol, max_iter, gap, warm_product
+    tol, max_iter, gap, warm_product, stop_below
         As in :func:`solve_qp`.
 
     Returns
@@ -346,11 +383,12 @@ def svr_dual(K, y, C, epsilon, *, alpha0=None, tol=1e-3, max_iter=None, gap=None
     linear = np.concatenate([epsilon - y, epsilon + y])
     index = np.concatenate([np.arange(n), np.arange(n)])
     return solve_qp(K, signs, linear, np.concatenate([cost, cost]), index=index, alpha0=alpha0,
-                    tol=tol, max_iter=max_iter, gap=gap, warm_product=warm_product)
+                    tol=tol, max_iter=max_iter, gap=gap, warm_product=warm_product,
+                    stop_below=stop_below)
 
 
 def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
-                   warm_product=None):
+                   warm_product=None, stop_below=None):
     """One-class SVM dual ``min 1/2 a' K a`` over ``0 <= a <= 1``, ``1'a = nu n``.
 
     Schoelkopf et al. (2001) in LIBSVM's scaling (Chang and Lin, LIBSVM, section 2.2); started,
@@ -365,7 +403,7 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
         Upper bound on the fraction of outliers, lower bound on that of support vectors.
     alpha0 : ndarray of shape (n,), optional
         Feasible warm start (``1'alpha0 = nu n``).
-    tol, max_iter, gap, warm_product
+    tol, max_iter, gap, warm_product, stop_below
         As in :func:`solve_qp`.
 
     Returns
@@ -389,4 +427,5 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
         if whole < n:
             alpha0[whole] = total - whole
     return solve_qp(K, np.ones(n), np.zeros(n), np.ones(n), alpha0=alpha0, tol=tol,
-                    max_iter=max_iter, gap=gap, warm_product=warm_product)
+                    max_iter=max_iter, gap=gap, warm_product=warm_product,
+                    stop_below=stop_below)
