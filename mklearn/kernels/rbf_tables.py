@@ -349,6 +349,9 @@ class RBFTables:
         each entry's block, already computed (dense points); else the entries must read
         sparse blocks only.
         """
+        if kind == "sum" and distances is None:  # the row maker's tables, made for this call
+            fill = self.combined_row_maker(plan, rbf, factors)
+            return fill is not None and fill(indices, out)
         size, sparse = self.layout(plan, rbf)
         n = self.columns.n_samples
         if not size or (size > n if kind == "dots" else TABLE_MIN_USE * size > indices.size * n):
