@@ -372,3 +372,27 @@ def test_a_new_k_d_fills_the_slots_of_the_one_released(data):
     for K, d in ((second, d2), (first, d1)):
         for i in range(5, 15):
             np.testing.assert_allclose(K.cache.get(i)[0], d @ base[:, i], rtol=1e-12)
+
+
+@pytest.mark.parametrize("estimator", [MKLClassifier, MKLRegressor, OneClassMKL])
+def test_the_row_path_copies_x_only_once_the_solver_is_done(data, estimator, monkeypatch):
+    X, y = data
+    X = np.array(X, dtype=np.float64)  # C-contiguous float64: the bank may keep it as is
+    target = X[:, 2] - X[:, 3] if estimator is MKLRegressor else y
+    during = []
+    make = KernelColumns.__init__
+
+    def recording(self, bank, *args):
+        during.append(np.shares_memory(bank.X_fit_, X))
+        make(self, bank, *args)
+
+    monkeypatch.setattr(KernelColumns, "__init__", recording)
+    model = estimator(kernels=KERNELS, kernel_storage="rows")
+    model.fit(X, target) if estimator is not OneClassMKL else model.fit(X)
+    assert during and all(during)  # no copy of X beside the row cache
+    assert not np.shares_memory(model.bank_.X_fit_, X)
+    kept = X.copy()
+    score = getattr(model, "decision_function", model.predict)
+    scores = score(kept)
+    X[:] = 0.0  # the caller changes X: the model does not change
+    np.testing.assert_array_equal(score(kept), scores)

@@ -412,7 +412,7 @@ class KernelBank:
 
     # ------------------------------------------------------------------ fitting
 
-    def fit(self, X: Any) -> KernelBank:
+    def fit(self, X: Any, copy: bool = True) -> KernelBank:
         """Fit the standardisation and the trace scales without building the stack.
 
         Only the kernel diagonals are evaluated (``O(n m)``).
@@ -421,6 +421,10 @@ class KernelBank:
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data, finite.
+        copy : bool, default=True
+            False: keep X itself as ``X_fit_`` when it is a C-contiguous float64 array and
+            ``standardize`` is off (no ``8 n d`` bytes copied); the caller must not change X
+            while the bank is in use.
 
         Returns
         -------
@@ -452,7 +456,7 @@ class KernelBank:
         else:
             mean = np.zeros(n_features)
             scale = np.ones(n_features)
-            X_fit = X.copy()
+            X_fit = X.copy() if copy else X
         self.mean_ = mean
         self.scale_ = scale
         self.X_fit_ = np.ascontiguousarray(X_fit)
