@@ -314,3 +314,24 @@ def test_support_products_leave_other_kernels_to_the_rows():
     real = KernelColumns(KernelBank(SPECS).fit(_points("real")))
     assert mixed.support_products(support, v_s) is None
     assert real.support_products(support, v_s) is None
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3, 4, 5, 7, 8])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_rows_of_a_sum_add_the_blocks_in_order(n_blocks, parallel):
+    from mklearn.kernels import _rbf_tables as loops
+
+    rng = np.random.default_rng(n_blocks)
+    D = rng.integers(0, 40, size=(6, 9, 301)).astype(np.uint8)
+    D[0, :, :3] = 60  # beyond the table: clipped to its last entry
+    blocks = np.sort(rng.choice(9, size=n_blocks, replace=False)).astype(np.int64)
+    tables = rng.random((n_blocks, 50)) * 10.0 ** rng.integers(-8, 8, size=(n_blocks, 1))
+    slots = np.array([3, 0, 5, 5], dtype=np.int64)
+    expected = np.zeros((slots.size, D.shape[2]))
+    for a, slot in enumerate(slots):
+        for i, b in enumerate(blocks):  # one block after the other, as float64 adds in order
+            expected[a] += tables[i, np.minimum(D[slot, b], 49)]
+    out = np.empty_like(expected)
+    run = loops.lookup_combined_rows_parallel if parallel else loops.lookup_combined_rows
+    run(D, slots, blocks, tables, out)
+    np.testing.assert_array_equal(out, expected)

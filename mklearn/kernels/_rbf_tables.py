@@ -107,16 +107,80 @@ def gather_distance_rows(store, slots, points, blocks, D):
 
 
 @njit(cache=True, inline="always")
-def _sum_row(Da, blocks, tables, target):
-    """``target[j] = sum_i tables[i, Da[blocks[i], j]]``."""
+def _load(s, table, j, top):
+    return table[min(np.int64(s[j]), top)]
+
+
+@njit(cache=True, inline="always")
+def _add_four(Da, blocks, tables, i, target, first):
+    """``target[j] (+)= t_i + t_i+1 + t_i+2 + t_i+3`` (``t_b = tables[b, Da[blocks[b], j]]``),
+    added in that order in one pass: the bits of four passes, without three reads and writes
+    of ``target`` (rows of five blocks: 3.3-4.0 -> 2.1-2.9 ns a value)."""
     top = tables.shape[1] - 1
-    s, table = Da[blocks[0]], tables[0]
-    for j in range(target.shape[0]):
-        target[j] = table[min(np.int64(s[j]), top)]
-    for i in range(1, blocks.shape[0]):
-        s, table = Da[blocks[i]], tables[i]
+    s0, s1, s2, s3 = Da[blocks[i]], Da[blocks[i + 1]], Da[blocks[i + 2]], Da[blocks[i + 3]]
+    t0, t1, t2, t3 = tables[i], tables[i + 1], tables[i + 2], tables[i + 3]
+    if first:
         for j in range(target.shape[0]):
-            target[j] += table[min(np.int64(s[j]), top)]
+            x = _load(s0, t0, j, top) + _load(s1, t1, j, top)
+            x += _load(s2, t2, j, top)
+            target[j] = x + _load(s3, t3, j, top)
+    else:
+        for j in range(target.shape[0]):
+            x = target[j] + _load(s0, t0, j, top)
+            x += _load(s1, t1, j, top)
+            x += _load(s2, t2, j, top)
+            target[j] = x + _load(s3, t3, j, top)
+
+
+@njit(cache=True, inline="always")
+def _add_two(Da, blocks, tables, i, target, first):
+    """:func:`_add_four` for two blocks."""
+    top = tables.shape[1] - 1
+    s0, s1, t0, t1 = Da[blocks[i]], Da[blocks[i + 1]], tables[i], tables[i + 1]
+    if first:
+        for j in range(target.shape[0]):
+            target[j] = _load(s0, t0, j, top) + _load(s1, t1, j, top)
+    else:
+        for j in range(target.shape[0]):
+            x = target[j] + _load(s0, t0, j, top)
+            target[j] = x + _load(s1, t1, j, top)
+
+
+@njit(cache=True, inline="always")
+def _add_one(Da, blocks, tables, i, target, first):
+    """:func:`_add_four` for one block."""
+    top = tables.shape[1] - 1
+    s0, t0 = Da[blocks[i]], tables[i]
+    if first:
+        for j in range(target.shape[0]):
+            target[j] = _load(s0, t0, j, top)
+    else:
+        for j in range(target.shape[0]):
+            target[j] += _load(s0, t0, j, top)
+
+
+@njit(cache=True, inline="always")
+def _sum_row(Da, blocks, tables, target):
+    """``target[j] = sum_i tables[i, Da[blocks[i], j]]``, summed in block order, up to four
+    blocks a pass."""
+    count = blocks.shape[0]
+    i = 4 if count >= 4 else (2 if count >= 2 else 1)
+    if i == 4:
+        _add_four(Da, blocks, tables, 0, target, True)
+    elif i == 2:
+        _add_two(Da, blocks, tables, 0, target, True)
+    else:
+        _add_one(Da, blocks, tables, 0, target, True)
+    while i < count:
+        if count - i >= 4:
+            _add_four(Da, blocks, tables, i, target, False)
+            i += 4
+        elif count - i >= 2:
+            _add_two(Da, blocks, tables, i, target, False)
+            i += 2
+        else:
+            _add_one(Da, blocks, tables, i, target, False)
+            i += 1
 
 
 @njit(cache=True, nogil=True)
