@@ -248,7 +248,8 @@ def main(argv=None):
           f"cache {args.cache_size} MB, C = {args.C:g}, tol {args.tol:g}, "
           f"n_jobs {args.n_jobs} (SVC: 1)")
     header = (f"{'n':>6} {'method':<17} {'fit s':>9} {'x SVC':>6} {'solves':>7} {'iter':>6} "
-              f"{'rel gap':>9} {'peak MB':>8} {'fit MB':>7} {'test acc':>8}  paper")
+              f"{'rel gap':>9} {'peak MB':>8} {'fit MB':>7} {'cache MB':>8} {'test acc':>8}  "
+              "paper")
     print(header)
     for size in args.sizes:
         n = len(y_all) if size == "full" else min(int(size), len(y_all))
@@ -264,7 +265,8 @@ def main(argv=None):
         row = {"n": n, "svc": anchor, "mkl": {}}
         rows.append(row)  # saved after every fit: a long run keeps what finished
         print(f"{n:>6} {'SVC (anchor)':<17} {anchor['seconds']:>9.2f} {1.0:>6.2f} {1:>7} "
-              f"{'':>6} {'':>9} {anchor['peak_mb']:>8.0f} {'':>7} {anchor['accuracy']:>8.4f}",
+              f"{'':>6} {'':>9} {anchor['peak_mb']:>8.0f} {'':>7} {float(svc_cache):>8.0f} "
+              f"{anchor['accuracy']:>8.4f}",
               flush=True)
         for key in args.solvers:
             if key in skipped:
@@ -286,7 +288,8 @@ def main(argv=None):
             row["mkl"][key] = r
             print(f"{n:>6} {key:<17} {r['seconds']:>9.2f} {r['over_svc']:>6.2f} "
                   f"{r['n_svm_solves']:>7} {r['n_iter']:>6} {r['relative_gap']:>9.2e} "
-                  f"{r['peak_mb']:>8.0f} {r['fit_peak_mb']:>7.0f} {r['accuracy']:>8.4f}  "
+                  f"{r['peak_mb']:>8.0f} {r['fit_peak_mb']:>7.0f} {r['cache_size']:>8.0f} "
+                  f"{r['accuracy']:>8.4f}  "
                   f"{'' if paper is None else f'{paper:g} s'}"
                   f"{'' if r['converged'] else '  (not converged)'}", flush=True)
             _save(args, rows)
