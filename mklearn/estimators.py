@@ -102,6 +102,7 @@ class _KernelInput:
     def _training_kernels(self, X, y, columns=False):
         """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
         rows (no stack)."""
+        given = X
         if self._precomputed:
             stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
             if kernel_is_constant(kernel_sum):
@@ -154,9 +155,11 @@ class _KernelInput:
         self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, rows_only)
         if columns or self.kernel_storage_ == "rows":
             # X is copied once the solver is done (_own_training_points), not beside its row
-            # cache: on the full w8a that copy took 91 MB above the planned memory
+            # cache (on the full w8a that copy took 91 MB above the planned memory), and only
+            # when it may be the caller's memory (not a sparse X made dense here)
             self.bank_.fit(X, copy=False)
-            self._borrowed_points = True
+            self._borrowed_points = not scipy.sparse.issparse(given) and (
+                not isinstance(given, np.ndarray) or np.may_share_memory(X, given))
             self.kernel_names_ = names or list(self.bank_.kernel_names)
             provider = KernelColumns(self.bank_)
             with np.errstate(over="ignore", invalid="ignore"):

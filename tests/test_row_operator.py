@@ -396,3 +396,20 @@ def test_the_row_path_copies_x_only_once_the_solver_is_done(data, estimator, mon
     scores = score(kept)
     X[:] = 0.0  # the caller changes X: the model does not change
     np.testing.assert_array_equal(score(kept), scores)
+
+
+def test_a_sparse_x_made_dense_for_the_fit_is_not_copied_again(data, monkeypatch):
+    import scipy.sparse
+
+    X, y = data
+    made = []
+    init = KernelColumns.__init__
+
+    def recording(self, bank, *args):
+        made.append(bank.X_fit_)
+        init(self, bank, *args)
+
+    monkeypatch.setattr(KernelColumns, "__init__", recording)
+    model = MKLClassifier(kernels=KERNELS, kernel_storage="rows")
+    model.fit(scipy.sparse.csr_matrix(X), y)
+    assert model.bank_.X_fit_ is made[0]  # the dense copy made in fit is the model's own
