@@ -3,7 +3,9 @@
 :class:`DaskKernels` wraps a :class:`~mklearn.kernels.operator.RowKernels`. The kernels are
 split into blocks (kernel k in block k mod B, so that any subset of kernels spreads over
 the blocks); each block's provider (the points and that block's kernel
-parameters, ``provider.kernel_subset``) is scattered to every worker once. Per call, the
+parameters, ``provider.kernel_subset``) is scattered to every worker once (sent again if a
+lost worker took its last copy: Dask's active memory manager keeps one copy of scattered
+data, dask/dask#11148). Per call, the
 client sends the support's indices and coefficients (and, for a partial gradient, the
 kernels asked for), each worker returns its block's numbers, and the client puts them
 together in kernel order:
@@ -42,6 +44,9 @@ DISTRIBUTE_MIN_VALUES = 10_000_000
 # 25 ms of one core. Larger batches lost: 4 10^9 values (192 rows at 10^5 kernels) computed
 # rows no solve needed and split each block into chunks of a dozen kernels (2x slower)
 PASS_VALUES = 1_000_000_000
+# times a pass is sent again after a lost worker took the only copy of a scattered block
+# (Dask's active memory manager keeps one copy of broadcast data, dask/dask#11148)
+RESCATTERS = 3
 
 
 class DaskKernels:
@@ -67,14 +72,18 @@ class DaskKernels:
         own messages not counted).
     n_calls : int
         Distributed passes so far (one per gradient, products or combined-row call).
+    n_rescatters : int
+        Times the blocks were scattered again because a lost worker held the last copy of
+        one (the pass then ran again; at most ``RESCATTERS`` times a pass).
     seconds : dict
         Task name -> (passes, wall-clock seconds from submission to the last result).
 
     Raises
     ------
     RuntimeError
-        If a worker lacks mklearn or runs another version (:func:`check_workers`), or a
-        worker was lost for good during a pass (the message says what to do).
+        If a worker lacks mklearn or runs another version (:func:`check_workers`), or
+        workers kept being lost during a pass (beyond Dask's ``allowed-failures`` or
+        ``RESCATTERS`` re-sends; the message says what to do).
     """
 
     name = "sum"
@@ -107,10 +116,19 @@ class DaskKernels:
         self.bytes_sent = self.bytes_received = self.n_calls = 0
         self._weights = None  # (weights, kernels, blocks, per-block parts) of the last K(d)
         self.seconds = {}  # task name -> (passes, wall-clock seconds until all results are in)
-        if client is not None:
-            # on every worker: a lost worker loses no data, any worker can run any block
-            parts = client.scatter(parts, broadcast=True, hash=False)
-        self._parts = parts if self._own_blocks else parts * B
+        self.n_rescatters = 0
+        self._local_parts = parts
+        self._scatter_parts()
+
+    def _scatter_parts(self) -> None:
+        """Send the blocks' providers to the workers (to every one; Dask's active memory
+        manager may later keep one copy of each, so a lost worker can take a block's only
+        copy with it: :meth:`_gather` then calls this again)."""
+        parts = self._local_parts
+        if self.client is not None:
+            parts = self.client.scatter(parts, broadcast=True, hash=False)
+        self._parts = parts if self._own_blocks else parts * self.n_blocks
+        self._weights = None
 
     def __repr__(self) -> str:
         where = "in process" if self.client is None else "on Dask"
@@ -235,9 +253,11 @@ class DaskKernels:
         out = np.zeros((picked.size, *shape))
         if picked.size == 0 or any(np.size(h) == 0 for h in head):
             return out
-        arguments = [(self._parts[b], *head, local) for b, _, local in blocks]
+        def arguments():
+            return [(self._parts[b], *head, local) for b, _, local in blocks]
+
         self.n_calls += 1
-        self._count_sent(arguments)
+        self._count_sent(arguments())
         for (_, where, _), result in zip(blocks, self._run(task, arguments), strict=True):
             self.bytes_received += result.nbytes
             out[where] = result
@@ -251,19 +271,21 @@ class DaskKernels:
         out = np.zeros(total)
         if np.size(kernels) == 0 or any(np.size(h) == 0 for h in head):
             return out
-        cached = self._weights
-        if cached is None or cached[0] is not weights or cached[1] is not kernels:
-            _, blocks = self._blocks(kernels)
-            parts = [(local, np.ascontiguousarray(weights[where], dtype=np.float64))
-                     for _, where, local in blocks]
-            self._count_sent([parts])
-            if self.client is not None:
-                parts = self.client.scatter(parts, broadcast=True, hash=False)
-            self._weights = cached = (weights, kernels, [b for b, _, _ in blocks], parts)
-        arguments = [(self._parts[b], *head, part, *tail)
-                     for b, part in zip(cached[2], cached[3], strict=True)]
+        def arguments():
+            cached = self._weights
+            if cached is None or cached[0] is not weights or cached[1] is not kernels:
+                _, blocks = self._blocks(kernels)
+                parts = [(local, np.ascontiguousarray(weights[where], dtype=np.float64))
+                         for _, where, local in blocks]
+                self._count_sent([parts])
+                if self.client is not None:
+                    parts = self.client.scatter(parts, broadcast=True, hash=False)
+                self._weights = cached = (weights, kernels, [b for b, _, _ in blocks], parts)
+            return [(self._parts[b], *head, part, *tail)
+                    for b, part in zip(cached[2], cached[3], strict=True)]
+
         self.n_calls += 1
-        self._count_sent([args[1:len(head) + 1] for args in arguments])
+        self._count_sent([args[1:len(head) + 1] for args in arguments()])
         for result in self._run(task, arguments):
             self.bytes_received += result.nbytes
             out += result
@@ -277,6 +299,8 @@ class DaskKernels:
                     self.bytes_sent += a.nbytes if isinstance(a, np.ndarray) else 0
 
     def _run(self, task, arguments):
+        """``task(*args)`` for every ``args`` in ``arguments()`` (a callable, called again
+        after the scattered blocks were sent anew), timed in :attr:`seconds`."""
         start = time.perf_counter()
         try:
             return self._gather(task, arguments)
@@ -286,20 +310,38 @@ class DaskKernels:
 
     def _gather(self, task, arguments):
         if self.client is None:
-            return [task(*args) for args in arguments]
+            return [task(*args) for args in arguments()]
         from concurrent.futures import CancelledError
 
+        from distributed import Future
         from distributed.scheduler import KilledWorker
 
+        for attempt in range(RESCATTERS + 1):
+            try:
+                return self._submit_and_gather(task, arguments())
+            except CancelledError as error:
+                scattered = [a for args in arguments() for a in args if isinstance(a, Future)]
+                if attempt == RESCATTERS or all(f.status == "finished" for f in scattered):
+                    failure = error
+                    break
+                # a lost worker took the only copy of a scattered block: send them again
+                self.n_rescatters += 1
+                self._scatter_parts()
+            except KilledWorker as error:
+                failure = error
+                break
+        raise RuntimeError(
+            f"Dask lost the workers of a per-kernel pass ({type(failure).__name__}: "
+            f"{failure}); Dask retried it as often as distributed.scheduler.allowed-"
+            "failures allows. The fit is abandoned (no partial model): check the "
+            "workers' memory and logs, then fit again") from failure
+
+    def _submit_and_gather(self, task, arguments):
         futures = [self.client.submit(task, *args, pure=False) for args in arguments]
         try:
             return self.client.gather(futures)
-        except (KilledWorker, CancelledError) as error:
-            raise RuntimeError(
-                f"Dask lost the workers of a per-kernel pass ({type(error).__name__}: "
-                f"{error}); Dask retried it as often as distributed.scheduler.allowed-"
-                "failures allows. The fit is abandoned (no partial model): check the "
-                "workers' memory and logs, then fit again") from error
         finally:
             for future in futures:
                 future.release()
+
+
