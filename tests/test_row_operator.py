@@ -413,3 +413,52 @@ def test_a_sparse_x_made_dense_for_the_fit_is_not_copied_again(data, monkeypatch
     model = MKLClassifier(kernels=KERNELS, kernel_storage="rows")
     model.fit(scipy.sparse.csr_matrix(X), y)
     assert model.bank_.X_fit_ is made[0]  # the dense copy made in fit is the model's own
+
+
+def test_spare_bytes_is_the_budget_no_row_holds(data):
+    X, _ = data
+    n, m = X.shape[0], len(KERNELS)
+    operator = RowKernels(KernelColumns(KernelBank(KERNELS).fit(X)), 5.0)
+    assert operator.spare_bytes() == 5 * MB
+    v = np.zeros(n)
+    v[[0, 3, 5]] = 1.0
+    operator.kernel_gradient(None, v)
+    assert operator.base.nbytes == 3 * 8 * m * n
+    assert operator.spare_bytes() == 5 * MB - operator.base.nbytes
+    first = operator.kernel(np.full(m, 1.0 / m))
+    first.load(0)
+    first.load(1)
+    assert operator.spare_bytes() == 5 * MB - operator.base.nbytes - 2 * 8 * n
+    # a new K(d) reuses the released store, whose pages stay resident: still counted
+    second = operator.kernel(np.linspace(1.0, 2.0, m) / m)
+    assert len(second.cache) == 0
+    assert operator.spare_bytes() == 5 * MB - operator.base.nbytes - 2 * 8 * n
+
+
+def test_the_newton_system_may_use_the_spare_row_budget(data, monkeypatch):
+    """Beyond NEWTON_MAX_BYTES (here none) the Newton model is formed only while its system
+    fits in the part of the row budget no row holds; with or without it, the same optimum."""
+    import mklearn.solvers.spg as spg
+
+    X, y = data
+    formed = []
+    trial = spg._newton_trial
+
+    def recording(evaluator, point, grad, live):
+        step = trial(evaluator, point, grad, live)
+        formed.append(step is not None)
+        return step
+
+    monkeypatch.setattr(spg, "NEWTON_MAX_BYTES", 0)
+    monkeypatch.setattr(spg, "_newton_trial", recording)
+    params = dict(kernels=KERNELS, kernel_storage="rows", solver="spg", C=10.0, **TIGHT)
+    ample = MKLClassifier(cache_size=50.0, **params).fit(X, y)
+    assert any(formed)
+    formed.clear()
+    # 0.05 MB: 16 (f + 1)^2 bytes exceed it from 56 free support vectors on
+    tight = MKLClassifier(cache_size=0.05, **params).fit(X, y)
+    assert not any(formed)
+    assert tight.objective_ == pytest.approx(ample.objective_, rel=1e-6)
+    stack = MKLClassifier(kernels=KERNELS, kernel_storage="stack", solver="spg", C=10.0,
+                          **TIGHT).fit(X, y)
+    assert ample.objective_ == pytest.approx(stack.objective_, rel=1e-6)

@@ -156,6 +156,11 @@ class DaskKernels:
     def kernel_rows_times(self, kernels, rows, v):
         return self.local.kernel_rows_times(kernels, rows, v)
 
+    def spare_bytes(self) -> int:
+        """The wrapped operator's :meth:`~RowKernels.spare_bytes`, with this operator's
+        rows of ``K(d)``."""
+        return self.local.spare_bytes(self._newest.current())
+
     # per-kernel passes on the workers ----------------------------------------------------------
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),),

@@ -369,6 +369,10 @@ class KernelColumns:
         then come from tables, :mod:`mklearn.kernels.rbf_tables`); 0 otherwise."""
         return self._tables.distance_row_bytes()
 
+    def kept_distance_bytes(self) -> int:
+        """Bytes of the squared distances held now (:meth:`keep_distance_rows`)."""
+        return self._tables.kept_distance_bytes()
+
     def keep_distance_rows(self, megabytes: float) -> None:
         """Keep the squared distances of up to ``megabytes`` MB of points (at least two) in
         an LRU cache: they do not depend on the kernel weights, so later rows of every

@@ -122,6 +122,7 @@ class RowKernels:
         self._diagonal = None
         self._cache_size = float(cache_size)
         self._newest = NewestRows()
+        self._combined_touched = 0  # most bytes of K(d) rows one store has held (reused)
 
     def __repr__(self) -> str:
         return f"RowKernels(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
@@ -225,6 +226,8 @@ class RowKernels:
         d = np.asarray(d, dtype=np.float64)
         previous = self._newest.current()
         spare = None if previous is None else previous.cache.store  # released by keep
+        if previous is not None:
+            self._combined_touched = max(self._combined_touched, previous.cache.nbytes)
         if previous is not None and self._distances_kept == 0.0:
             self._keep_distances_for(len(previous.cache))
         if self._distances_kept > 0.0 and self._tabulated:
@@ -234,6 +237,19 @@ class RowKernels:
         else:
             rows = CombinedRows(self, d, self.combined_cache_size, spare=spare)
         return self._newest.keep(rows)
+
+    def spare_bytes(self, current: Any = None) -> int:
+        """Bytes of the cache budget that no row holds now: room, within the budget, for a
+        solver's dense work that is freed before the next solve (SPG-GMKL's Newton system).
+        Counts the base rows held, the distance rows held and the most rows of ``K(d)`` its
+        store has held (``current``: the row source in use, default the last
+        :meth:`kernel`)."""
+        current = self._newest.current() if current is None else current
+        held = current.cache.nbytes if current is not None else 0
+        distances = (self.provider.kept_distance_bytes() if self._distances_kept > 0.0
+                     else 0)
+        used = self.base.nbytes + distances + max(self._combined_touched, held)
+        return max(0, int(self._budget - used))
 
     def _combined_without_distances(self) -> float:
         """MB for rows of ``K(d)`` when no distance rows are kept (kernels by table)."""

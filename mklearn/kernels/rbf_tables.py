@@ -296,6 +296,10 @@ class RBFTables:
             return 0
         return np.dtype(dtype).itemsize * len(self.sparse_parts()[1]) * self.columns.n_samples
 
+    def kept_distance_bytes(self) -> int:
+        """Bytes of the distance rows held now (:meth:`keep_distance_rows`)."""
+        return 0 if self._distances is None else self._distances.nbytes
+
     def keep_distance_rows(self, megabytes: float) -> None:
         """Keep the distance rows of up to ``megabytes`` MB of points in an LRU cache (at
         least two rows; see :meth:`distance_row_bytes`); 0 drops those kept."""

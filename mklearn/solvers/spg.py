@@ -159,6 +159,8 @@ HALVE_BELOW = 0.1  # line-search steps from which a failed trial's step is halve
 NEWTON_COOLDOWN = 10  # iterations without a Newton trial after one was rejected
 NEWTON_MAX_KERNELS = 200  # Newton model size: kernels in use plus the most attractive others
 NEWTON_MAX_BYTES = 256 * 2**20  # the Newton system and its block of K: f x f float64 twice
+NEWTON_BYTES_PER_ENTRY = 16  # M and K's block of the free SVs, then M and LAPACK's copy
+NEWTON_MAX_FREE = 12_000  # free SVs of the largest Newton system (LU about 37 s on 1 core)
 NEWTON_HALVINGS = 2  # damped Newton trials before falling back to the SPG step
 NEWTON_MIN_MOVE = 1e-8  # a Newton step moving no weight further is no step
 MIN_MOVE = 1e-12  # a line-search trial moving no weight further is d itself
@@ -808,7 +810,7 @@ def _newton_trial(evaluator, point, grad, live):
     free = np.flatnonzero((alpha > margin) & (alpha < cost - margin))
     if kernels.size < 2 or kernels.size > NEWTON_MAX_KERNELS or free.size == 0:
         return None
-    if 16 * (free.size + 1) ** 2 > NEWTON_MAX_BYTES:  # at most 4,095 free SVs: 0.3-1 s a solve
+    if not _newton_fits(evaluator.combination, free.size):
         return None
     v = evaluator.task.coefficients(alpha)
     rows = evaluator.rows[free]  # the kernel row of each free variable (SVR: two per sample)
@@ -820,7 +822,7 @@ def _newton_trial(evaluator, point, grad, live):
         h = y[free] * combination.derivative_times(d, v, rows)[kernels]
     y_f = y[free]
     f = free.size
-    M = np.zeros((f + 1, f + 1))  # in place: M, K's block and LAPACK's copy, f x f each
+    M = np.zeros((f + 1, f + 1))  # M and K's block, then M and LAPACK's copy: f x f each
     K = point["K"]
     M[:f, :f] = K.submatrix(rows) if hasattr(K, "submatrix") else K[np.ix_(rows, rows)]
     M[:f, :f] *= y_f[:, None]
@@ -831,10 +833,11 @@ def _newton_trial(evaluator, point, grad, live):
     M[diagonal, diagonal] += 1e-10 * max(float(np.trace(M[:f, :f])) / f, 1e-300)
     R = np.zeros((f + 1, kernels.size))
     R[:f] = -h.T
-    try:
+    try:  # LU on a copy of M
         sens = np.linalg.solve(M, R)[:f]  # dalpha_F / dd_j, one column per live kernel
     except np.linalg.LinAlgError:
         return None
+    del M
     hessian = -(h @ sens)
     if not simplex:
         hessian += regularizer.hessian(d)[np.ix_(kernels, kernels)]
@@ -846,6 +849,19 @@ def _newton_trial(evaluator, point, grad, live):
     return solve(
         d[kernels], grad[kernels], np.ascontiguousarray(hessian), 1 / curvature, NEWTON_QP_ITER
     )
+
+
+def _newton_fits(combination, n_free):
+    """Whether the Newton system of ``n_free`` free support vectors may be formed: at most
+    ``NEWTON_MAX_FREE`` of them (LU costs ``2 f^3 / 3``), in ``NEWTON_MAX_BYTES`` or
+    in the part of the row budget no row holds now (``spare_bytes``; the system is freed
+    before the next SVM solve, so the fit stays within its budget)."""
+    if n_free > NEWTON_MAX_FREE:
+        return False
+    need = NEWTON_BYTES_PER_ENTRY * (n_free + 1) ** 2
+    if need <= NEWTON_MAX_BYTES:
+        return True
+    return implements(combination, "spare_bytes") and need <= combination.spare_bytes()
 
 
 def _kernel_rows_times(evaluator, point, kernels, rows, v):
