@@ -78,7 +78,12 @@ feasible set of the regulariser, using
   ``bench_unseen.py``'s a9a-5000 has 2,000-3,800 free support vectors, and with Newton steps
   its fits went from 37.9 to 16.2 s at C = 1 and 34.4 to 15.7 s at C = 100, 40 -> 9 and
   34 -> 8 SVM solves; no other problem of that benchmark, nor the seven small sets, has over
-  2,000);
+  2,000), or, up to ``NEWTON_MAX_FREE`` free SVs, in the part of the row budget that no
+  kernel row holds at that moment (``spare_bytes`` of the row operator; the system is freed
+  before the next SVM solve, so the fit stays within its budget). Measured on the full w8a
+  (50 RBF kernels, C = 1, one thread; session 30): its 7,461 free SVs had left only SPG
+  steps, 53 SVM solves in 115-145 s; with the model (an LU of 8-9 s a step) 18 solves in
+  74-77 s, 1.75x the ``SVC`` anchor of the same run;
 - a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
   relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
   :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha, if the
