@@ -420,3 +420,16 @@ def test_string_kernels_on_workers(client):
     assert len(_workers(stream)) == 2
     np.testing.assert_allclose(remote.kernel_weights_, local.kernel_weights_, atol=1e-6)
     assert np.array_equal(remote.predict(seqs), local.predict(seqs))
+
+
+def test_spare_bytes_count_the_rows_of_k_d_this_operator_made():
+    X, _ = _data()
+    local = _operator(X)
+    remote = DaskKernels(local, None)
+    budget = local.spare_bytes()
+    assert remote.spare_bytes() == budget > 0
+    K = remote.kernel(np.full(local.n_kernels, 1.0 / local.n_kernels))
+    K.load(0)
+    K.load(1)
+    assert remote.spare_bytes() == budget - 2 * 8 * X.shape[0]
+    assert local.spare_bytes() == budget  # the wrapped operator made no K(d)
