@@ -83,7 +83,7 @@ feasible set of the regulariser, using
   before the next SVM solve, so the fit stays within its budget). Measured on the full w8a
   (50 RBF kernels, C = 1, one thread; session 30): its 7,461 free SVs had left only SPG
   steps, 53 SVM solves in 115-145 s; with the model (an LU of 8-9 s a step) 18 solves in
-  74-77 s, 1.75x the ``SVC`` anchor of the same run;
+  74-88 s, 1.75-2.32x the ``SVC`` anchor of the same run;
 - a mirror-descent fallback (our addition; l1 on sums of kernels, C-SVC): when the certified
   relative gap has not halved over ``STALL_PASSES`` full-gradient passes, the run continues by
   :func:`~mklearn.solvers.mirror.mirror_descent` from the current weights and alpha, if the
