@@ -312,7 +312,23 @@ def test_sparse_points_use_csc_and_match_full_stack(name):
     stack = bank.fit_transform(X_sparse)
     columns = KernelColumns(bank)
     _close(columns.rows([3, 17, 39]), stack.transpose(2, 0, 1)[:, [3, 17, 39], :])
-    assert all(sparse is not None for _, _, sparse in columns._blocks.values())
+    assert all(sparse for _, _, sparse in columns._blocks.values())
+    assert columns._csc_blocks.keys() == columns._blocks.keys()  # the scatter pass ran
+
+
+def test_rbf_kernels_by_table_build_no_csc_copy_of_the_blocks():
+    """On integer sparse points the RBF rows come from tables, which read their own packed
+    arrays: the blocks' CSC arrays (the scatter pass's) are never built."""
+    rng = np.random.default_rng(7)
+    X_counts = (rng.uniform(size=(50, 6)) < 0.2) * rng.integers(1, 4, size=(50, 6))
+    bank = KernelBank([RBF(sigma=s) for s in (0.5, 2.0)] + [RBF(sigma=1.0, features=[0, 2, 4])])
+    stack = bank.fit_transform(X_counts.astype(float))
+    columns = KernelColumns(bank)
+    assert columns.tabulated()
+    # every row at once: enough values for the tables to pay (TABLE_MIN_USE)
+    _close(columns.rows(np.arange(50)), stack.transpose(2, 0, 1))
+    assert columns._blocks and all(sparse for _, _, sparse in columns._blocks.values())
+    assert not columns._csc_blocks
 
 
 def test_sparse_feature_blocks_keep_no_dense_copy():

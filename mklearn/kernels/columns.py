@@ -128,6 +128,7 @@ class KernelColumns:
         self._subset_plan: tuple[bytes, _Plan] | None = None
         self._blocks: dict[Any, tuple[Any, np.ndarray, Any]] = {}
         self._dense_blocks: dict[Any, np.ndarray] = {}  # sparse blocks made dense (L1)
+        self._csc_blocks: dict[Any, tuple] = {}  # sparse blocks' CSC arrays (scatter pass)
         self._tables = RBFTables(self)  # RBF kernels by table on integer points
 
     def __repr__(self) -> str:
@@ -161,7 +162,7 @@ class KernelColumns:
         sub.__dict__.update(self.__dict__)
         sub._X = np.ascontiguousarray(self._X[indices])
         sub.n_samples = sub._X.shape[0]
-        sub._blocks, sub._dense_blocks = {}, {}
+        sub._blocks, sub._dense_blocks, sub._csc_blocks = {}, {}, {}
         sub._tables = self._tables.restricted(sub, indices)
         sub._scratch_buffers = {}
         return sub
@@ -179,33 +180,40 @@ class KernelColumns:
         sub.kernel_names = [self.kernel_names[k] for k in kernels]
         sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffers = None, {}, {}
-        sub._dense_blocks = {}
+        sub._dense_blocks, sub._csc_blocks = {}, {}
         sub._tables = self._tables.same_points(sub)
         return sub
 
     def _block_points(self, columns: np.ndarray | None, scales: np.ndarray | None):
-        """The points restricted to a multi-column block, their squared norms and, for mostly
-        zero blocks, their CSC arrays (column pointers, row indices, values), cached. A row's
-        inner products read all of ``Xb`` (``8 n d`` bytes, memory-bound); on sparse data a
-        query row scatters only the columns of its own non-zero features (rows against every
-        point, one thread: a9a 264 -> 184 us, a9a half its columns 333 -> 65 us, w8a 669 -> 23
-        us, against a pass over every point's non-zeros). A sparse block is kept as a CSR
-        matrix, not a dense copy (the full w8a's four half-feature blocks: 190 MB), and its
-        query rows are made dense per call (:func:`_dense_rows`)."""
+        """The points restricted to a multi-column block, their squared norms and whether
+        the block is mostly zero, cached. A sparse block is kept as a CSR matrix, not a dense
+        copy (the full w8a's four half-feature blocks: 190 MB), and its query rows are made
+        dense per call (:func:`_dense_rows`); the CSC arrays of the scatter pass come from
+        :meth:`_block_csc`, built only when that pass runs (RBF kernels by table read their
+        own packed copy: 15.6 MB spared on the full w8a)."""
         key = block_key(columns, scales)
         if key not in self._blocks:
             Xb = _block(self._X, columns, scales)
-            density = np.count_nonzero(Xb) / max(Xb.size, 1)
-            sparse = None
+            sparse = np.count_nonzero(Xb) / max(Xb.size, 1) <= SPARSE_DENSITY
             norms = np.einsum("ij,ij->i", Xb, Xb)
-            if density <= SPARSE_DENSITY:  # CSC arrays; unsigned indices spare numba's
-                csc = scipy.sparse.csc_matrix(Xb)  # negative-index checks
-                sparse = (csc.indptr.astype(np.uint64), csc.indices.astype(np.uint32),
-                          csc.data)
-                if Xb is not self._X:  # a copy: keep its non-zeros only
-                    Xb = csc.tocsr()
+            if sparse and Xb is not self._X:  # a copy: keep its non-zeros only
+                Xb = scipy.sparse.csr_matrix(Xb)
             self._blocks[key] = (Xb, norms, sparse)
         return self._blocks[key]
+
+    def _block_csc(self, columns: np.ndarray | None, scales: np.ndarray | None):
+        """A sparse block's CSC arrays (column pointers, row indices, values; unsigned
+        indices spare numba's negative-index checks), cached. A row's inner products read
+        all of a dense block (``8 n d`` bytes, memory-bound); on sparse data a query row
+        scatters only the columns of its own non-zero features (rows against every point,
+        one thread: a9a 264 -> 184 us, a9a half its columns 333 -> 65 us, w8a 669 -> 23 us,
+        against a pass over every point's non-zeros)."""
+        key = block_key(columns, scales)
+        if key not in self._csc_blocks:
+            csc = scipy.sparse.csc_matrix(self._block_points(columns, scales)[0])
+            self._csc_blocks[key] = (csc.indptr.astype(np.uint64),
+                                     csc.indices.astype(np.uint32), csc.data)
+        return self._csc_blocks[key]
 
     def _dense_block(self, columns: np.ndarray | None, scales: np.ndarray | None):
         """The block's points as a dense array (L1 distances read them all), cached."""
@@ -234,9 +242,9 @@ class KernelColumns:
         for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
             Xb = _dense_rows(Zb, indices)
-            if sparse is not None:  # inner products and distances in one pass, same numbers
-                scatter(*sparse, Xb, z_sq[indices], z_sq, inner[mb], sq_dist[mb],
-                        plan.multi_needs_sq[mb])
+            if sparse:  # inner products and distances in one pass, same numbers
+                scatter(*self._block_csc(columns, scales), Xb, z_sq[indices], z_sq,
+                        inner[mb], sq_dist[mb], plan.multi_needs_sq[mb])
             else:
                 np.matmul(Xb, Zb.T, out=inner[mb])
                 if plan.multi_needs_sq[mb]:

@@ -243,7 +243,7 @@ class RBFTables:
                 for columns, scales in self.columns._full_plan.multi_blocks:
                     key = block_key(columns, scales)
                     Xb, z_sq, sparse = self.columns._block_points(columns, scales)
-                    if sparse is not None and key not in position:
+                    if sparse and key not in position:
                         position[key] = len(csr)
                         csr.append(scipy.sparse.csr_matrix(Xb))
                         norms.append(z_sq)
