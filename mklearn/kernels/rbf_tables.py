@@ -256,7 +256,7 @@ class RBFTables:
             _, csr, norms = self.sparse_parts()
             n = self.columns.n_samples
             self._packed = (
-                _joined(csr, "indptr", np.int64, shift=True), _joined(csr, "indices", np.int64),
+                _joined(csr, "indptr", np.int64, shift=True), _joined(csr, "indices", np.uint32),
                 _joined(csr, "data", np.float64), np.arange(len(csr), dtype=np.int64) * (n + 1),
                 *_stacked_csc([c.tocsc() for c in csr]),
                 np.ascontiguousarray(np.reshape(norms, (len(norms), n)), dtype=np.float64),
