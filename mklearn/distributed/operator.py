@@ -348,5 +348,3 @@ class DaskKernels:
         finally:
             for future in futures:
                 future.release()
-
-
