@@ -15,6 +15,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 joblib = pytest.importorskip("joblib")
 
+import dask  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
 from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 
@@ -41,8 +42,12 @@ def client():
 
     # the worker processes cannot import this test module: send its classes by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    # tests here kill workers; LocalCluster closes the nanny of a worker name that is still
+    # missing lost-worker-timeout (15 s) after a removal, so a second kill of that worker 15 s
+    # after the first left one worker for the rest of the module (CI, session 30)
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "1h"}), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster, Client(cluster) as client:
         yield client
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
