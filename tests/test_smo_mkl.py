@@ -9,10 +9,11 @@ from sklearn.svm import SVC
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
 from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
-from mklearn.kernels import KernelBank, resolve_kernels
-from mklearn.kernels.columns import StackColumns
+from mklearn.kernels import RBF, KernelBank, resolve_kernels
+from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
 from mklearn.svm import mkl_step as core
+from mklearn.svm.rows import BaseRows
 
 
 @pytest.fixture(scope="module")
@@ -121,10 +122,17 @@ def test_closed_form_and_newton_give_the_same_model(liver):
     assert cubic.objective == pytest.approx(newton.objective, rel=1e-9)
 
 
-def test_on_the_fly_rows_match_the_precomputed_stack(liver):
+@pytest.mark.parametrize("unit_diagonals", [False, True], ids=["simple_mkl", "rbf"])
+def test_on_the_fly_rows_match_the_precomputed_stack(liver, unit_diagonals):
     X, stack, y = liver
     common = dict(solver="smo", regularizer="lp", p=1.5, C=10.0, tol=1e-6)
-    on_the_fly = MKLClassifier(**common, kernels="simple_mkl", cache_size=0.5,  # evicts
+    kernels = "simple_mkl"
+    if unit_diagonals:  # RBF kernels only: each diagonal one value per kernel, (m, 1)
+        kernels = [RBF(sigma=s) for s in (0.5, 1.0, 2.0, 5.0)]
+        bank = KernelBank(kernels, normalize="trace")  # explicit specs: not standardised
+        stack = bank.fit_transform(X)
+        assert BaseRows(KernelColumns(bank), 1.0).diagonal().shape == (4, 1)
+    on_the_fly = MKLClassifier(**common, kernels=kernels, cache_size=0.5,  # evicts
                                kernel_normalization="trace").fit(X, y)
     precomputed = MKLClassifier(kernels="precomputed", **common).fit(stack, y)
     assert on_the_fly.objective_ == pytest.approx(precomputed.objective_, rel=1e-8)

@@ -16,6 +16,8 @@ from ._numba import fill_kernel_stack, kernel_diagonal, rbf_rows, rbf_rows_paral
 from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
 from .threads import use_threads
 
+UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
+
 __all__ = ["KernelBank", "check_samples", "check_feature_indices"]
 
 _NORMALIZE_OPTIONS = ("trace", "diagonal", None)
@@ -281,10 +283,22 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
             out[plan.out_index[k]] = work[0]
 
 
+def has_unit_diagonals(plan: _Plan) -> bool:
+    """True when every kernel of ``plan`` has ``k(x, x) = 1`` (RBF and Laplacian kernels:
+    ``exp(0)``), whatever the points."""
+    return bool(np.isin(plan.kinds, UNIT_DIAGONAL_KINDS).all())
+
+
 def _multi_block_sq_norms(plan: _Plan, X: np.ndarray) -> np.ndarray:
-    """Squared norms ``(n_multi, n_x)`` of the rows of X on each multi-column block."""
+    """Squared norms ``(n_multi, n_x)`` of the rows of X on each multi-column block; 0 on
+    the blocks whose kernels all have unit diagonals (never read there)."""
     sq_norms = np.zeros((max(len(plan.multi_columns), 1), X.shape[0]))
+    block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))
+    read = block_of[~np.isin(plan.kinds, UNIT_DIAGONAL_KINDS)]
+    needed = set(plan.block_multi[read[plan.block_cols[read] < 0]].tolist())
     for mb, (columns, scales) in enumerate(plan.multi_blocks):
+        if mb not in needed:
+            continue
         Xb = _block(X, columns, scales)
         sq_norms[mb] = np.einsum("ij,ij->i", Xb, Xb)
     return sq_norms

@@ -44,6 +44,7 @@ from .bank import (
     _check_index_array,
     _Plan,
     _subset_plan,
+    has_unit_diagonals,
     kernel_diagonals,
 )
 from .rbf_tables import RBFTables, block_key
@@ -559,7 +560,12 @@ class KernelColumns:
         return buffer[:size].reshape(shape)
 
     def diagonal(self) -> np.ndarray:
-        """``K_k[i, i]`` of every kernel, trace-scaled; ndarray of shape (m, n), float64."""
+        """``K_k[i, i]`` of every kernel, trace-scaled; ndarray of shape (m, n), float64.
+        When every kernel has a unit diagonal (RBF, Laplacian) it is a read-only view that
+        repeats each kernel's scale along the samples (no ``8 m n`` bytes: 15.2 MB on the
+        full w8a with 50 kernels)."""
+        if has_unit_diagonals(self._full_plan):
+            return np.broadcast_to(self._scales[:, None], (self.n_kernels, self.n_samples))
         diag = kernel_diagonals(self._full_plan, self._X)
         return np.ascontiguousarray(diag.T * self._scales[:, None])
 

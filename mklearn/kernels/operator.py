@@ -136,9 +136,10 @@ class RowKernels:
         return RowKernels(restricted(np.asarray(indices, dtype=np.int64)), self._cache_size)
 
     def diagonal(self) -> np.ndarray:
-        """``K_k[i, i]``, float64 of shape (m, n)."""
+        """``K_k[i, i]``, float64 of shape (m, n) (a read-only view when the provider's is:
+        unit diagonals repeat each kernel's scale)."""
         if self._diagonal is None:
-            self._diagonal = np.ascontiguousarray(self.provider.diagonal(), dtype=np.float64)
+            self._diagonal = np.asarray(self.provider.diagonal(), dtype=np.float64)
         return self._diagonal
 
     def rows(self, indices, kernels=None) -> np.ndarray:

@@ -118,8 +118,14 @@ def _shrink(alpha, G, y, upper, active, state, m_up, m_low):
 
 @njit(cache=True)
 def _combine(d, A, out, blocks):
-    """``out = sum_k d_k A[k]``, on numba's threads in ``blocks`` blocks when above 1."""
-    if blocks > 1:
+    """``out = sum_k d_k A[k]``, on numba's threads in ``blocks`` blocks when above 1; A of
+    shape (m, 1) holds one value per kernel for every sample."""
+    if A.shape[1] == 1:
+        value = 0.0
+        for k in range(d.size):
+            value += d[k] * A[k, 0]
+        out[:] = value
+    elif blocks > 1:
         weighted_sum_parallel(d, A, out, blocks)
     else:
         weighted_sum(d, A, out)

@@ -335,7 +335,12 @@ class BaseRows:
         self.cache.load(i)
 
     def diagonal(self) -> np.ndarray:
-        return np.ascontiguousarray(self._provider.diagonal(), dtype=np.float64)
+        """``K_k[i, i]`` of shape (m, n), or (m, 1) when the provider's view repeats each
+        kernel's value along the samples (unit diagonals: no ``8 m n`` bytes)."""
+        diagonal = np.asarray(self._provider.diagonal(), dtype=np.float64)
+        if diagonal.ndim == 2 and diagonal.shape[1] > 1 and diagonal.strides[1] == 0:
+            return np.ascontiguousarray(diagonal[:, :1])
+        return np.ascontiguousarray(diagonal)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         return support_products(self._provider, v)

@@ -165,7 +165,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
     for the whole gradient and before returning with variables shrunk.
 
-    ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step.
+    ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step
+    (``base_diag`` of shape (m, n), or (m, 1) for diagonals constant along the samples).
     ``gap`` (SVM steps only): also stop, as solved, once :func:`duality_gap_bound` is at most
     ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
     variables are shrunk and the stale one says so; each rebuild that does not stop the run
