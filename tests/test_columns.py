@@ -332,6 +332,14 @@ def test_rbf_kernels_by_table_build_no_csc_copy_of_the_blocks():
     _close(columns.rows(np.arange(50)), stack.transpose(2, 0, 1))
     assert columns._blocks and all(sparse for _, _, sparse in columns._blocks.values())
     assert not columns._csc_blocks
+    # one copy of each block's non-zeros: the CSR matrices are views of the packed arrays
+    _, indices, data = columns._tables._csr_arrays
+    position, csr, _ = columns._tables.sparse_parts()
+    assert len(csr) == 2
+    for part in csr:
+        assert np.shares_memory(part.data, data) and np.shares_memory(part.indices, indices)
+    held = [points for points, _, _ in columns._blocks.values() if scipy.sparse.issparse(points)]
+    assert held and all(any(p is part for part in csr) for p in held)
 
 
 def test_sparse_feature_blocks_keep_no_dense_copy():

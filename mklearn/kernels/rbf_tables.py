@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse
 
 from . import _rbf_tables as loops
-from .bank import _block
+from .bank import _block, band_rows, sparse_block
 from .cache import MB, RowCache
 from .specs import KIND_RBF
 from .threads import use_threads
@@ -47,16 +47,24 @@ CHUNK_BYTES = 16 * MB  # distances computed at once when they are not cached
 SCATTER_COST = 4
 
 
-def squared_distance_bound(values: np.ndarray) -> int:
-    """The largest squared distance two rows of ``values`` (2-D) can have, when every value
-    is an integer (each squared distance is then an integer); -1 otherwise, or when it is
-    not below ``TABLE_MAX_SIZE``."""
-    if values.size == 0:
+def squared_distance_bound(points: np.ndarray, columns=None, scales=None) -> int:
+    """The largest squared distance two rows of ``points`` (2-D) on ``columns`` times
+    ``scales`` (None: all, unscaled) can have, when every value is an integer (each squared
+    distance is then an integer); -1 otherwise, or when it is not below ``TABLE_MAX_SIZE``.
+    The block is formed a band of rows at a time (:func:`~mklearn.kernels.bank.band_rows`)."""
+    top, low = 0.0, np.inf
+    step = band_rows(points)
+    for a in range(0, points.shape[0], step):
+        values = _block(points[a:a + step], columns, scales)
+        if values.size == 0:
+            return 0
+        if not np.array_equal(values, np.rint(values)):
+            return -1
+        top = max(top, float(np.einsum("ij,ij->i", values, values).max()))
+        low = min(low, float(values.min()))
+    if top == 0.0 and low == np.inf:
         return 0
-    if not np.array_equal(values, np.rint(values)):
-        return -1
-    top = float(np.einsum("ij,ij->i", values, values).max())
-    bound = (2.0 if values.min() >= 0 else 4.0) * top  # x'z >= 0 on non-negative points
+    bound = (2.0 if low >= 0 else 4.0) * top  # x'z >= 0 on non-negative points
     return int(bound) if bound < TABLE_MAX_SIZE else -1
 
 
@@ -64,8 +72,16 @@ def _joined(parts, field, dtype, shift=False):
     """The arrays ``field`` of the sparse matrices ``parts``, concatenated (index pointers
     shifted by the entries before them with ``shift``)."""
     offsets = np.cumsum([0] + [p.nnz for p in parts])[:len(parts)]
-    return np.concatenate([getattr(p, field).astype(dtype) + (o if shift else 0)
-                           for p, o in zip(parts, offsets, strict=True)] or [np.zeros(0, dtype)])
+    out = np.empty(sum(getattr(p, field).size for p in parts), dtype=dtype)
+    start = 0
+    for p, o in zip(parts, offsets, strict=True):  # into place: no copy of each part
+        values, part = getattr(p, field), out[start:start + getattr(p, field).size]
+        if shift:
+            np.add(values, o, out=part, casting="unsafe")
+        else:
+            part[:] = values
+        start += values.size
+    return out
 
 
 def _stacked_csc(csc):
@@ -74,6 +90,31 @@ def _stacked_csc(csc):
     return (_joined(csc, "indptr", np.int64, shift=True), _joined(csc, "indices", np.uint32),
             _joined(csc, "data", np.float64),
             np.cumsum([0] + [c.shape[1] + 1 for c in csc])[:len(csc)].astype(np.int64))
+
+
+def _packed_csr(csr):
+    """``((indptr, indices, data), views)``: the arrays of CSR matrices ``csr`` concatenated
+    as the loops read them (index pointers shifted by the entries before them, column
+    indices uint32), and the matrices again as views of those arrays, so that their numbers
+    are held once (the indices read as int32, the same bits below ``2**31``). The views
+    are assigned, not passed to the constructor, whose ``prune`` copies an array that is a
+    small part of a larger one."""
+    indptr = _joined(csr, "indptr", np.int64, shift=True)
+    indices = _joined(csr, "indices", np.uint32)
+    data = _joined(csr, "data", np.float64)
+    views, first = [], 0
+    for c in csr:
+        ptr = indptr[first:first + c.shape[0] + 1]
+        first += c.shape[0] + 1
+        lo, hi = int(ptr[0]), int(ptr[-1])
+        wide = hi - lo >= 2**31 or c.shape[1] >= 2**31
+        local = (ptr - lo).astype(np.int64 if wide else np.int32)
+        kept = indices[lo:hi].astype(np.int64) if wide else indices[lo:hi].view(np.int32)
+        view = scipy.sparse.csr_matrix(c.shape, dtype=np.float64)
+        view.indptr, view.indices, view.data = local, kept, data[lo:hi]
+        view.has_canonical_format = c.has_canonical_format  # nothing sorts in place
+        views.append(view)
+    return (indptr, indices, data), views
 
 
 def block_key(columns, scales):
@@ -141,7 +182,7 @@ class RBFTables:
         self._parent = parent  # (tables of the points this copy restricts, its indices)
         # their columns, kept alive with this copy (the tables refer to theirs weakly)
         self._parent_columns = None if parent is None else parent[0].columns
-        self._parts = self._packed = self._distances = None
+        self._parts = self._packed = self._distances = self._csr_arrays = None
         self._dtype = False  # the kept distances' type: not yet found (_distance_dtype)
         self._layouts: dict = {}
 
@@ -168,6 +209,7 @@ class RBFTables:
         """The tables of ``columns``, other kernels on the same points (no row cache)."""
         copy = RBFTables(columns, self._bounds, parent=self._parent)
         copy._all_points, copy._parts = self._all_points, self._parts
+        copy._csr_arrays = self._csr_arrays
         copy._parent_columns = self._parent_columns
         return copy
 
@@ -192,10 +234,9 @@ class RBFTables:
         if key not in self._bounds:
             if column >= 0:  # one feature: (max - min)^2
                 points = self._all_points[:, [column]]
-                points = points - points.min()
+                self._bounds[key] = squared_distance_bound(points - points.min())
             else:
-                points = _block(self._all_points, columns, scales)
-            self._bounds[key] = squared_distance_bound(points)
+                self._bounds[key] = squared_distance_bound(self._all_points, columns, scales)
         return self._bounds[key]
 
     def _table_size(self, plan, rbf) -> int:
@@ -237,7 +278,7 @@ class RBFTables:
             if self._parent is not None:
                 parent, indices = self._parent
                 position, csr, norms = parent.sparse_parts()
-                self._parts = (position, [c[indices] for c in csr], [z[indices] for z in norms])
+                csr, norms = [c[indices] for c in csr], [z[indices] for z in norms]
             else:
                 position, csr, norms = {}, [], []
                 for columns, scales in self.columns._full_plan.multi_blocks:
@@ -245,19 +286,23 @@ class RBFTables:
                     Xb, z_sq, sparse = self.columns._block_points(columns, scales)
                     if sparse and key not in position:
                         position[key] = len(csr)
-                        csr.append(scipy.sparse.csr_matrix(Xb))
+                        csr.append(Xb if scipy.sparse.issparse(Xb) else  # X itself: in bands
+                                   sparse_block(Xb, None, None)[0])
                         norms.append(z_sq)
-                self._parts = (position, csr, norms)
+            self._csr_arrays, csr = _packed_csr(csr)
+            if self._parent is None:  # the provider's blocks read the same arrays
+                self.columns._share_sparse_blocks(position, csr)
+            self._parts = (position, csr, norms)
         return self._parts
 
     def _packed_blocks(self):
-        """The sparse blocks' CSR and CSC arrays, concatenated as the loops read them."""
+        """The sparse blocks' CSR arrays (:meth:`sparse_parts`) and their CSC arrays,
+        concatenated as the loops read them."""
         if self._packed is None:
             _, csr, norms = self.sparse_parts()
             n = self.columns.n_samples
             self._packed = (
-                _joined(csr, "indptr", np.int64, shift=True), _joined(csr, "indices", np.uint32),
-                _joined(csr, "data", np.float64), np.arange(len(csr), dtype=np.int64) * (n + 1),
+                *self._csr_arrays, np.arange(len(csr), dtype=np.int64) * (n + 1),
                 *_stacked_csc([c.tocsc() for c in csr]),
                 np.ascontiguousarray(np.reshape(norms, (len(norms), n)), dtype=np.float64),
             )
