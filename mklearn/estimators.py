@@ -64,6 +64,17 @@ _CONSTANT_KERNELS = ("the kernels do not vary over X (e.g. features so tiny or s
 PREDICT_BLOCK_BYTES = 64 << 20  # test-versus-support kernels computed at once in predict
 
 
+def _first_row_sum(provider):
+    """``sum_k K_k[0, :]``, shape (n,), from groups of kernels of about 2 MB of values (not
+    an ``8 m n``-byte row of every kernel at once)."""
+    n, m = provider.n_samples, provider.n_kernels
+    step = max(1, (2 << 20) // (8 * max(n, 1)))
+    total = np.zeros(n)
+    for k in range(0, m, step):
+        total += provider.rows([0], kernels=np.arange(k, min(k + step, m))).sum(axis=0)[0]
+    return total
+
+
 def _one_kernel(kernels, X):
     """Whether the input has exactly one base kernel, as far as is known before any kernel
     is computed (a precomputed 2-D kernel or 1-deep stack, one spec on one matrix)."""
@@ -168,7 +179,7 @@ class _KernelInput:
                     raise ValueError(_OVERFLOW_MESSAGE)
             # the sum of PSD kernels is constant iff its diagonal and first row are: equal
             # K(0,0), K(j,j) and K(0,j) put every point on x_0 in feature space
-            edge = np.concatenate([diagonal.sum(axis=0), provider.rows([0]).sum(axis=0)[0]])
+            edge = np.concatenate([diagonal.sum(axis=0), _first_row_sum(provider)])
             if not rows_are_identical(X) and kernel_is_constant(edge):
                 warn_constant_model(self, _CONSTANT_KERNELS)
             if columns:
