@@ -11,22 +11,23 @@ middle-width RBF kernel on all features, which runs in the same process. (The fi
 used unit-trace kernels with ``C * n``: the same SVM problems.)
 
 Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own; a fit of
-the same solver on ``min(WARM_UP, n / 4)`` of the points first loads the compiled numba loops,
-outside the timed fit (``warm_up_points`` in the JSON). Reported per
-row: fit time, SVM solves, iterations, relative duality gap, peak RSS, test accuracy (a9a: the
-a9a.t test file; w8a: a seeded 20% split); in the JSON also ``fit_peak_mb``, the peak above
-the RSS at the fit's start (``VmHWM`` reset then; the data and the warm-up fit's loops are
-below it), to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64
-per kernel and point), and ``planned_mb``, the memory the estimator planned for its row path
-(:func:`mklearn.kernels.operator.row_path_bytes`: the cache plus ``4 x 8 m n`` bytes; goal 3's
-bound), printed as "fit MB" and "plan MB", a fit above its plan flagged. Loops that the warm-up fit does not reach are loaded during the timed
-one, and count in its peak (w8a 5,000 points, mirror descent, 20 MB of cache: 208 MB above the
-start after a 60-point warm-up, 58 MB after a fit on the same 5,000 points). On w8a's 20,000
-points with 1,000 MB the 2,000-point warm-up (session 26; 60 points before) changed the peaks
-little: SMO-MKL 1,222 -> 1,218 MB, SILP 1,445 -> 1,411 MB. A fit still running
-after ``--max-seconds`` is stopped (its child killed; reported "stopped",
-``stopped_after_seconds`` in the JSON) and that solver is not run at larger n (reported
-"skipped").
+the same solver on ``min(WARM_UP, n / 4)`` of the points first loads the compiled numba
+loops, outside the timed fit (``warm_up_points`` in the JSON). Reported per row: fit time,
+SVM solves, iterations, relative duality gap, peak RSS, test accuracy (a9a: the a9a.t test
+file; w8a: a seeded 20% split); in the JSON also ``fit_peak_mb``, the peak above the RSS at
+the fit's start (``VmHWM`` reset then; the data and the warm-up fit's loops are below it),
+to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64 per
+kernel and point), and ``planned_mb``, the memory the estimator planned for its row path
+(:func:`mklearn.kernels.operator.row_path_bytes`: the cache, ``4 x 8 m n`` bytes and what
+the provider keeps of X's feature blocks, ``feature_block_bytes``; goal 3's bound), printed
+as "fit MB" and "plan MB", a fit above its plan flagged. Loops that the warm-up fit does not
+reach are loaded during the timed one, and count in its peak (w8a 5,000 points, mirror
+descent, 20 MB of cache: 208 MB above the start after a 60-point warm-up, 58 MB after a fit
+on the same 5,000 points). On w8a's 20,000 points with 1,000 MB the 2,000-point warm-up
+(session 26; 60 points before) changed the peaks little: SMO-MKL 1,222 -> 1,218 MB, SILP
+1,445 -> 1,411 MB. A fit still running after ``--max-seconds`` is stopped (its child killed;
+reported "stopped", ``stopped_after_seconds`` in the JSON) and that solver is not run at
+larger n (reported "skipped").
 
 Paper figures (constants below, for comparison only; other machines and kernels):
 - SMO-MKL (Vishwanathan et al., NIPS 2010, Table 3): Adult (32,561 points, 50 kernels)
@@ -155,6 +156,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
     from sklearn.base import clone
 
     from mklearn import MKLClassifier
+    from mklearn.kernels.bank import feature_block_bytes
     from mklearn.kernels.operator import row_path_bytes
 
     params = dict(SOLVERS[key])
@@ -194,7 +196,8 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
         "fit_peak_mb": fit_peak,
         "state_mb": 8.0 * len(specs) * len(y) / 2**20,
         # what the estimator planned for its row path (mklearn.memory): goal 3's bound
-        "planned_mb": row_path_bytes(len(y), len(specs), float(model.cache_size_)) / 2**20,
+        "planned_mb": row_path_bytes(len(y), len(specs), float(model.cache_size_),
+                                     feature_block_bytes(specs, X)) / 2**20,
         "warm_up_points": warm_up,
     }
 

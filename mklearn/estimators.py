@@ -31,6 +31,7 @@ from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.losses import RegressionTask
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
+from mklearn.kernels.bank import feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
@@ -163,7 +164,9 @@ class _KernelInput:
         )
         self.n_train_ = X.shape[0]
         self._check_before_kernels(self.bank_)
-        self.kernel_storage_ = self._plan_storage(X.shape[0], self.bank_.n_kernels, rows_only)
+        self.kernel_storage_ = self._plan_storage(
+            X.shape[0], self.bank_.n_kernels, rows_only,
+            feature_block_bytes(specs, X, standardize=standardize))
         if columns or self.kernel_storage_ == "rows":
             # X is copied once the solver is done (_own_training_points), not beside its row
             # cache (on the full w8a that copy took 91 MB above the planned memory), and only
@@ -232,14 +235,15 @@ class _KernelInput:
             self.cache_size_ = float(self.cache_size)
         return self.cache_size_
 
-    def _plan_storage(self, n_samples, n_kernels, rows_only):
+    def _plan_storage(self, n_samples, n_kernels, rows_only, points_bytes=0):
         """"stack" or "rows" within ``memory_budget`` (see :mod:`mklearn.memory`), said in
-        verbose output; ValueError naming the bytes when nothing fits."""
+        verbose output; ValueError naming the bytes when nothing fits. ``points_bytes``: what
+        the row path keeps of the points (:func:`~mklearn.kernels.bank.feature_block_bytes`)."""
         cache = self._cache_megabytes(n_samples, n_kernels)
         storage = plan_kernel_storage(
             n_samples, n_kernels, itemsize=np.dtype(self.kernel_dtype).itemsize,
             cache_size=cache, storage=self.kernel_storage,
-            memory_budget=self.memory_budget, rows_only=rows_only)
+            memory_budget=self.memory_budget, rows_only=rows_only, points_bytes=points_bytes)
         if getattr(self, "verbose", 0):
             how = ("an (n, n, m) stack in memory" if storage == "stack" else
                    f"rows computed on demand (cache {cache:g} MB)")

@@ -89,13 +89,17 @@ def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
     return n * n * int(n_kernels) * int(itemsize) + STACK_WORK_MATRICES * 8 * n * n
 
 
+def _points_part(points_bytes: int) -> str:
+    return f" and {_gib(points_bytes)} of feature blocks" if points_bytes else ""
+
+
 def _gib(nbytes: int) -> str:
     return f"{nbytes / (1 << 30):.3g} GiB" if nbytes >= (1 << 30) else f"{nbytes / MB:.3g} MB"
 
 
 def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_size: float,
                         storage: str = "auto", memory_budget: float | None = None,
-                        rows_only: bool = False) -> str:
+                        rows_only: bool = False, points_bytes: int = 0) -> str:
     """"stack" or "rows" for a fit on ``n_samples`` points and ``n_kernels`` base kernels.
 
     Parameters
@@ -113,6 +117,9 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         MB a fit may use; None: half the memory available now.
     rows_only : bool
         The solver reads rows only (SMO-MKL, MWUMKL): "stack" is never chosen.
+    points_bytes : int
+        Bytes the row path keeps of the points besides X
+        (:func:`~mklearn.kernels.bank.feature_block_bytes`).
 
     Returns
     -------
@@ -127,7 +134,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
     """
     budget = budget_bytes(memory_budget)
     stack = stack_bytes(n_samples, n_kernels, itemsize)
-    rows = row_path_bytes(n_samples, n_kernels, cache_size)
+    rows = row_path_bytes(n_samples, n_kernels, cache_size, points_bytes)
     if storage == "stack" and not rows_only:
         if stack <= budget:
             return "stack"
@@ -143,8 +150,9 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
     raise ValueError(
         f"{n_kernels} kernels on {n_samples} samples need {_gib(rows)} even with rows "
         f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
-        f"per-kernel values), above the memory budget of {_gib(budget)}: lower cache_size, "
-        "use fewer kernels or samples, or raise memory_budget")
+        f"per-kernel values{_points_part(points_bytes)}), above the memory budget of "
+        f"{_gib(budget)}: lower cache_size, use fewer kernels or samples, or raise "
+        "memory_budget")
 
 
 def densify(X, memory_budget: float | None = None):

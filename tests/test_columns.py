@@ -495,3 +495,27 @@ def test_combined_rows_are_the_weighted_sum_of_the_rows(dtype, threaded, monkeyp
     expected = np.tensordot(weights[:3], provider.rows([1, 7], [2, 0, 1]), axes=(0, 0))
     with threads.numba_threads(2 if threaded else 1):
         _close(provider.combined_rows([1, 7], [2, 0, 1], weights[:3]), expected)
+
+
+def test_feature_block_bytes_cover_what_the_row_path_keeps_of_the_points():
+    """The planner's bytes for the feature blocks (CSR and CSC non-zeros, index pointers,
+    norms) cover what a tabulated provider holds of them, within a quarter."""
+    from mklearn.kernels.bank import feature_block_bytes
+
+    rng = np.random.default_rng(3)
+    X_counts = ((rng.uniform(size=(400, 40)) < 0.1) * rng.integers(1, 3, size=(400, 40)))
+    X_counts = X_counts.astype(float)
+    halves = [np.sort(rng.choice(40, 20, replace=False)) for _ in range(2)]
+    specs = ([RBF(sigma=s) for s in (1.0, 3.0)]
+             + [RBF(sigma=2.0, features=tuple(h)) for h in halves])
+    bank = KernelBank(specs).fit(X_counts)
+    columns = KernelColumns(bank)
+    columns.rows(np.arange(400))  # tables: the packed CSR and CSC arrays of the 3 blocks
+    tables = columns._tables
+    held = sum(a.nbytes for a in tables._packed if isinstance(a, np.ndarray))
+    held += sum(part.indptr.nbytes for part in tables.sparse_parts()[1])
+    held += sum(norms.nbytes for _, norms, _ in columns._blocks.values())
+    planned = feature_block_bytes(specs, X_counts)
+    assert held <= planned <= 1.25 * held
+    # a standardised bank is dense: copies of the two half blocks, norms of all three
+    assert feature_block_bytes(specs, X_counts, standardize=True) == 8 * 400 * (20 + 20 + 3)

@@ -17,6 +17,7 @@ from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
 from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
+SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros kept sparse
 # copies of X's feature blocks that are not kept are made this many bytes of rows at a
 # time: a dense copy freed at once leaves the allocator's heap grown (on w8a's first
 # 20,000 points, 24 MB copies of the half-feature blocks left 35 MB of freed heap resident
@@ -27,6 +28,61 @@ BAND_BYTES = 2 << 20
 def band_rows(X: Any) -> int:
     """Rows of X in a band of about ``BAND_BYTES`` of float64 values."""
     return max(1, BAND_BYTES // max(8 * X.shape[1], 1))
+
+
+def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool = False) -> int:
+    """Bytes that rows computed on demand keep of X's multi-column feature blocks, besides X
+    itself: a mostly-zero block (at most ``SPARSE_DENSITY`` non-zeros) as its non-zeros in
+    CSR and CSC form (24 bytes each: float64 values and 32-bit indices, twice) and index
+    pointers, a denser one as a dense copy when it is not all of X; and each block's squared
+    norms (8 bytes a point). ``standardize``: the bank centres X, so no block is sparse.
+
+    Parameters
+    ----------
+    specs : sequence of KernelSpec
+        The base kernels.
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        The training points (before standardisation).
+    standardize : bool
+        Whether the bank standardises X.
+
+    Returns
+    -------
+    int
+        Bytes; ``O(nnz)`` for sparse blocks, ``O(n d)`` for dense copies.
+    """
+    n, d = X.shape
+    plan = _build_plan(specs, d)
+    counts = None
+    seen, total = set(), 0
+    for columns, scales in plan.multi_blocks:
+        key = (None if columns is None else np.asarray(columns).tobytes(),
+               None if scales is None else np.asarray(scales).tobytes())
+        if key in seen:
+            continue
+        seen.add(key)
+        width = d if columns is None else len(columns)
+        if standardize:
+            nnz = n * width
+        else:
+            if counts is None:
+                counts = _column_counts(X)
+            nnz = int(counts.sum() if columns is None else counts[columns].sum())
+        total += 8 * n  # squared norms
+        if nnz <= SPARSE_DENSITY * n * width:
+            total += 24 * nnz + 32 * (n + 1)  # index pointers and a second norms copy
+        elif columns is not None or scales is not None:
+            total += 8 * n * width
+    return total
+
+
+def _column_counts(X: Any) -> np.ndarray:
+    """Non-zeros of each column of X (dense: counted a band of rows at a time)."""
+    if scipy.sparse.issparse(X):
+        return np.asarray(scipy.sparse.csc_matrix(X).getnnz(axis=0), dtype=np.int64)
+    step = band_rows(X)
+    return sum((np.count_nonzero(X[a:a + step], axis=0) for a in range(0, X.shape[0], step)),
+               np.zeros(X.shape[1], dtype=np.int64))
 
 
 def sparse_block(X: np.ndarray, columns: np.ndarray | None, scales: np.ndarray | None):

@@ -38,13 +38,14 @@ from ._numba import (
     rbf_rows_parallel,
 )
 from .bank import (
+    SPARSE_DENSITY,
     KernelBank,
     _block,
     _build_plan,
     _check_index_array,
+    _column_counts,
     _Plan,
     _subset_plan,
-    band_rows,
     has_unit_diagonals,
     kernel_diagonals,
     sparse_block,
@@ -55,7 +56,6 @@ from .threads import use_threads
 
 __all__ = ["KernelColumns", "StackColumns"]
 
-SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros use CSC
 
 
 class KernelColumns:
@@ -218,10 +218,7 @@ class KernelColumns:
     def _column_counts(self) -> np.ndarray:
         """Non-zeros of each feature of the points, counted a band of rows at a time."""
         if self._counts is None:
-            X = self._X
-            self._counts = sum((np.count_nonzero(X[a:a + band_rows(X)], axis=0)
-                                for a in range(0, X.shape[0], band_rows(X))),
-                               np.zeros(X.shape[1], dtype=np.int64))
+            self._counts = _column_counts(self._X)
         return self._counts
 
     def _share_sparse_blocks(self, position: dict, csr: list) -> None:

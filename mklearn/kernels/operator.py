@@ -36,10 +36,12 @@ COMBINED_FIRST = 0.5  # once rows of K(d) for this share of the points fit in th
 WORKING_SET_MARGIN = 1.25  # rows of K(d) kept, later, per row a solve read (the largest yet)
 
 
-def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float) -> int:
-    """Bytes the row path needs: the cache budget plus ``O(m n)`` state (per-kernel outputs
-    or products ``K_k v``, diagonals, one block of rows)."""
-    return int(cache_size * MB) + 4 * 8 * n_samples * n_kernels
+def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float,
+                   points_bytes: int = 0) -> int:
+    """Bytes the row path needs: the cache budget, ``O(m n)`` state (per-kernel outputs or
+    products ``K_k v``, diagonals, one block of rows) and ``points_bytes``, what the provider
+    keeps of the points (:func:`~mklearn.kernels.bank.feature_block_bytes`)."""
+    return int(cache_size * MB) + 4 * 8 * n_samples * n_kernels + int(points_bytes)
 
 
 class RowKernels:
