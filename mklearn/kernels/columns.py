@@ -57,7 +57,6 @@ from .threads import use_threads
 __all__ = ["KernelColumns", "StackColumns"]
 
 
-
 class KernelColumns:
     """Rows of the base kernels of a fitted :class:`KernelBank`, computed from the points.
 
