@@ -31,7 +31,7 @@ from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.losses import RegressionTask
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
-from mklearn.kernels.bank import feature_block_bytes
+from mklearn.kernels.bank import BAND_BYTES, feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
@@ -66,10 +66,10 @@ PREDICT_BLOCK_BYTES = 64 << 20  # test-versus-support kernels computed at once i
 
 
 def _first_row_sum(provider):
-    """``sum_k K_k[0, :]``, shape (n,), from groups of kernels of about 2 MB of values (not
-    an ``8 m n``-byte row of every kernel at once)."""
+    """``sum_k K_k[0, :]``, shape (n,), from groups of kernels of about ``BAND_BYTES`` of
+    values (not an ``8 m n``-byte row of every kernel at once)."""
     n, m = provider.n_samples, provider.n_kernels
-    step = max(1, (2 << 20) // (8 * max(n, 1)))
+    step = max(1, BAND_BYTES // (8 * max(n, 1)))
     total = np.zeros(n)
     for k in range(0, m, step):
         total += provider.rows([0], kernels=np.arange(k, min(k + step, m))).sum(axis=0)[0]

@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 )
 
 from mklearn.formulation.combinations import SumOfKernels, kernel_major
+from mklearn.kernels.bank import block_bands
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
 _EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are computed exactly
@@ -76,9 +77,7 @@ def kernel_is_constant(kernel_sum):
 
 def rows_are_identical(X):
     """True if X has several rows, all equal to the first (no kernel on X can vary)."""
-    step = max(1, (2 << 20) // max(X[:1].nbytes, 1))  # 2 MB of rows at a time
-    return X.shape[0] > 1 and all(bool(np.all(X[a:a + step] == X[:1]))
-                                  for a in range(0, X.shape[0], step))
+    return X.shape[0] > 1 and all(bool(np.all(band == X[:1])) for _, band in block_bands(X))
 
 
 def check_label_types(y):

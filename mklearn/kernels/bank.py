@@ -30,6 +30,21 @@ def band_rows(X: Any) -> int:
     return max(1, BAND_BYTES // max(8 * X.shape[1], 1))
 
 
+def block_bands(X: np.ndarray, columns: np.ndarray | None = None,
+                scales: np.ndarray | None = None):
+    """``(start, band)`` over bands of rows of X (:func:`band_rows`): the band's columns
+    ``columns`` times ``scales`` (None: all, unscaled; a view of X then)."""
+    step = band_rows(X)
+    for start in range(0, X.shape[0], step):
+        yield start, _block(X[start:start + step], columns, scales)
+
+
+def block_key(columns, scales):
+    """A multi-column block's key: its columns and feature scales (None: all, unscaled)."""
+    return (None if columns is None else np.asarray(columns).tobytes(),
+            None if scales is None else np.asarray(scales).tobytes())
+
+
 def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool = False) -> int:
     """Bytes that rows computed on demand keep of X's multi-column feature blocks, besides X
     itself: a mostly-zero block (at most ``SPARSE_DENSITY`` non-zeros) as its non-zeros in
@@ -56,8 +71,7 @@ def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool =
     counts = None
     seen, total = set(), 0
     for columns, scales in plan.multi_blocks:
-        key = (None if columns is None else np.asarray(columns).tobytes(),
-               None if scales is None else np.asarray(scales).tobytes())
+        key = block_key(columns, scales)
         if key in seen:
             continue
         seen.add(key)
@@ -80,8 +94,7 @@ def _column_counts(X: Any) -> np.ndarray:
     """Non-zeros of each column of X (dense: counted a band of rows at a time)."""
     if scipy.sparse.issparse(X):
         return np.asarray(scipy.sparse.csc_matrix(X).getnnz(axis=0), dtype=np.int64)
-    step = band_rows(X)
-    return sum((np.count_nonzero(X[a:a + step], axis=0) for a in range(0, X.shape[0], step)),
+    return sum((np.count_nonzero(band, axis=0) for _, band in block_bands(X)),
                np.zeros(X.shape[1], dtype=np.int64))
 
 
@@ -89,9 +102,8 @@ def sparse_block(X: np.ndarray, columns: np.ndarray | None, scales: np.ndarray |
     """``(csr, norms)``: the columns of a multi-column block times their feature scales as
     a CSR matrix, and its rows' squared norms, made a band of rows at a time (no dense copy
     of the block)."""
-    norms, parts, step = np.empty(X.shape[0]), [], band_rows(X)
-    for a in range(0, X.shape[0], step):
-        band = _block(X[a:a + step], columns, scales)
+    norms, parts = np.empty(X.shape[0]), []
+    for a, band in block_bands(X, columns, scales):
         norms[a:a + band.shape[0]] = np.einsum("ij,ij->i", band, band)
         parts.append(scipy.sparse.csr_matrix(band))
     if not parts:
@@ -142,8 +154,7 @@ def check_samples(X: Any, *, name: str = "X") -> np.ndarray:
         raise ValueError(f"{name} must have at least 1 sample; got shape {arr.shape}.")
     if arr.shape[1] < 1:
         raise ValueError(f"{name} must have at least 1 feature; got shape {arr.shape}.")
-    if not all(np.isfinite(arr[a:a + band_rows(arr)]).all()
-               for a in range(0, arr.shape[0], band_rows(arr))):
+    if not all(np.isfinite(band).all() for _, band in block_bands(arr)):
         raise ValueError(
             f"{name} contains NaN or infinity; remove or impute those values "
             "(e.g. with sklearn.impute.SimpleImputer) before computing kernels."

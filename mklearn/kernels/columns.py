@@ -46,11 +46,12 @@ from .bank import (
     _column_counts,
     _Plan,
     _subset_plan,
+    block_key,
     has_unit_diagonals,
     kernel_diagonals,
     sparse_block,
 )
-from .rbf_tables import RBFTables, block_key
+from .rbf_tables import RBFTables
 from .specs import KIND_RBF
 from .threads import use_threads
 

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse
 
 from . import _rbf_tables as loops
-from .bank import _block, band_rows, sparse_block
+from .bank import block_bands, block_key, sparse_block
 from .cache import MB, RowCache
 from .specs import KIND_RBF
 from .threads import use_threads
@@ -51,11 +51,9 @@ def squared_distance_bound(points: np.ndarray, columns=None, scales=None) -> int
     """The largest squared distance two rows of ``points`` (2-D) on ``columns`` times
     ``scales`` (None: all, unscaled) can have, when every value is an integer (each squared
     distance is then an integer); -1 otherwise, or when it is not below ``TABLE_MAX_SIZE``.
-    The block is formed a band of rows at a time (:func:`~mklearn.kernels.bank.band_rows`)."""
+    The block is formed a band of rows at a time (:func:`~mklearn.kernels.bank.block_bands`)."""
     top, low = 0.0, np.inf
-    step = band_rows(points)
-    for a in range(0, points.shape[0], step):
-        values = _block(points[a:a + step], columns, scales)
+    for _, values in block_bands(points, columns, scales):
         if values.size == 0:
             return 0
         if not np.array_equal(values, np.rint(values)):
@@ -75,7 +73,8 @@ def _joined(parts, field, dtype, shift=False):
     out = np.empty(sum(getattr(p, field).size for p in parts), dtype=dtype)
     start = 0
     for p, o in zip(parts, offsets, strict=True):  # into place: no copy of each part
-        values, part = getattr(p, field), out[start:start + getattr(p, field).size]
+        values = getattr(p, field)
+        part = out[start:start + values.size]
         if shift:
             np.add(values, o, out=part, casting="unsafe")
         else:
@@ -115,12 +114,6 @@ def _packed_csr(csr):
         view.has_canonical_format = c.has_canonical_format  # nothing sorts in place
         views.append(view)
     return (indptr, indices, data), views
-
-
-def block_key(columns, scales):
-    """A multi-column block's key: its columns and feature scales (None: all, unscaled)."""
-    return (None if columns is None else columns.tobytes(),
-            None if scales is None else scales.tobytes())
 
 
 def _grouping(block_of):
