@@ -405,6 +405,33 @@ def test_vectorised_exp_of_the_float64_rbf_rows(parallel):
     assert out[2, 0, 0] == 1.0 and (out[2, 0, -3:] == 0.0).all() and out[2, 0, -4] > 0.0
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_vectorised_exp_of_the_float32_rbf_rows(parallel):
+    """``factor * exp(-gamma sq)`` in float32 arithmetic: within ``1e-7 (2 + |x|)`` of the
+    exact value (``x`` the exponent) down to exp(-86), 0 below it, exact at 0; written in
+    place, into the targets only."""
+    from mklearn.kernels._numba import EXP_MIN_F32, rbf_rows_f32, rbf_rows_f32_parallel
+
+    rng = np.random.default_rng(5)
+    sq = np.concatenate([[0.0, 1e-30, 1e-6], rng.uniform(0, 1, 500), rng.uniform(0, 100, 500),
+                         [85.9, 86.0, 86.1, 104.0, 1e6]]).astype(np.float32).reshape(1, 1, -1)
+    neg_gammas = np.array([-1.0, -0.37, -1e-3])
+    factors = np.array([1.0, 1 / 208, 3.0])
+    out = np.full((4, 1, sq.shape[2]), np.float32(7.0))
+    run = rbf_rows_f32_parallel if parallel else rbf_rows_f32
+    run(sq, np.zeros(3, dtype=np.int64), neg_gammas, factors, np.array([2, 0, 3]), out,
+        out.view(np.int32))
+    assert (out[1] == 7.0).all()  # not a target
+    for t, target in enumerate([2, 0, 3]):
+        exponent = np.float32(neg_gammas[t]) * sq[0, 0].astype(np.float64)
+        kept = exponent > EXP_MIN_F32
+        expected = factors[t] * np.exp(exponent)
+        error = np.abs(out[target, 0] - expected)
+        assert (error[kept] <= 1e-7 * (2 + np.abs(exponent[kept])) * expected[kept]).all()
+        assert (out[target, 0, ~kept] == 0.0).all()
+    assert out[2, 0, 0] == 1.0 and (out[2, 0, -3:] == 0.0).all() and out[2, 0, -6] > 0.0
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
     """The same bits on numba's threads, for dense points and for mostly-zero ones (the CSC
