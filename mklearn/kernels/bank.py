@@ -209,6 +209,27 @@ class _Plan:
         entry_of[self.out_index] = np.arange(self.out_index.size)
         return entry_of, np.repeat(np.arange(self.block_ptr.size - 1), np.diff(self.block_ptr))
 
+    @functools.cached_property
+    def rbf_entries(self):
+        """(the RBF entries, the block of each, the blocks they read), found once."""
+        rbf = np.flatnonzero(self.kinds == KIND_RBF)
+        block_of = self.positions[1][rbf]
+        return rbf, block_of, np.unique(block_of)
+
+    @functools.cached_property
+    def rbf_in_write_order(self):
+        """``(rbf, block_of, neg_gammas, targets, multi_of)`` of the RBF entries in the order
+        of their place in the output (``targets``), found once (at 10^5 kernels the gathers
+        took 5 ms a row): loops over them then write rows of every kernel in memory order
+        (Sonar with 10^5 kernels grouped by its 60 features: a row of every kernel took
+        8.3 ms in the plan's order at 2 x 10^4 kernels, 4.9 ms in the output's).
+        ``multi_of``: the index of each one's block in the multi-column arrays."""
+        rbf, block_of, _ = self.rbf_entries
+        rbf = rbf[np.argsort(self.out_index[rbf], kind="stable")]
+        block_of = self.positions[1][rbf]
+        return (rbf, block_of, -self.gammas[rbf], self.out_index[rbf],
+                self.block_multi[block_of])
+
     @property
     def multi_blocks(self):
         """(columns, feature scales) of each multi-column block."""

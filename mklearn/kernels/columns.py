@@ -359,27 +359,28 @@ class KernelColumns:
         if self._tables.apply("rows", plan, rbf, scales, indices, out,
                               distances=(sq, block_of)):
             return
+        rbf, block_of, neg_gammas, targets, multi_of = plan.rbf_in_write_order
+        if sq is sq_dist:  # the multi-column blocks' arrays as they are
+            block_of = multi_of
+        arrays = (sq, block_of, neg_gammas, scales[rbf], targets)
+        threaded = use_threads(out.size)
         if not self._single:
-            run = rbf_rows_parallel if use_threads(out.size) else rbf_rows
-            run(sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]),
-                plan.out_index[rbf], out, out.view(np.int64))
+            run = rbf_rows_parallel if threaded else rbf_rows
+            run(*arrays, out, out.view(np.int64))
             return
         target = out if out.dtype == np.float32 else self._scratch(out.shape)
-        run = rbf_rows_f32_parallel if use_threads(out.size) else rbf_rows_f32
-        run(sq, block_of, -plan.gammas[rbf], np.ascontiguousarray(scales[rbf]),
-            plan.out_index[rbf], target, target.view(np.int32))
+        run = rbf_rows_f32_parallel if threaded else rbf_rows_f32
+        run(*arrays, target, target.view(np.int32))
         if target is not out:
-            out[plan.out_index[rbf]] = target[plan.out_index[rbf]]
+            out[targets] = target[targets]
 
     def _rbf_distances(self, plan, indices, sq_dist):
         """``(rbf, sq, block_of)``: the plan's RBF entries, the squared distances they read
         (``(blocks, len(indices), n)``) and the block of each."""
-        rbf = np.flatnonzero(plan.kinds == KIND_RBF)
+        rbf, block_of, blocks = plan.rbf_entries
         dtype = np.float32 if self._single else np.float64
-        block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))[rbf]
         if rbf.size == 0:
             return rbf, sq_dist, block_of
-        blocks = np.unique(block_of)
         single = blocks[plan.block_cols[blocks] >= 0]
         if single.size == 0 and not self._single:  # the blocks' distances as they are
             return rbf, sq_dist, plan.block_multi[block_of]
