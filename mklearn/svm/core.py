@@ -61,10 +61,11 @@ N_ACTIVE = 0  # variables active[:n_active] are in the working problem
 COUNTER = 1  # steps until the next shrinking
 UNSHRUNK = 2  # 1 once the gradient was rebuilt at a violation of 10 tol (LIBSVM's unshrink)
 READY = 3  # 1 while flags (STEP_MKL: and d, diag K(d), d'F, G) agree with alpha, g, F
-COMBINED_ROW = 4  # STEP_MKL: the sample whose row of K(d) is in row_buf (-1: none)
+COMBINED_NEXT = 4  # STEP_MKL: the slot of row_buf the next row of K(d_diag) goes to
 NEXT_I = 5  # the i chosen before returning for a row (-2: none), kept for the next call
-# diag K(d) steers WSS2 only; it is rebuilt (a pass over m n values) once d has moved by this
-# share of ||d||_1. SMO steps against a rebuild every step: a9a rows 11,819 / 11,790, abalone
+# diag K(d) and the rows of K(d) steer WSS2 only; they are of the weights d_diag, rebuilt (a
+# pass over m n values for the diagonal; the rows forgotten) once d has moved by this share
+# of ||d||_1. SMO steps against a rebuild every step: a9a rows 11,819 / 11,790, abalone
 # 8,175 / 9,579, four small sets within 3%; a rebuild every 16 steps took 11,790 -> 17,954 on
 # a9a.
 DIAG_DRIFT = 0.05
@@ -76,7 +77,7 @@ _TAU = 1e-12  # curvature used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
 def new_state(n_var: int):
     """``(active, state)`` with every variable active."""
     active = np.arange(n_var, dtype=np.int64)
-    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0, 0, -1, -2], dtype=np.int64)
+    state = np.array([n_var, min(n_var, SHRINK_EVERY), 0, 0, 0, -2], dtype=np.int64)
     return active, state
 
 
@@ -132,6 +133,15 @@ def _combine(d, A, out, blocks):
 
 
 @njit(cache=True)
+def _forget_rows(row_slot_of, row_owner):
+    """Drop every row of ``K(d_diag)`` kept (``d_diag`` moved)."""
+    for r in range(row_owner.size):
+        if row_owner[r] >= 0:
+            row_slot_of[row_owner[r]] = -1
+            row_owner[r] = -1
+
+
+@njit(cache=True)
 def _update(F, store, slot_i, slot_j, step, d, fd, blocks):
     """:func:`~mklearn.svm.mkl_step.update_outputs`, on numba's threads when ``blocks`` > 1."""
     if blocks > 1:
@@ -141,9 +151,10 @@ def _update(F, store, slot_i, slot_j, step, d, fd, blocks):
 
 
 @njit(cache=True)
-def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_diag, store,
-             slot_of, last_used, clock, active, state, step_kind, F, g, d, base_diag, kind, lam,
-             q, prior, use_cubic, tol, max_steps, shrinking, blocks):
+def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_slot_of,
+             row_owner, d_diag, store, slot_of, last_used, clock, active, state, step_kind, F,
+             g, d, base_diag, kind, lam, q, prior, use_cubic, tol, max_steps, shrinking,
+             blocks):
     """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
     gradient must be rebuilt, or ``max_steps`` steps are taken.
 
@@ -152,20 +163,22 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
     ``alpha``, ``g`` or ``F`` changed) has them rebuilt. ``flags`` (shape (l,), uint8) holds
     each variable's membership of I_up and I_low.
 
-    With ``STEP_SVM``, ``fd``, ``row_buf``, ``d_diag``, ``F``, ``g``, ``d``, ``base_diag`` and
-    ``prior`` are unused; ``qdiag`` is ``diag K``. With ``STEP_MKL``, ``qdiag`` and ``fd``
-    (shape (n,)) hold ``diag K(d)`` and ``d' F``, ``d_diag`` (shape (m,)) the weights
-    ``qdiag`` was built with, ``row_buf`` (shape (n,), the store's type) the row of ``K(d)``
-    of sample ``state[COMBINED_ROW]``; the per-kernel outputs ``F`` stay exact on every
-    sample (shrinking spares only the working-set search and the gradient updates: the
-    caller rebuilds ``G`` from ``d' F``). ``blocks``: the MKL step's per-sample passes run on
-    numba's threads in that many blocks of samples (1: serially).
+    With ``STEP_SVM``, ``fd``, ``row_buf``, ``row_slot_of``, ``row_owner``, ``d_diag``,
+    ``F``, ``g``, ``d``, ``base_diag`` and ``prior`` are unused; ``qdiag`` is ``diag K``.
+    With ``STEP_MKL``, ``qdiag`` and ``fd`` (shape (n,)) hold ``diag K(d_diag)`` and
+    ``d' F``, ``d_diag`` (shape (m,)) the weights the working-set search reads the combined
+    kernel with, ``row_buf`` (shape (R, n), the store's type) rows of ``K(d_diag)``:
+    ``row_slot_of[s]`` (shape (n,)) is the row of sample s (-1: none) and ``row_owner[r]``
+    (shape (R,)) the sample of row r (-1: none), filled in turn; the per-kernel outputs
+    ``F`` stay exact on every sample (shrinking spares only the working-set search and the
+    gradient updates: the caller rebuilds ``G`` from ``d' F``). ``blocks``: the MKL step's
+    per-sample passes run on numba's threads in that many blocks of samples (1: serially).
     """
     n_var = alpha.size
     mkl = step_kind == STEP_MKL
     # combined rows are built only by the MKL step, in the store's precision (one type for
     # row_i; with single-precision base rows the combined row only steers the working set)
-    row_i = row_buf
+    row_i = row_buf[0]
     m = F.shape[0]
     a_k = np.empty(m)
     b_k = np.empty(m)
@@ -177,11 +190,12 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
             _combine(d, base_diag, qdiag, blocks)
             _combine(d, F, fd, blocks)
             d_diag[:] = d
+            _forget_rows(row_slot_of, row_owner)
+            state[COMBINED_NEXT] = 0
             for a in range(state[N_ACTIVE]):
                 t = active[a]
                 G[t] = y[t] * fd[index[t]] + linear[t]
         state[READY] = 1
-        state[COMBINED_ROW] = -1
         state[NEXT_I] = -2
     steps = 0
     violation = np.inf
@@ -218,10 +232,16 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
             clock[0] += 1
             last_used[slot_i] = clock[0]
             if mkl:
-                if state[COMBINED_ROW] != si:
-                    _combine(d, store[slot_i], row_buf, blocks)
-                    state[COMBINED_ROW] = si
-                row_i = row_buf
+                r = row_slot_of[si]
+                if r < 0:
+                    r = state[COMBINED_NEXT]
+                    state[COMBINED_NEXT] = (r + 1) % row_owner.size
+                    if row_owner[r] >= 0:
+                        row_slot_of[row_owner[r]] = -1
+                    _combine(d_diag, store[slot_i], row_buf[r], blocks)
+                    row_owner[r] = si
+                    row_slot_of[si] = r
+                row_i = row_buf[r]
             else:
                 row_i = store[slot_i, 0]
         m_low = np.inf
@@ -309,7 +329,6 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
             for k in range(m):
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
-            state[COMBINED_ROW] = -1  # d moved
             _update(F, store, slot_i, slot_j, step, d, fd, blocks)
             drift = 0.0
             norm = 0.0
@@ -319,6 +338,7 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, d_dia
             if drift > DIAG_DRIFT * norm:
                 _combine(d, base_diag, qdiag, blocks)
                 d_diag[:] = d
+                _forget_rows(row_slot_of, row_owner)
             next_i, next_up = -1, -np.inf
             for a in range(n_active):
                 t = active[a]
