@@ -86,6 +86,16 @@ def test_float32_bank_rows_are_single_precision_values(name):
     np.testing.assert_array_equal(picked, columns.rows([7])[[len(SPEC_SETS[name]) - 1, 0]])
 
 
+@pytest.mark.parametrize("name", list(SPEC_SETS))
+def test_float32_stack_and_rows_are_the_same_numbers(name):
+    """A float32 bank's stack and its rows computed on the fly hold the same numbers, bit for
+    bit (the same single-precision exp): the stack path and the row path solve one problem."""
+    bank = KernelBank(SPEC_SETS[name], dtype=np.float32).fit(X)
+    stack = bank.fit_transform(X).transpose(2, 0, 1)
+    rows = KernelColumns(bank).rows(np.arange(X.shape[0]))
+    assert np.array_equal(stack, rows)
+
+
 def test_rows_of_selected_kernels_in_requested_order():
     specs = SPEC_SETS["mixed_blocks"]
     bank = KernelBank(specs, standardize=True)

