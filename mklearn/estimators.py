@@ -503,10 +503,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         are checked.
     kernel_dtype : {"float64", "float32"}
         Precision of the base-kernel stack built from X (float32 halves its memory). With
-        on-demand kernel rows (solvers "smo" and "mwu"), float32 computes RBF values by
-        numpy's single-precision exp (about 1e-7 relative, as LIBSVM's float kernel cache),
-        about 1.5x faster than float64's and half the row cache's bytes; the rows stay
-        float64.
+        on-demand kernel rows (solvers "smo" and "mwu"), float32 computes RBF values by a
+        vectorised single-precision exp (within ``1e-7 (2 + |x|)`` relative for the exponent
+        x, as LIBSVM's float kernel cache), faster than float64's and half the row cache's
+        bytes.
     random_state : int, RandomState or None
         Shuffles the folds of the cross-validation for ``probability=True``; the solvers are
         deterministic.
