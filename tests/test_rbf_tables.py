@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mklearn import MKLClassifier
-from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, threads
+from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, rbf_tables, threads
 from mklearn.kernels.columns import KernelColumns
 from mklearn.kernels.rbf_tables import TABLE_MAX_SIZE, RBFTables
 from mklearn.kernels.rbf_tables import squared_distance_bound as _squared_distance_bound
@@ -39,20 +39,26 @@ def _close(actual, expected):
 
 @pytest.mark.parametrize("kind", ["binary_sparse", "counts_dense"])
 @pytest.mark.parametrize("threaded", [False, True])
-def test_tables_give_the_rows_of_the_arithmetic_exp(kind, threaded, monkeypatch):
+@pytest.mark.parametrize("rows", [5, 1])
+def test_tables_give_the_rows_of_the_arithmetic_exp(kind, threaded, rows, monkeypatch):
     """Rows bit for bit; sums of rows and rows times vectors (one per row, or one for all) to
-    rounding; the table path is taken, and threads change no bit."""
+    rounding; the table path is taken, and threads change no bit (one row: cut into spans of
+    points: 192 and 108 here)."""
     X = _points(kind)
     provider = KernelColumns(KernelBank(SPECS).fit(X))
     plan, _ = provider._plan(None)
     size, sparse = provider._tables.layout(plan, np.arange(plan.kinds.size))
     assert size > 1 and (sparse is not None) == (kind == "binary_sparse")
-    indices = np.array([0, 299, 17, 17, 150])
+    indices = np.array([0, 299, 17, 17, 150])[:rows]
     kernels, weights = np.array([4, 0, 2, 5]), np.array([0.5, 0.25, 2.0, 1.0])
     V = np.random.default_rng(1).normal(size=(indices.size, X.shape[0]))
     if threaded:
         monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+        monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)
+        monkeypatch.setattr(rbf_tables, "SUM_MIN_LOADS", 0)
+        monkeypatch.setattr(rbf_tables, "SPAN_MIN_POINTS", 128)
     with threads.numba_threads(2 if threaded else 1):
+        assert not threaded or rbf_tables.row_parts(1, X.shape[0]) == 2
         got = (provider.rows(indices), provider.combined_rows(indices, kernels, weights),
                provider.row_dots(indices, None, V), provider.row_dots(indices, kernels, V[:1]))
     with threads.numba_threads(1):
@@ -66,6 +72,32 @@ def test_tables_give_the_rows_of_the_arithmetic_exp(kind, threaded, monkeypatch)
     _close(got[2], np.einsum("taj,aj->ta", rows, V))
     _close(got[3], rows[kernels] @ V[0])
     _close(got[1], direct.combined_rows(indices, kernels, weights))
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_row_filler_fills_the_rows_of_rows(threaded, monkeypatch):
+    """A row cache fills its slots through the provider's row filler: the bits of
+    ``rows([i])``; the filler declines (False) while distance rows are kept, and does not
+    exist where rows are not all by tables."""
+    from mklearn.kernels.cache import RowCache
+
+    X = _points("binary_sparse")
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    fill = provider.row_filler()
+    assert fill is not None
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+        monkeypatch.setattr(rbf_tables, "SPAN_MIN_POINTS", 64)
+    cache = RowCache(provider, 1.0)
+    with threads.numba_threads(2 if threaded else 1):
+        got = np.stack([cache.get(i).copy() for i in (0, 299, 17, 150)])
+        assert cache._fill is not False
+    expected = np.moveaxis(provider.rows([0, 299, 17, 150]), 1, 0)
+    assert got.tobytes() == expected.tobytes()
+    provider.keep_distance_rows(1.0)
+    assert fill(5, np.empty((len(SPECS), 1, X.shape[0]))) is False
+    assert KernelColumns(KernelBank(SPECS + [Linear()]).fit(X)).row_filler() is None
+    assert KernelColumns(KernelBank(SPECS).fit(_points("real"))).row_filler() is None
 
 
 def test_tables_only_for_integer_blocks_of_bounded_distance():
@@ -317,8 +349,9 @@ def test_support_products_leave_other_kernels_to_the_rows():
 
 
 @pytest.mark.parametrize("n_blocks", [1, 2, 3, 4, 5, 7, 8])
-@pytest.mark.parametrize("parallel", [False, True])
-def test_rows_of_a_sum_add_the_blocks_in_order(n_blocks, parallel):
+@pytest.mark.parametrize("parts", [0, 1, 3, 8])
+def test_rows_of_a_sum_add_the_blocks_in_order(n_blocks, parts):
+    """Serial (``parts`` 0), or threaded with each row cut into ``parts`` spans of points."""
     from mklearn.kernels import _rbf_tables as loops
 
     rng = np.random.default_rng(n_blocks)
@@ -332,6 +365,8 @@ def test_rows_of_a_sum_add_the_blocks_in_order(n_blocks, parallel):
         for i, b in enumerate(blocks):  # one block after the other, as float64 adds in order
             expected[a] += tables[i, np.minimum(D[slot, b], 49)]
     out = np.empty_like(expected)
-    run = loops.lookup_combined_rows_parallel if parallel else loops.lookup_combined_rows
-    run(D, slots, blocks, tables, out)
+    if parts:
+        loops.lookup_combined_rows_parallel(D, slots, blocks, tables, out, parts)
+    else:
+        loops.lookup_combined_rows(D, slots, blocks, tables, out)
     np.testing.assert_array_equal(out, expected)

@@ -61,22 +61,52 @@ def block_tables(tables, block_of, blocks):
 
 
 @njit(cache=True, inline="always")
-def _distance_row(a, indices, blocks, packed, work, D):
-    """``D[a, i, j] = ||x_{indices[a]} - x_j||^2`` on the blocks i in ``blocks``: the point's
-    features scatter their columns (as :func:`~mklearn.kernels._numba.csc_block_arrays`)."""
+def span(part, parts, n):
+    """``(lo, hi)``: the points of part ``part`` when n points are cut into ``parts`` (bounds
+    multiples of 64: no two threads write one cache line)."""
+    size = ((n + parts - 1) // parts + 63) // 64 * 64
+    lo = min(part * size, n)
+    return lo, min(lo + size, n)
+
+
+@njit(cache=True, inline="always")
+def _first_at_least(values, e0, e1, bound):
+    """The first e in ``[e0, e1)`` with ``values[e] >= bound`` (``values`` sorted there), else
+    e1."""
+    while e0 < e1:
+        middle = (e0 + e1) // 2
+        if values[middle] < bound:
+            e0 = middle + 1
+        else:
+            e1 = middle
+    return e0
+
+
+@njit(cache=True, nogil=True)
+def _distance_row(point, blocks, packed, work, Da, lo, hi):
+    """``Da[i, j] = ||x_point - x_j||^2`` for the points ``lo <= j < hi`` on the
+    blocks i in ``blocks``: the point's features scatter their columns (as
+    :func:`~mklearn.kernels._numba.csc_block_arrays`), each column's entries from lo to hi
+    found by bisection (its row indices are sorted)."""
     csr_ptr, csr_cols, csr_vals, row_base, csc_ptr, csc_rows, csc_vals, col_base, z_sq = packed
-    point = indices[a]
+    n, base = Da.shape[1], np.uint64(lo)
+    part = work[:hi - lo]
     for i in blocks:
-        work[:] = 0.0
+        part[:] = 0.0
         r = row_base[i] + point
         for p in range(csr_ptr[r], csr_ptr[r + 1]):
             q = csr_vals[p]
             c = col_base[i] + csr_cols[p]
-            for e in range(csc_ptr[c], csc_ptr[c + 1]):
-                work[csc_rows[e]] += csc_vals[e] * q
-        norm, norms, row = z_sq[i, point], z_sq[i], D[a, i]
-        for j in range(work.shape[0]):
-            row[j] = np.int64(max(work[j] * -2.0 + norm + norms[j], 0.0))
+            e0, e1 = csc_ptr[c], csc_ptr[c + 1]
+            if lo > 0:
+                e0 = _first_at_least(csc_rows, e0, e1, lo)
+            if hi < n:
+                e1 = _first_at_least(csc_rows, e0, e1, hi)
+            for e in range(e0, e1):
+                part[np.uint64(csc_rows[e]) - base] += csc_vals[e] * q
+        norm, norms, row = z_sq[i, point], z_sq[i][lo:hi], Da[i][lo:hi]
+        for j in range(row.shape[0]):
+            row[j] = np.int64(max(part[j] * -2.0 + norm + norms[j], 0.0))
 
 
 @njit(cache=True, nogil=True)
@@ -85,14 +115,18 @@ def distance_rows(indices, blocks, packed, D):
     ``blocks``, into ``D`` (shape (len(indices), all blocks, n); other blocks untouched)."""
     work = np.empty(D.shape[2])
     for a in range(indices.shape[0]):
-        _distance_row(a, indices, blocks, packed, work, D)
+        _distance_row(indices[a], blocks, packed, work, D[a], 0, D.shape[2])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def distance_rows_parallel(indices, blocks, packed, D):
-    """:func:`distance_rows` with the rows split over numba's threads."""
-    for a in prange(indices.shape[0]):
-        _distance_row(a, indices, blocks, packed, np.empty(D.shape[2]), D)
+def distance_rows_parallel(indices, blocks, packed, D, parts):
+    """:func:`distance_rows` over numba's threads, each row cut into ``parts`` spans of
+    points (:func:`span`): one row of a9a's 8,000 points on two threads, not one."""
+    n = D.shape[2]
+    for task in prange(indices.shape[0] * parts):
+        lo, hi = span(task % parts, parts, n)
+        a = task // parts
+        _distance_row(indices[a], blocks, packed, np.empty(hi - lo), D[a], lo, hi)
 
 
 @njit(cache=True, nogil=True)
@@ -112,12 +146,13 @@ def _load(s, table, j, top):
 
 
 @njit(cache=True, inline="always")
-def _add_four(Da, blocks, tables, i, target, first):
+def _add_four(Da, blocks, tables, i, target, first, lo, hi):
     """``target[j] (+)= t_i + t_i+1 + t_i+2 + t_i+3`` (``t_b = tables[b, Da[blocks[b], j]]``),
     added in that order in one pass: the bits of four passes, without three reads and writes
     of ``target`` (rows of five blocks: 3.0-3.1 -> 2.1-2.3 ns a value)."""
     top = tables.shape[1] - 1
-    s0, s1, s2, s3 = Da[blocks[i]], Da[blocks[i + 1]], Da[blocks[i + 2]], Da[blocks[i + 3]]
+    s0, s1 = Da[blocks[i]][lo:hi], Da[blocks[i + 1]][lo:hi]
+    s2, s3 = Da[blocks[i + 2]][lo:hi], Da[blocks[i + 3]][lo:hi]
     t0, t1, t2, t3 = tables[i], tables[i + 1], tables[i + 2], tables[i + 3]
     if first:
         for j in range(target.shape[0]):
@@ -133,10 +168,10 @@ def _add_four(Da, blocks, tables, i, target, first):
 
 
 @njit(cache=True, inline="always")
-def _add_two(Da, blocks, tables, i, target, first):
+def _add_two(Da, blocks, tables, i, target, first, lo, hi):
     """:func:`_add_four` for two blocks."""
     top = tables.shape[1] - 1
-    s0, s1, t0, t1 = Da[blocks[i]], Da[blocks[i + 1]], tables[i], tables[i + 1]
+    s0, s1, t0, t1 = Da[blocks[i]][lo:hi], Da[blocks[i + 1]][lo:hi], tables[i], tables[i + 1]
     if first:
         for j in range(target.shape[0]):
             target[j] = _load(s0, t0, j, top) + _load(s1, t1, j, top)
@@ -147,10 +182,10 @@ def _add_two(Da, blocks, tables, i, target, first):
 
 
 @njit(cache=True, inline="always")
-def _add_one(Da, blocks, tables, i, target, first):
+def _add_one(Da, blocks, tables, i, target, first, lo, hi):
     """:func:`_add_four` for one block."""
     top = tables.shape[1] - 1
-    s0, t0 = Da[blocks[i]], tables[i]
+    s0, t0 = Da[blocks[i]][lo:hi], tables[i]
     if first:
         for j in range(target.shape[0]):
             target[j] = _load(s0, t0, j, top)
@@ -159,28 +194,28 @@ def _add_one(Da, blocks, tables, i, target, first):
             target[j] += _load(s0, t0, j, top)
 
 
-@njit(cache=True, inline="always")
-def _sum_row(Da, blocks, tables, target):
-    """``target[j] = sum_i tables[i, Da[blocks[i], j]]``, summed in block order, up to four
-    blocks a pass. The first group is called with a literal ``first``: a flag only known at
-    run time left one block 60% slower."""
-    count = blocks.shape[0]
+@njit(cache=True, nogil=True)
+def _sum_row(Da, blocks, tables, row, lo, hi):
+    """``row[j] = sum_i tables[i, Da[blocks[i], j]]`` for ``lo <= j < hi``, summed in block
+    order, up to four blocks a pass. The first group is called with a literal ``first``: a
+    flag only known at run time left one block 60% slower."""
+    count, target = blocks.shape[0], row[lo:hi]
     i = 4 if count >= 4 else (2 if count >= 2 else 1)
     if i == 4:
-        _add_four(Da, blocks, tables, 0, target, True)
+        _add_four(Da, blocks, tables, 0, target, True, lo, hi)
     elif i == 2:
-        _add_two(Da, blocks, tables, 0, target, True)
+        _add_two(Da, blocks, tables, 0, target, True, lo, hi)
     else:
-        _add_one(Da, blocks, tables, 0, target, True)
+        _add_one(Da, blocks, tables, 0, target, True, lo, hi)
     while i < count:
         if count - i >= 4:
-            _add_four(Da, blocks, tables, i, target, False)
+            _add_four(Da, blocks, tables, i, target, False, lo, hi)
             i += 4
         elif count - i >= 2:
-            _add_two(Da, blocks, tables, i, target, False)
+            _add_two(Da, blocks, tables, i, target, False, lo, hi)
             i += 2
         else:
-            _add_one(Da, blocks, tables, i, target, False)
+            _add_one(Da, blocks, tables, i, target, False, lo, hi)
             i += 1
 
 
@@ -189,25 +224,52 @@ def lookup_combined_rows(D, slots, blocks, tables, out):
     """``out[a, j] = sum_i tables[i, D[slots[a], blocks[i], j]]``: rows of a weighted sum of
     RBF kernels from the summed tables of their blocks (:func:`block_tables`)."""
     for a in range(slots.shape[0]):
-        _sum_row(D[slots[a]], blocks, tables, out[a])
+        _sum_row(D[slots[a]], blocks, tables, out[a], 0, out.shape[1])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def lookup_combined_rows_parallel(D, slots, blocks, tables, out):
-    """:func:`lookup_combined_rows` with the rows split over numba's threads."""
-    for a in prange(slots.shape[0]):
-        _sum_row(D[slots[a]], blocks, tables, out[a])
+def lookup_combined_rows_parallel(D, slots, blocks, tables, out, parts):
+    """:func:`lookup_combined_rows` over numba's threads, each row cut into ``parts`` spans
+    of points (:func:`span`)."""
+    for task in prange(slots.shape[0] * parts):
+        a = task // parts
+        lo, hi = span(task % parts, parts, out.shape[1])
+        _sum_row(D[slots[a]], blocks, tables, out[a], lo, hi)
 
 
-@njit(cache=True, inline="always")
-def _kernel_rows(a, Da, blocks, start, order, tables, targets, out):
+@njit(cache=True, nogil=True)
+def _kernel_rows(a, Da, blocks, start, order, tables, targets, out, lo, hi):
     top = tables.shape[1] - 1
     for i in range(blocks.shape[0]):
-        s = Da[blocks[i]]
+        s = Da[blocks[i]][lo:hi]  # slices: loops from 0 need no negative-index checks
         for p in range(start[i], start[i + 1]):
-            table, row = tables[order[p]], out[targets[order[p]], a]
+            table, row = tables[order[p]], out[targets[order[p]], a][lo:hi]
             for j in range(row.shape[0]):
                 row[j] = table[min(np.int64(s[j]), top)]
+
+
+@njit(cache=True, nogil=True)
+def table_rows(indices, packed, blocks, start, order, tables, targets, out, D):
+    """:func:`distance_rows` then :func:`lookup_rows`, a row at a time through ``D`` (shape
+    (1, all blocks, n), the distances' integer type): rows of base kernels on sparse blocks
+    without a pass over a large array of distances between the two."""
+    work = np.empty(out.shape[2])
+    for a in range(indices.shape[0]):
+        _distance_row(indices[a], blocks, packed, work, D[0], 0, out.shape[2])
+        _kernel_rows(a, D[0], blocks, start, order, tables, targets, out, 0, out.shape[2])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def table_rows_parallel(indices, packed, blocks, start, order, tables, targets, out, D, parts):
+    """:func:`table_rows` over numba's threads, each row cut into ``parts`` spans of points
+    (:func:`span`), each task with its own ``D`` like the one given."""
+    n = out.shape[2]
+    for task in prange(indices.shape[0] * parts):
+        a = task // parts
+        lo, hi = span(task % parts, parts, n)
+        Da = np.empty_like(D[0])
+        _distance_row(indices[a], blocks, packed, np.empty(hi - lo), Da, lo, hi)
+        _kernel_rows(a, Da, blocks, start, order, tables, targets, out, lo, hi)
 
 
 @njit(cache=True, nogil=True)
@@ -215,14 +277,18 @@ def lookup_rows(D, slots, blocks, start, order, tables, targets, out):
     """``out[targets[t], a, j] = tables[t, D[slots[a], block of t, j]]``: kernels
     ``order[start[i]:start[i + 1]]`` read block ``blocks[i]``."""
     for a in range(slots.shape[0]):
-        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out)
+        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out, 0,
+                     out.shape[2])
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def lookup_rows_parallel(D, slots, blocks, start, order, tables, targets, out):
-    """:func:`lookup_rows` with the rows split over numba's threads."""
-    for a in prange(slots.shape[0]):
-        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out)
+def lookup_rows_parallel(D, slots, blocks, start, order, tables, targets, out, parts):
+    """:func:`lookup_rows` over numba's threads, each row cut into ``parts`` spans of points
+    (:func:`span`)."""
+    for task in prange(slots.shape[0] * parts):
+        a = task // parts
+        lo, hi = span(task % parts, parts, out.shape[2])
+        _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out, lo, hi)
 
 
 @njit(cache=True, inline="always")

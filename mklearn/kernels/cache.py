@@ -128,6 +128,7 @@ class RowCache:
         self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
         self.stopped_growing = False
         self._on_full = on_full if largest > capacity else None
+        self._fill = None  # the provider's row filler, asked for at the first load
 
     def __repr__(self) -> str:
         return f"RowCache(capacity={self.capacity} rows, held={self._filled})"
@@ -189,8 +190,14 @@ class RowCache:
             slot = int(np.argmin(self.last_used[:self._limit]))
             self.slot_of[self.owner[slot]] = -1
         target = self.store[slot]
-        if getattr(self.provider, "fills_out", False):
-            self.provider.rows([i], out=target.reshape(target.shape[0], 1, target.shape[1]))
+        if self._fill is None:  # a provider may fill one row without the checks of rows()
+            maker = getattr(self.provider, "row_filler", None)
+            self._fill = (maker() if maker is not None else None) or False
+        as_rows = target.reshape(target.shape[0], 1, target.shape[1])
+        if self._fill and self._fill(i, as_rows):
+            pass
+        elif getattr(self.provider, "fills_out", False):
+            self.provider.rows([i], out=as_rows)
         else:
             target[...] = self.provider.rows([i])[:, 0, :]
         self.owner[slot] = i

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse
 
 from . import _rbf_tables as loops
+from . import threads
 from .bank import block_bands, block_key, sparse_block
 from .cache import MB, RowCache
 from .specs import KIND_RBF
@@ -45,6 +46,10 @@ CHUNK_BYTES = 16 * MB  # distances computed at once when they are not cached
 # 137,500 row values: 3.5x faster, not 40x; a9a's first 15,000 points, 31,000 against
 # 275,000: 1.4x slower than the rows, so the rows are read there)
 SCATTER_COST = 4
+SPAN_MIN_POINTS = 1024  # fewest points of one row a thread takes (rows cut into spans)
+# table loads below which rows of K(d) are faster on one thread (5 blocks, one row on two
+# threads: 4,000 points 9.2 -> 13.1 us, 8,000 points 17.0 -> 16.2, 20,000 40.0 -> 25.1)
+SUM_MIN_LOADS = 40_000
 
 
 def squared_distance_bound(points: np.ndarray, columns=None, scales=None) -> int:
@@ -116,6 +121,32 @@ def _packed_csr(csr):
     return (indptr, indices, data), views
 
 
+def _sorted_csc(matrix):
+    """``matrix`` as CSC with each column's row indices in order."""
+    csc = matrix.tocsc()
+    csc.sort_indices()
+    return csc
+
+
+def row_parts(rows: int, n: int) -> int:
+    """Spans of points each of ``rows`` rows is cut into on numba's threads: a task a thread,
+    spans of at least ``SPAN_MIN_POINTS`` points (one row is then not one thread's; a9a, one
+    row of 50 kernels against 4,000 points on two threads: 2 spans 49-51 us, 4 spans 54-59
+    us, one thread 75-88 us)."""
+    wanted = -(-numba.get_num_threads() // max(rows, 1))
+    return max(1, min(wanted, n // SPAN_MIN_POINTS))
+
+
+def _combined_rows(D, slots, blocks, tables, out):
+    """:func:`~mklearn.kernels._rbf_tables.lookup_combined_rows`, on numba's threads from
+    ``SUM_MIN_LOADS`` table loads on."""
+    if use_threads(blocks.size * out.size, SUM_MIN_LOADS):
+        loops.lookup_combined_rows_parallel(D, slots, blocks, tables, out,
+                                            row_parts(slots.size, out.shape[1]))
+    else:
+        loops.lookup_combined_rows(D, slots, blocks, tables, out)
+
+
 def _grouping(block_of):
     """``(blocks, start, order)``: the distinct blocks, and the entries grouped by block
     (``order[start[i]:start[i + 1]]`` read ``blocks[i]``)."""
@@ -178,6 +209,7 @@ class RBFTables:
         self._parts = self._packed = self._distances = self._csr_arrays = None
         self._dtype = False  # the kept distances' type: not yet found (_distance_dtype)
         self._layouts: dict = {}
+        self._last_tables = None  # (plan, key, tables): _tables_of
 
     @property
     def columns(self) -> Any:
@@ -188,10 +220,12 @@ class RBFTables:
         state = self.__dict__.copy()
         state["_columns"] = self.columns
         state["_distances"] = None  # kept rows are a cache: not sent to other processes
+        state["_last_tables"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
         state["_columns"] = weakref.ref(state["_columns"])
+        state.setdefault("_last_tables", None)  # pickled before it existed
         self.__dict__.update(state)
 
     def restricted(self, columns: Any, indices: np.ndarray) -> RBFTables:
@@ -296,7 +330,7 @@ class RBFTables:
             n = self.columns.n_samples
             self._packed = (
                 *self._csr_arrays, np.arange(len(csr), dtype=np.int64) * (n + 1),
-                *_stacked_csc([c.tocsc() for c in csr]),
+                *_stacked_csc([_sorted_csc(c) for c in csr]),  # spans bisect columns
                 np.ascontiguousarray(np.reshape(norms, (len(norms), n)), dtype=np.float64),
             )
         return self._packed
@@ -317,10 +351,12 @@ class RBFTables:
         """``D[a, i, j]``: squared distance of point ``indices[a]`` to point j on the sparse
         blocks i in ``blocks`` (D of shape (len(indices), all blocks, n), an unsigned integer
         type; the other blocks are left as they are)."""
-        threaded = indices.size > 1 and use_threads(D.shape[0] * len(blocks) * D.shape[2])
-        run = loops.distance_rows_parallel if threaded else loops.distance_rows
-        run(np.ascontiguousarray(indices, dtype=np.int64),
-            np.ascontiguousarray(blocks, dtype=np.int64), self._packed_blocks(), D)
+        arrays = (np.ascontiguousarray(indices, dtype=np.int64),
+                  np.ascontiguousarray(blocks, dtype=np.int64), self._packed_blocks(), D)
+        if use_threads(D.shape[0] * D.shape[2], threads.PARALLEL_MIN_POINTS):
+            loops.distance_rows_parallel(*arrays, row_parts(indices.size, D.shape[2]))
+        else:
+            loops.distance_rows(*arrays)
 
     def distance_row_bytes(self) -> int:
         """Bytes of one point's distances on every sparse block (1 or 2 a value), when the
@@ -398,32 +434,97 @@ class RBFTables:
         n = self.columns.n_samples
         if not size or (size > n if kind == "dots" else TABLE_MIN_USE * size > indices.size * n):
             return False
+        tables = self._tables_of(plan, rbf, factors, size)
+        threaded = use_threads(rbf.size * indices.size * n)
         if distances is None:
             if sparse is None:
                 return False
             block_of, blocks, start, order = sparse
+            if kind == "rows" and not self._keeps_distances():
+                self._table_rows(threaded, indices, sparse, tables, plan.out_index[rbf], out)
+                return True
             chunks = self._distance_chunks(indices, blocks)
         else:
             sq, block_of = distances
             blocks, start, order = _grouping(block_of)
             chunks = [(0, indices.size, sq.transpose(1, 0, 2), np.arange(indices.size))]
-        tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
-        threaded = indices.size > 1 and use_threads(rbf.size * indices.size * n)
         if kind == "sum":
             tables = loops.block_tables(tables, block_of, blocks)
         for a0, a1, D, slots in chunks:
             if kind == "sum":
-                run = (loops.lookup_combined_rows_parallel if threaded
-                       else loops.lookup_combined_rows)
-                run(D, slots, blocks, tables, out[a0:a1])
+                _combined_rows(D, slots, blocks, tables, out[a0:a1])
             elif kind == "rows":
-                run = loops.lookup_rows_parallel if threaded else loops.lookup_rows
-                run(D, slots, blocks, start, order, tables, plan.out_index[rbf], out[:, a0:a1])
+                arrays = (D, slots, blocks, start, order, tables, plan.out_index[rbf],
+                          out[:, a0:a1])
+                if threaded:
+                    loops.lookup_rows_parallel(*arrays, row_parts(a1 - a0, n))
+                else:
+                    loops.lookup_rows(*arrays)
             else:
+                threaded = indices.size > 1 and threaded  # rows split over threads, not spans
                 run = loops.lookup_row_dots_parallel if threaded else loops.lookup_row_dots
                 run(D, slots, blocks, start, order, tables, V if V.shape[0] == 1 else V[a0:a1],
                     out[:, a0:a1])
         return True
+
+    def _tables_of(self, plan, rbf, factors, size):
+        """The tables of the plan's RBF entries ``rbf`` scaled by ``factors``, the last ones
+        kept (rows of base kernels ask for the same tables at every call: 20 us each)."""
+        key = (rbf.tobytes(), np.asarray(factors)[rbf].tobytes(), size)
+        held = self._last_tables
+        if held is None or held[0] is not plan or held[1] != key:
+            tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]),
+                                      size)
+            self._last_tables = (plan, key, tables)
+        return self._last_tables[2]
+
+    def _keeps_distances(self) -> bool:
+        """Whether distance rows are kept, here or by the parent (then read, not computed)."""
+        return self._distances is not None or (
+            self._parent is not None and self._parent[0]._distances is not None)
+
+    def _table_rows(self, threaded, indices, sparse, tables, targets, out):
+        """Rows of base kernels on sparse blocks: each row's distances computed and looked up
+        in one pass (:func:`~mklearn.kernels._rbf_tables.table_rows`)."""
+        _, blocks, start, order = sparse
+        arrays = (np.ascontiguousarray(indices, dtype=np.int64), self._packed_blocks(), blocks,
+                  start, order, tables, targets, out, self._distance_buffer())
+        if threaded:
+            loops.table_rows_parallel(*arrays, row_parts(indices.size, out.shape[2]))
+        else:
+            loops.table_rows(*arrays)
+
+    def _distance_buffer(self):
+        """One point's distances on every sparse block: shape (1, blocks, n)."""
+        return np.empty((1, len(self.sparse_parts()[1]), self.columns.n_samples),
+                        dtype=self._distance_dtype() or np.uint16)
+
+    def base_row_filler(self, plan, scales):
+        """:meth:`KernelColumns.row_filler` for the full plan ``plan`` (``scales`` its
+        kernels' scales): None unless every kernel is RBF by tables on sparse blocks."""
+        rbf = np.arange(plan.kinds.size)
+        if rbf.size == 0 or not (plan.kinds == KIND_RBF).all():
+            return None
+        size, sparse = self.layout(plan, rbf)
+        n = self.columns.n_samples
+        if not size or sparse is None or TABLE_MIN_USE * size > n:
+            return None
+        _, blocks, start, order = sparse
+        tables, targets = self._tables_of(plan, rbf, scales, size), plan.out_index[rbf]
+        packed, D, values = self._packed_blocks(), self._distance_buffer(), rbf.size * n
+
+        def fill(i, out) -> bool:
+            if self._keeps_distances() or out.dtype != np.float64:
+                return False  # kept distance rows are read by rows()
+            index = np.array([i], dtype=np.int64)
+            if use_threads(values):
+                loops.table_rows_parallel(index, packed, blocks, start, order, tables, targets,
+                                          out, D, row_parts(1, n))
+            else:
+                loops.table_rows(index, packed, blocks, start, order, tables, targets, out, D)
+            return True
+
+        return fill
 
     def combined_row_maker(self, plan, rbf, factors):
         """A function ``fill(indices, out) -> bool`` writing the rows ``indices`` of the sum
@@ -446,10 +547,8 @@ class RBFTables:
         def fill(indices, out) -> bool:
             if TABLE_MIN_USE * size > indices.size * n:
                 return False
-            threaded = indices.size > 1 and use_threads(rbf.size * indices.size * n)
-            run = loops.lookup_combined_rows_parallel if threaded else loops.lookup_combined_rows
             for a0, a1, D, slots in self._distance_chunks(indices, blocks):
-                run(D, slots, blocks, tables, out[a0:a1])
+                _combined_rows(D, slots, blocks, tables, out[a0:a1])
             return True
 
         return fill
