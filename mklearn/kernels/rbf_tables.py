@@ -18,6 +18,9 @@ integers, one byte each when below 256, and :meth:`RBFTables.keep_distance_rows`
 in an LRU row cache: they do not depend on the kernel weights, so the rows of every later
 ``K(d)`` cost loads only (w8a's 5 blocks: 200 kB a row of 39,799 points, against 318 kB for
 a row of ``K(d)`` in float64).
+
+On numba's threads the loops split the rows and, within a row, spans of points
+(:func:`row_parts`): a row cache asks for one row at a time.
 """
 
 from __future__ import annotations
