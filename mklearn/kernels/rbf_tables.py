@@ -437,11 +437,11 @@ class RBFTables:
         n = self.columns.n_samples
         if not size or (size > n if kind == "dots" else TABLE_MIN_USE * size > indices.size * n):
             return False
+        if distances is None and sparse is None:
+            return False
         tables = self._tables_of(plan, rbf, factors, size)
         threaded = use_threads(rbf.size * indices.size * n)
         if distances is None:
-            if sparse is None:
-                return False
             block_of, blocks, start, order = sparse
             if kind == "rows" and not self._keeps_distances():
                 self._table_rows(threaded, indices, sparse, tables, plan.out_index[rbf], out)
