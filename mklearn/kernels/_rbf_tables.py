@@ -61,12 +61,13 @@ def block_tables(tables, block_of, blocks):
 
 
 @njit(cache=True, inline="always")
-def span(part, parts, n):
-    """``(lo, hi)``: the points of part ``part`` when n points are cut into ``parts`` (bounds
-    multiples of 64: no two threads write one cache line)."""
+def row_span(task, parts, n):
+    """``(a, lo, hi)``: task ``task`` of the threaded loops is row a's points ``lo <= j < hi``,
+    each row's n points cut into ``parts`` spans (bounds multiples of 64: no two threads
+    write one cache line)."""
     size = ((n + parts - 1) // parts + 63) // 64 * 64
-    lo = min(part * size, n)
-    return lo, min(lo + size, n)
+    lo = min((task % parts) * size, n)
+    return task // parts, lo, min(lo + size, n)
 
 
 @njit(cache=True, inline="always")
@@ -121,11 +122,10 @@ def distance_rows(indices, blocks, packed, D):
 @njit(cache=True, nogil=True, parallel=True)
 def distance_rows_parallel(indices, blocks, packed, D, parts):
     """:func:`distance_rows` over numba's threads, each row cut into ``parts`` spans of
-    points (:func:`span`): one row of a9a's 8,000 points on two threads, not one."""
+    points (:func:`row_span`): one row of a9a's 8,000 points on two threads, not one."""
     n = D.shape[2]
     for task in prange(indices.shape[0] * parts):
-        lo, hi = span(task % parts, parts, n)
-        a = task // parts
+        a, lo, hi = row_span(task, parts, n)
         _distance_row(indices[a], blocks, packed, np.empty(hi - lo), D[a], lo, hi)
 
 
@@ -230,10 +230,9 @@ def lookup_combined_rows(D, slots, blocks, tables, out):
 @njit(cache=True, nogil=True, parallel=True)
 def lookup_combined_rows_parallel(D, slots, blocks, tables, out, parts):
     """:func:`lookup_combined_rows` over numba's threads, each row cut into ``parts`` spans
-    of points (:func:`span`)."""
+    of points (:func:`row_span`)."""
     for task in prange(slots.shape[0] * parts):
-        a = task // parts
-        lo, hi = span(task % parts, parts, out.shape[1])
+        a, lo, hi = row_span(task, parts, out.shape[1])
         _sum_row(D[slots[a]], blocks, tables, out[a], lo, hi)
 
 
@@ -262,11 +261,10 @@ def table_rows(indices, packed, blocks, start, order, tables, targets, out, D):
 @njit(cache=True, nogil=True, parallel=True)
 def table_rows_parallel(indices, packed, blocks, start, order, tables, targets, out, D, parts):
     """:func:`table_rows` over numba's threads, each row cut into ``parts`` spans of points
-    (:func:`span`), each task with its own ``D`` like the one given."""
+    (:func:`row_span`), each task with its own ``D`` like the one given."""
     n = out.shape[2]
     for task in prange(indices.shape[0] * parts):
-        a = task // parts
-        lo, hi = span(task % parts, parts, n)
+        a, lo, hi = row_span(task, parts, n)
         Da = np.empty_like(D[0])
         _distance_row(indices[a], blocks, packed, np.empty(hi - lo), Da, lo, hi)
         _kernel_rows(a, Da, blocks, start, order, tables, targets, out, lo, hi)
@@ -284,10 +282,9 @@ def lookup_rows(D, slots, blocks, start, order, tables, targets, out):
 @njit(cache=True, nogil=True, parallel=True)
 def lookup_rows_parallel(D, slots, blocks, start, order, tables, targets, out, parts):
     """:func:`lookup_rows` over numba's threads, each row cut into ``parts`` spans of points
-    (:func:`span`)."""
+    (:func:`row_span`)."""
     for task in prange(slots.shape[0] * parts):
-        a = task // parts
-        lo, hi = span(task % parts, parts, out.shape[2])
+        a, lo, hi = row_span(task, parts, out.shape[2])
         _kernel_rows(a, D[slots[a]], blocks, start, order, tables, targets, out, lo, hi)
 
 

@@ -194,12 +194,11 @@ class RowCache:
             maker = getattr(self.provider, "row_filler", None)
             self._fill = (maker() if maker is not None else None) or False
         as_rows = target.reshape(target.shape[0], 1, target.shape[1])
-        if self._fill and self._fill(i, as_rows):
-            pass
-        elif getattr(self.provider, "fills_out", False):
-            self.provider.rows([i], out=as_rows)
-        else:
-            target[...] = self.provider.rows([i])[:, 0, :]
+        if not (self._fill and self._fill(i, as_rows)):
+            if getattr(self.provider, "fills_out", False):
+                self.provider.rows([i], out=as_rows)
+            else:
+                target[...] = self.provider.rows([i])[:, 0, :]
         self.owner[slot] = i
         self.slot_of[i] = slot
         self.clock[0] += 1

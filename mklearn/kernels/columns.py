@@ -350,8 +350,6 @@ class KernelColumns:
         (then call :meth:`rows`). None when the rows are not all by tables (RBF kernels on
         sparse integer blocks). A row cache missing nearly every row (a9a, 8,000 points,
         50 kernels) spent about 50 us of checks per row beside 300-400 us of work."""
-        if self._single:
-            return None
         return self._tables.base_row_filler(*self._plan(None))
 
     def _rbf_rows(self, plan, scales, indices, sq_dist, out):

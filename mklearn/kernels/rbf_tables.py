@@ -136,7 +136,7 @@ def row_parts(rows: int, n: int) -> int:
     spans of at least ``SPAN_MIN_POINTS`` points (one row is then not one thread's; a9a, one
     row of 50 kernels against 4,000 points on two threads: 2 spans 49-51 us, 4 spans 54-59
     us, one thread 75-88 us)."""
-    wanted = -(-numba.get_num_threads() // max(rows, 1))
+    wanted = -(-threads.granted() // max(rows, 1))
     return max(1, min(wanted, n // SPAN_MIN_POINTS))
 
 
@@ -512,19 +512,13 @@ class RBFTables:
         n = self.columns.n_samples
         if not size or sparse is None or TABLE_MIN_USE * size > n:
             return None
-        _, blocks, start, order = sparse
         tables, targets = self._tables_of(plan, rbf, scales, size), plan.out_index[rbf]
-        packed, D, values = self._packed_blocks(), self._distance_buffer(), rbf.size * n
 
         def fill(i, out) -> bool:
             if self._keeps_distances() or out.dtype != np.float64:
                 return False  # kept distance rows are read by rows()
-            index = np.array([i], dtype=np.int64)
-            if use_threads(values):
-                loops.table_rows_parallel(index, packed, blocks, start, order, tables, targets,
-                                          out, D, row_parts(1, n))
-            else:
-                loops.table_rows(index, packed, blocks, start, order, tables, targets, out, D)
+            self._table_rows(use_threads(rbf.size * n), np.array([i], dtype=np.int64), sparse,
+                             tables, targets, out)
             return True
 
         return fill

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import numba
 from joblib import effective_n_jobs
 
-__all__ = ["numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES",
+__all__ = ["granted", "numba_threads", "one_blas_thread", "use_threads", "PARALLEL_MIN_VALUES",
            "PARALLEL_MIN_POINTS"]
 
 # Kernel values below which a threaded row loop is slower than the serial one (measured on
@@ -44,11 +44,17 @@ def numba_threads(n_jobs):
         _granted.n = granted
 
 
+def granted() -> int:
+    """Threads granted to the calling thread by :func:`numba_threads` (1 outside it); read
+    per row where ``numba.get_num_threads`` cost about 10 us a call."""
+    return getattr(_granted, "n", 1)
+
+
 def use_threads(n_values: int, minimum: int | None = None) -> bool:
     """Whether a loop producing ``n_values`` values should run on numba's threads (from
     ``minimum`` values on; default ``PARALLEL_MIN_VALUES``)."""
     minimum = PARALLEL_MIN_VALUES if minimum is None else minimum
-    return getattr(_granted, "n", 1) > 1 and n_values >= minimum
+    return granted() > 1 and n_values >= minimum
 
 
 def one_blas_thread(function):
