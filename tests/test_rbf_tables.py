@@ -100,6 +100,23 @@ def test_row_filler_fills_the_rows_of_rows(threaded, monkeypatch):
     assert KernelColumns(KernelBank(SPECS).fit(_points("real"))).row_filler() is None
 
 
+def test_base_tables_give_the_base_rows():
+    """``tables[k, D_i[kernel_block[k], j]]`` (SMO-MKL's base rows by table) holds the bits of
+    ``rows([i])``; no tables where a kernel is not RBF, the points are real, or the bank is
+    float32."""
+    X = _points("binary_sparse")
+    provider = KernelColumns(KernelBank(SPECS).fit(X))
+    tables, kernel_block, distance_rows = provider.base_tables()
+    indices = np.array([0, 299, 17])
+    D = distance_rows.rows(indices)  # (blocks, rows, n)
+    looked_up = tables[np.arange(len(SPECS))[:, None, None], D[kernel_block]]
+    assert looked_up.tobytes() == provider.rows(indices).tobytes()
+    assert KernelColumns(KernelBank(SPECS + [Linear()]).fit(X)).base_tables() is None
+    assert KernelColumns(KernelBank(SPECS).fit(_points("real"))).base_tables() is None
+    single = KernelBank(SPECS, dtype="float32").fit(X)
+    assert KernelColumns(single).base_tables() is None
+
+
 def test_tables_only_for_integer_blocks_of_bounded_distance():
     """Real-valued points, a block with one real column, or distances beyond the largest
     table: no table. Mixed kernel kinds keep their own loops for the others."""

@@ -9,11 +9,11 @@ from sklearn.svm import SVC
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
 from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
-from mklearn.kernels import RBF, KernelBank, resolve_kernels
+from mklearn.kernels import RBF, KernelBank, resolve_kernels, threads
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
 from mklearn.svm import mkl_step as core
-from mklearn.svm.rows import BaseRows
+from mklearn.svm.rows import BaseRows, TableBaseRows, base_rows
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +139,58 @@ def test_on_the_fly_rows_match_the_precomputed_stack(liver, unit_diagonals):
     np.testing.assert_allclose(
         on_the_fly.decision_function(X), precomputed.decision_function(stack), atol=1e-6
     )
+
+
+def _binary_problem(n=160, seed=0):
+    """Binary points (as a9a, w8a: RBF values by table on kept distance rows)."""
+    rng = np.random.default_rng(seed)
+    X = (rng.uniform(size=(n, 12)) < 0.2).astype(float)
+    score = X[:, 0] + X[:, 3] - X[:, 7] + X[:, 9] * X[:, 10] + 0.4 * rng.normal(size=n)
+    specs = [RBF(gamma=g) for g in (0.05, 0.5)] + [
+        RBF(gamma=0.3, features=(0, 3, 5, 7, 8)), RBF(gamma=1.0, features=(1, 2, 3, 9, 10, 11)),
+        RBF(gamma=0.1, features=(0, 3, 5, 7, 8))]
+    return X, score, KernelBank(specs, normalize="trace").fit(X)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("threaded", [False, True])
+def test_base_kernels_by_table_reach_the_optimum_of_the_rows(task, shrinking, threaded,
+                                                           monkeypatch):
+    """SMO-MKL reading its base kernels from tables by kept distance rows (a cache of 13
+    rows: evictions) reaches the optimum of the path reading cached base rows, serial or
+    threaded, with or without shrinking; and the exact optimum."""
+    X, score, bank = _binary_problem()
+    provider = KernelColumns(bank)
+    assert isinstance(base_rows(provider, 0.01), TableBaseRows)
+    regularizer = LpNorm(1.33, 1.0)
+    if task == "classification":
+        y = np.where(score > np.median(score), 1.0, -1.0)
+        def solve(**kw):
+            return smo_mkl(provider, y, 1.0, regularizer, tol=1e-8, max_iter=3000, **kw)
+    else:
+        y = score
+        def solve(**kw):
+            return smo_mkl_regression(provider, y, 10.0, regularizer, epsilon=0.2, tol=1e-8,
+                                      max_iter=3000, **kw)
+    if threaded:  # the per-sample passes in blocks of 16 samples on two threads
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+        monkeypatch.setattr(core, "MIN_BLOCK", 16)
+    with threads.numba_threads(2 if threaded else 1):
+        by_table = solve(cache_size=0.01, shrinking=shrinking)
+    assert by_table.converged
+    assert by_table.history[-1]["cache_bytes"] <= 0.01 * 2**20
+    with monkeypatch.context() as patch:
+        patch.setattr(provider, "base_tables", lambda: None)
+        assert type(base_rows(provider, 1.0)) is BaseRows
+        by_rows = solve(cache_size=1.0)
+    assert by_rows.converged
+    assert by_table.objective == pytest.approx(by_rows.objective, rel=1e-6)
+    np.testing.assert_allclose(by_table.kernel_weights, by_rows.kernel_weights, rtol=1e-4,
+                               atol=1e-6 * by_rows.kernel_weights.max())
+    if task == "classification" and not threaded and shrinking:
+        optimum = lp_mkl_optimum(bank.transform(X), y, 1.0, 1.33, 1.0)
+        assert by_table.objective == pytest.approx(optimum, rel=1e-4)
 
 
 def test_bad_input_is_named(liver):

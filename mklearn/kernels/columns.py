@@ -352,6 +352,15 @@ class KernelColumns:
         50 kernels) spent about 50 us of checks per row beside 300-400 us of work."""
         return self._tables.base_row_filler(*self._plan(None))
 
+    def base_tables(self):
+        """``(tables, kernel_block, distance_rows)`` when every base kernel is an RBF kernel
+        by table on sparse integer blocks (float64 bank): ``K_k[i, j] =
+        tables[k, D[i, kernel_block[k], j]]`` with ``D[i]`` row i of ``distance_rows`` (a row
+        provider of squared distances, shape (blocks, n) a row, for a
+        :class:`~mklearn.kernels.cache.RowCache`); None otherwise. SMO-MKL then keeps
+        distance rows in place of base rows (:class:`mklearn.svm.rows.TableBaseRows`)."""
+        return self._tables.base_tables(*self._plan(None))
+
     def _rbf_rows(self, plan, scales, indices, sq_dist, out):
         """The RBF rows, vectorised (an order of magnitude faster than the scalar ``exp`` of
         the numba loop). A float64 bank: :func:`~mklearn.kernels._numba.rbf_rows`, whose

@@ -523,6 +523,24 @@ class RBFTables:
 
         return fill
 
+    def base_tables(self, plan, scales):
+        """:meth:`KernelColumns.base_tables` for the full plan ``plan`` (``scales`` its
+        kernels' scales): the tables in kernel order, each kernel's sparse block, and the
+        distance rows; None unless every kernel is RBF by tables on sparse blocks."""
+        rbf = np.arange(plan.kinds.size)
+        if rbf.size == 0 or not (plan.kinds == KIND_RBF).all():
+            return None
+        size, sparse = self.layout(plan, rbf)
+        dtype = self._distance_dtype() if size and sparse is not None else None
+        if dtype is None or TABLE_MIN_USE * size > self.columns.n_samples:
+            return None
+        targets = plan.out_index[rbf]
+        tables = np.empty((rbf.size, size))
+        tables[targets] = self._tables_of(plan, rbf, scales, size)
+        kernel_block = np.empty(rbf.size, dtype=np.int64)
+        kernel_block[targets] = sparse[0]
+        return tables, kernel_block, _DistanceRows(self, dtype)
+
     def combined_row_maker(self, plan, rbf, factors):
         """A function ``fill(indices, out) -> bool`` writing the rows ``indices`` of the sum
         of the plan's RBF entries ``rbf`` (``factors``: weights times scales) into ``out``

@@ -13,7 +13,10 @@ Newton-Raphson on the one-dimensional concave function (eq. 11-15), or the close
 for p = 2 (eq. 16). The per-kernel outputs ``F[k] = K_k Y alpha`` (O(mn) numbers) and the
 quadratic terms ``g_k`` are updated from two kernel rows per step; rows come from a column
 provider (computed from X on demand, or sliced from a precomputed stack) through an LRU cache
-of ``cache_size`` MB. Kernel weights are ``d = grad r*(g / 2)`` (eq. 10).
+of ``cache_size`` MB; RBF kernels on binary or count features are read from tables by each
+point's squared distances, which the cache keeps in place of the rows
+(:class:`~mklearn.svm.rows.TableBaseRows`). Kernel weights are ``d = grad r*(g / 2)``
+(eq. 10).
 
 Stopping: the duality gap ``U - D(alpha)`` relative to ``|U|``, where
 ``U = r(d) + 1/2 sum_k d_k g_k + sum_i C_i max(0, 1 - y_i (f_i + b))`` is the MKL primal at
@@ -33,7 +36,7 @@ from mklearn.extending import implements
 from mklearn.formulation.losses import ClassificationTask, RegressionTask
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import mkl_step as core
-from mklearn.svm.rows import BaseRows
+from mklearn.svm.rows import base_rows
 from mklearn.svm.smo import SMOState, run_smo
 
 KKT_TOL_START = 1e-1
@@ -90,7 +93,9 @@ def smo_mkl(
     callback : callable, optional
         Called with the history record after each gap check.
     cache_size : float
-        MB of kernel rows kept (each row holds all m kernels: ``8 m n`` bytes).
+        MB of kernel rows kept (each row holds all m kernels: ``8 m n`` bytes; by table, a
+        point's distances on the b sparse feature blocks: ``b n`` bytes, ``2 b n`` when a
+        distance exceeds 255).
     closed_form : bool
         For p = 2, solve the one-dimensional problem by the cubic formula (else Newton).
     shrinking : bool
@@ -178,7 +183,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     n, m = provider.n_samples, provider.n_kernels
     kind, lam, q, prior = _regularizer_kind(regularizer, m)
     use_cubic = bool(closed_form and kind == core.KIND_LP and abs(q - 2.0) < 1e-12)
-    rows = BaseRows(provider, cache_size)
+    rows = base_rows(provider, cache_size)
     st = SMOState(signs, index, linear, upper, n, np.zeros(len(signs)))
     F = np.zeros((m, n))
     g = np.zeros(m)

@@ -34,11 +34,17 @@ import numpy as np
 from numba import njit
 
 from mklearn.svm.mkl_step import (
+    block_weighted_tables,
     cubic_step_length,
     kernel_weights,
     newton_step_length,
     snap,
+    table_pair_terms,
+    table_weighted_sum,
+    table_weighted_sum_parallel,
     update_outputs,
+    update_outputs_by_table,
+    update_outputs_by_table_parallel,
     update_outputs_parallel,
     weighted_sum,
     weighted_sum_parallel,
@@ -142,19 +148,65 @@ def _forget_rows(row_slot_of, row_owner):
 
 
 @njit(cache=True)
-def _update(F, store, slot_i, slot_j, step, d, fd, blocks):
-    """:func:`~mklearn.svm.mkl_step.update_outputs`, on numba's threads when ``blocks`` > 1."""
-    if blocks > 1:
+def _update(F, store, lookup, slot_i, slot_j, step, d, fd, blocks):
+    """:func:`~mklearn.svm.mkl_step.update_outputs` (or its version by table), on numba's
+    threads when ``blocks`` > 1."""
+    distances, tables, kernel_block, _ = lookup
+    if tables.shape[0] > 0:
+        Di, Dj = distances[slot_i], distances[slot_j]
+        if blocks > 1:
+            update_outputs_by_table_parallel(F, Di, Dj, tables, kernel_block, step, d, fd,
+                                             blocks)
+        else:
+            update_outputs_by_table(F, Di, Dj, tables, kernel_block, step, d, fd)
+    elif blocks > 1:
         update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks)
     else:
         update_outputs(F, store, slot_i, slot_j, step, d, fd)
 
 
 @njit(cache=True)
+def _combined_row(store, lookup, slot, d_diag, out, blocks):
+    """Row ``out`` of ``K(d_diag)`` from the base rows in ``store[slot]`` or, by table, from
+    the distance row ``distances[slot]``."""
+    distances, tables, _, block_tables = lookup
+    if tables.shape[0] == 0:
+        _combine(d_diag, store[slot], out, blocks)
+    elif blocks > 1:
+        table_weighted_sum_parallel(distances[slot], block_tables, out, blocks)
+    else:
+        table_weighted_sum(distances[slot], block_tables, out)
+
+
+@njit(cache=True)
+def _pair_terms(store, lookup, slot_i, slot_j, si, sj, a_k):
+    """``a_k = K_k[i, i] + K_k[j, j] - 2 K_k[i, j]`` for every base kernel."""
+    distances, tables, kernel_block, _ = lookup
+    if tables.shape[0] > 0:
+        table_pair_terms(distances[slot_i], distances[slot_j], si, sj, tables, kernel_block,
+                         a_k)
+    else:
+        for k in range(a_k.size):
+            a_k[k] = store[slot_i, k, si] + store[slot_j, k, sj] - 2.0 * store[slot_i, k, sj]
+
+
+@njit(cache=True)
+def _steer_by(d, base_diag, qdiag, d_diag, lookup, row_slot_of, row_owner, blocks):
+    """Make ``d`` the weights the working-set search reads: ``diag K(d)``, the block tables
+    of ``K(d)`` (by table), and no row of ``K(d_diag)`` kept."""
+    _combine(d, base_diag, qdiag, blocks)
+    d_diag[:] = d
+    _, tables, kernel_block, block_tables = lookup
+    if tables.shape[0] > 0:
+        block_weighted_tables(d, tables, kernel_block, block_tables)
+    _forget_rows(row_slot_of, row_owner)
+
+
+@njit(cache=True)
 def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_slot_of,
-             row_owner, d_diag, store, slot_of, last_used, clock, active, state, step_kind, F,
-             g, d, base_diag, kind, lam, q, prior, use_cubic, tol, max_steps, shrinking,
-             blocks):
+             row_owner, d_diag, store, lookup, slot_of, last_used, clock, active, state,
+             step_kind, F, g, d, base_diag, kind, lam, q, prior, use_cubic, tol, max_steps,
+             shrinking, blocks):
     """Run SMO steps in place until a row is missing, the problem is solved to ``tol``, the
     gradient must be rebuilt, or ``max_steps`` steps are taken.
 
@@ -173,6 +225,13 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_s
     ``F`` stay exact on every sample (shrinking spares only the working-set search and the
     gradient updates: the caller rebuilds ``G`` from ``d' F``). ``blocks``: the MKL step's
     per-sample passes run on numba's threads in that many blocks of samples (1: serially).
+
+    ``lookup`` is ``(distances, tables, kernel_block, block_tables)``. With ``STEP_MKL`` and
+    tables (``tables`` of shape (m, size), not (0, size)), the slots hold distance rows
+    ``distances[slot]`` (shape (blocks, n), unsigned integers) in place of ``store``'s base
+    rows: ``K_k[i, s] = tables[k, distances[slot_of[i], kernel_block[k], s]]``, and
+    ``block_tables`` (shape (blocks, size)) holds the tables of ``K(d_diag)`` per block
+    (:mod:`mklearn.svm.mkl_step`).
     """
     n_var = alpha.size
     mkl = step_kind == STEP_MKL
@@ -187,10 +246,8 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_s
             flags[t] = _flag(alpha, y, upper, t)
         if mkl:
             kernel_weights(g, kind, lam, q, prior, d)
-            _combine(d, base_diag, qdiag, blocks)
             _combine(d, F, fd, blocks)
-            d_diag[:] = d
-            _forget_rows(row_slot_of, row_owner)
+            _steer_by(d, base_diag, qdiag, d_diag, lookup, row_slot_of, row_owner, blocks)
             state[COMBINED_NEXT] = 0
             for a in range(state[N_ACTIVE]):
                 t = active[a]
@@ -238,7 +295,7 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_s
                     state[COMBINED_NEXT] = (r + 1) % row_owner.size
                     if row_owner[r] >= 0:
                         row_slot_of[row_owner[r]] = -1
-                    _combine(d_diag, store[slot_i], row_buf[r], blocks)
+                    _combined_row(store, lookup, slot_i, d_diag, row_buf[r], blocks)
                     row_owner[r] = si
                     row_slot_of[si] = r
                 row_i = row_buf[r]
@@ -301,8 +358,8 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_s
         lower = max(lo_i, lo_j)
         upper_t = min(hi_i, hi_j)
         if mkl:
+            _pair_terms(store, lookup, slot_i, slot_j, si, sj, a_k)
             for k in range(m):
-                a_k[k] = store[slot_i, k, si] + store[slot_j, k, sj] - 2.0 * store[slot_i, k, sj]
                 b_k[k] = F[k, si] - F[k, sj]
             c1 = y[j] * linear[j] - y[i] * linear[i]
             if use_cubic:
@@ -329,16 +386,14 @@ def smo_loop(alpha, G, y, index, linear, upper, flags, qdiag, fd, row_buf, row_s
             for k in range(m):
                 g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
             kernel_weights(g, kind, lam, q, prior, d)
-            _update(F, store, slot_i, slot_j, step, d, fd, blocks)
+            _update(F, store, lookup, slot_i, slot_j, step, d, fd, blocks)
             drift = 0.0
             norm = 0.0
             for k in range(m):
                 drift += abs(d[k] - d_diag[k])
                 norm += abs(d[k])
             if drift > DIAG_DRIFT * norm:
-                _combine(d, base_diag, qdiag, blocks)
-                d_diag[:] = d
-                _forget_rows(row_slot_of, row_owner)
+                _steer_by(d, base_diag, qdiag, d_diag, lookup, row_slot_of, row_owner, blocks)
             next_i, next_up = -1, -np.inf
             for a in range(n_active):
                 t = active[a]

@@ -13,7 +13,9 @@ the core's gradient reconstruction.
   MB; :class:`CombinedRows`, those of ``K(d) = sum_k d_k K_k`` combined from base-kernel
   rows of a provider (computed from X, or sliced from a stack) over the kernels with
   ``d_k > 0`` (products of RBF kernels have their own source, :mod:`mklearn.formulation.products`).
-- :class:`BaseRows`: rows of every base kernel, for the SMO-MKL step.
+- :class:`BaseRows`: rows of every base kernel, for the SMO-MKL step;
+  :class:`TableBaseRows`, the same read from tables by kept distance rows (RBF kernels on
+  integer points, :mod:`mklearn.kernels.rbf_tables`); :func:`base_rows` picks one.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mklearn._stack_ops import (
     combine_rows_parallel,
     rows_product,
 )
+from mklearn.extending import implements
 from mklearn.kernels.cache import MB, RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
 
@@ -344,3 +347,47 @@ class BaseRows:
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
         return support_products(self._provider, v)
+
+    def lookup(self):
+        """``(distances, tables, kernel_block)`` when the slots hold distance rows whose
+        values the tables give (:class:`TableBaseRows`); None: the slots hold the rows."""
+        return None
+
+
+class TableBaseRows(BaseRows):
+    """Rows of every base kernel read from tables: the LRU cache keeps each point's squared
+    distances on the sparse feature blocks (one or two bytes a value, against ``8 m`` bytes
+    of base rows), and ``K_k[i, s] = tables[k, D_i[kernel_block[k], s]]``.
+
+    Parameters
+    ----------
+    provider : KernelColumns
+        The base kernels (diagonals and ``K_k v`` come from it).
+    found : tuple
+        ``(tables, kernel_block, distance_rows)`` from ``provider.base_tables()``: tables of
+        shape (m, size), each kernel's block (m,), and the row provider of distance rows.
+    cache_size : float
+        MB of distance rows kept.
+    """
+
+    def __init__(self, provider: Any, found: tuple, cache_size: float) -> None:
+        tables, kernel_block, distance_rows = found
+        self.cache = RowCache(distance_rows, cache_size)
+        self.n_samples = provider.n_samples
+        self.store, self.slot_of = self.cache.store, self.cache.slot_of
+        self.last_used, self.clock = self.cache.last_used, self.cache.clock
+        self._provider = provider
+        self._lookup = (self.cache.store, np.ascontiguousarray(tables, dtype=np.float64),
+                        np.ascontiguousarray(kernel_block, dtype=np.int64))
+
+    def lookup(self):
+        return self._lookup
+
+
+def base_rows(provider: Any, cache_size: float) -> BaseRows:
+    """The rows of every base kernel for SMO-MKL: by table when the provider offers tables
+    (``base_tables()``, RBF kernels on sparse integer points), else the rows themselves."""
+    found = provider.base_tables() if implements(provider, "base_tables") else None
+    if found is None:
+        return BaseRows(provider, cache_size)
+    return TableBaseRows(provider, found, cache_size)

@@ -127,6 +127,10 @@ class SMOState:
 
 _NO_MKL = (np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)), 0, 1.0, 2.0,
            np.zeros(1), False)
+# smo_loop's lookup without tables, and its store when the slots hold distance rows
+_NO_TABLES = (np.zeros((1, 1, 1), dtype=np.uint8), np.zeros((0, 1)), np.zeros(1, np.int64),
+              np.zeros((1, 1)))
+_NO_ROWS = np.zeros((1, 1, 1))
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
 
@@ -174,7 +178,9 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     for the whole gradient and before returning with variables shrunk.
 
     ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step
-    (``base_diag`` of shape (m, n), or (m, 1) for diagonals constant along the samples).
+    (``base_diag`` of shape (m, n), or (m, 1) for diagonals constant along the samples);
+    its base rows are ``rows.store``'s, or looked up by ``rows.lookup()`` (tables and the
+    distance rows in the slots) when that is not None.
     ``gap`` (SVM steps only): also stop, as solved, once :func:`duality_gap_bound` is at most
     ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
     variables are shrunk and the stale one says so; each rebuild that does not stop the run
@@ -195,7 +201,15 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
     fd = np.empty(1 if mkl is None else st.n_samples)
     n_rows = 1 if mkl is None else combined_rows_kept(*mkl[0].shape)
-    row_buf = np.empty((n_rows, 1 if mkl is None else st.n_samples), dtype=rows.store.dtype)
+    found = None if mkl is None else rows.lookup()
+    if found is None:
+        store, lookup = rows.store, _NO_TABLES
+    else:  # the slots hold distance rows; base values come from the tables
+        distances, tables, kernel_block = found
+        store = _NO_ROWS
+        block_tables = np.zeros((distances.shape[1], tables.shape[1]))
+        lookup = (distances, tables, kernel_block, block_tables)
+    row_buf = np.empty((n_rows, 1 if mkl is None else st.n_samples), dtype=store.dtype)
     row_slot_of = np.full(1 if mkl is None else st.n_samples, -1, dtype=np.int64)
     row_owner = np.full(n_rows, -1, dtype=np.int64)
     d_diag = np.zeros(1 if mkl is None else mkl[0].shape[0])
@@ -211,8 +225,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     while True:
         status, missing, steps, violation = core.smo_loop(
             st.alpha, st.G, st.signs, st.index, st.linear, st.upper, flags, qdiag, fd, row_buf,
-            row_slot_of, row_owner, d_diag, rows.store, rows.slot_of, rows.last_used, rows.clock,
-            st.active, st.state, step_kind, *extra, float(tol),
+            row_slot_of, row_owner, d_diag, store, lookup, rows.slot_of, rows.last_used,
+            rows.clock, st.active, st.state, step_kind, *extra, float(tol),
             int(min(max_steps, next_gap, next_stop) - total), bool(shrinking), blocks,
         )
         total += steps
