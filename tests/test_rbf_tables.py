@@ -100,10 +100,14 @@ def test_row_filler_fills_the_rows_of_rows(threaded, monkeypatch):
     assert KernelColumns(KernelBank(SPECS).fit(_points("real"))).row_filler() is None
 
 
-def test_base_tables_give_the_base_rows():
+@pytest.mark.parametrize("threaded", [False, True])
+def test_base_tables_give_the_base_rows(threaded, monkeypatch):
     """``tables[k, D_i[kernel_block[k], j]]`` (SMO-MKL's base rows by table) holds the bits of
-    ``rows([i])``; no tables where a kernel is not RBF, the points are real, or the bank is
-    float32."""
+    ``rows([i])``, and a row cache filled through the distance rows' filler holds those of
+    their ``rows()``; no tables where a kernel is not RBF, the points are real, or the bank
+    is float32."""
+    from mklearn.kernels.cache import RowCache
+
     X = _points("binary_sparse")
     provider = KernelColumns(KernelBank(SPECS).fit(X))
     tables, kernel_block, distance_rows = provider.base_tables()
@@ -111,6 +115,14 @@ def test_base_tables_give_the_base_rows():
     D = distance_rows.rows(indices)  # (blocks, rows, n)
     looked_up = tables[np.arange(len(SPECS))[:, None, None], D[kernel_block]]
     assert looked_up.tobytes() == provider.rows(indices).tobytes()
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)
+        monkeypatch.setattr(rbf_tables, "SPAN_MIN_POINTS", 64)
+    cache = RowCache(distance_rows, 0.01)
+    with threads.numba_threads(2 if threaded else 1):
+        got = np.stack([cache.get(i).copy() for i in indices], axis=1)
+    assert cache._fill is not False
+    assert got.tobytes() == D.tobytes()
     assert KernelColumns(KernelBank(SPECS + [Linear()]).fit(X)).base_tables() is None
     assert KernelColumns(KernelBank(SPECS).fit(_points("real"))).base_tables() is None
     single = KernelBank(SPECS, dtype="float32").fit(X)
