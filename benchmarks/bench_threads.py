@@ -9,7 +9,11 @@
    (the crossover that sets ``mklearn.kernels.threads.PARALLEL_MIN_VALUES``).
 2. A fit bound by kernel rows: SMO-MKL (p = 1.33) on ``--n`` points with a small row cache
    (``--cache-size`` MB), ``n_jobs=1`` against ``n_jobs=2``, ``--repeats`` fits each in
-   alternating order (the medians are compared); the objective must be identical.
+   alternating order (the medians are compared); the objective must be identical. Since
+   session 34 the cache keeps each point's squared distances, and every SMO step looks up
+   the two rows of all 50 kernels in their tables (a9a and w8a are binary:
+   :class:`mklearn.svm.rows.TableBaseRows`); before, it kept base rows of 3.2 MB and missed
+   nearly all of them.
 
     python benchmarks/bench_threads.py [--data a9a] [--n 8000] [--cache-size 100] [--tol 1e-2]
         [--repeats 3]

@@ -327,8 +327,9 @@ class CombinedRows(CachedRows):
 class BaseRows:
     """Rows of every base kernel of a provider, LRU-cached (the SMO-MKL step reads them)."""
 
-    def __init__(self, provider: Any, cache_size: float) -> None:
-        self.cache = RowCache(provider, cache_size)
+    def __init__(self, provider: Any, cache_size: float, slots: Any = None) -> None:
+        # the rows the cache's slots hold: the provider's, or those of ``slots``
+        self.cache = RowCache(provider if slots is None else slots, cache_size)
         self.n_samples = provider.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
@@ -372,11 +373,7 @@ class TableBaseRows(BaseRows):
 
     def __init__(self, provider: Any, found: tuple, cache_size: float) -> None:
         tables, kernel_block, distance_rows = found
-        self.cache = RowCache(distance_rows, cache_size)
-        self.n_samples = provider.n_samples
-        self.store, self.slot_of = self.cache.store, self.cache.slot_of
-        self.last_used, self.clock = self.cache.last_used, self.cache.clock
-        self._provider = provider
+        super().__init__(provider, cache_size, slots=distance_rows)
         self._lookup = (self.cache.store, np.ascontiguousarray(tables, dtype=np.float64),
                         np.ascontiguousarray(kernel_block, dtype=np.int64))
 
