@@ -183,18 +183,12 @@ class _DistanceRows:
         """``fill(i, out)``: row i computed straight into a slot (``out`` of shape (blocks,
         1, n)), with the arrays found once (a row cache missing thousands of rows: about
         90 us of Python and a copy a row, beside 115 us of work on w8a's 8,000 points)."""
-        tables = self.tables
         blocks = np.arange(self.n_kernels, dtype=np.int64)
-        packed = tables._packed_blocks()
 
         def fill(i, out) -> bool:
-            D = out.reshape(1, out.shape[0], out.shape[2])  # the slot itself
-            index = np.array([i], dtype=np.int64)
-            if use_threads(D.shape[2], threads.PARALLEL_MIN_POINTS):
-                loops.distance_rows_parallel(index, blocks, packed, D, row_parts(1, D.shape[2]))
-            else:
-                loops.distance_rows(index, blocks, packed, D)
-            return True
+            self.tables.compute_distances(np.array([i], dtype=np.int64), blocks,
+                                          out.reshape(1, out.shape[0], out.shape[2]))
+            return True  # the slot itself: (blocks, 1, n) holds one row's (1, blocks, n)
 
         return fill
 
@@ -521,16 +515,25 @@ class RBFTables:
         return np.empty((1, len(self.sparse_parts()[1]), self.columns.n_samples),
                         dtype=self._distance_dtype() or np.uint16)
 
-    def base_row_filler(self, plan, scales):
-        """:meth:`KernelColumns.row_filler` for the full plan ``plan`` (``scales`` its
-        kernels' scales): None unless every kernel is RBF by tables on sparse blocks."""
+    def _bank_by_table(self, plan):
+        """``(rbf, size, sparse)`` (:meth:`layout`) when every kernel of the full plan
+        ``plan`` is RBF by tables on sparse blocks and a table pays for a row; else None."""
         rbf = np.arange(plan.kinds.size)
         if rbf.size == 0 or not (plan.kinds == KIND_RBF).all():
             return None
         size, sparse = self.layout(plan, rbf)
-        n = self.columns.n_samples
-        if not size or sparse is None or TABLE_MIN_USE * size > n:
+        if not size or sparse is None or TABLE_MIN_USE * size > self.columns.n_samples:
             return None
+        return rbf, size, sparse
+
+    def base_row_filler(self, plan, scales):
+        """:meth:`KernelColumns.row_filler` for the full plan ``plan`` (``scales`` its
+        kernels' scales): None unless every kernel is RBF by tables on sparse blocks."""
+        found = self._bank_by_table(plan)
+        if found is None:
+            return None
+        rbf, size, sparse = found
+        n = self.columns.n_samples
         tables, targets = self._tables_of(plan, rbf, scales, size), plan.out_index[rbf]
 
         def fill(i, out) -> bool:
@@ -546,13 +549,11 @@ class RBFTables:
         """:meth:`KernelColumns.base_tables` for the full plan ``plan`` (``scales`` its
         kernels' scales): the tables in kernel order, each kernel's sparse block, and the
         distance rows; None unless every kernel is RBF by tables on sparse blocks."""
-        rbf = np.arange(plan.kinds.size)
-        if rbf.size == 0 or not (plan.kinds == KIND_RBF).all():
+        found = self._bank_by_table(plan)
+        dtype = None if found is None else self._distance_dtype()
+        if dtype is None:
             return None
-        size, sparse = self.layout(plan, rbf)
-        dtype = self._distance_dtype() if size and sparse is not None else None
-        if dtype is None or TABLE_MIN_USE * size > self.columns.n_samples:
-            return None
+        rbf, size, sparse = found
         targets = plan.out_index[rbf]
         tables = np.empty((rbf.size, size))
         tables[targets] = self._tables_of(plan, rbf, scales, size)
