@@ -31,6 +31,7 @@ import numpy as np
 
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
+from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.svm.rows import CombinedRows, NewestRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
@@ -49,7 +50,7 @@ PASS_VALUES = 1_000_000_000
 RESCATTERS = 3
 
 
-class DaskKernels:
+class DaskKernels(KernelOperator):
     """``K(d) = sum_k d_k K_k`` with the per-kernel passes on a Dask cluster.
 
     Parameters
@@ -86,9 +87,7 @@ class DaskKernels:
         ``RESCATTERS`` re-sends; the message says what to do).
     """
 
-    name = "sum"
-    linear = True
-    thread_safe = False  # the wrapped operator's row cache
+    capabilities = Capabilities(support_products=False, thread_safe=False)  # the local cache
 
     def __init__(self, local: Any, client: Any = None, n_blocks: int | None = None) -> None:
         self.local = local
@@ -186,19 +185,24 @@ class DaskKernels:
         P = self.products(v, kernels)
         return (P * v).sum(axis=1), P
 
-    def combined_rows(self, indices, kernels, weights, restrict=False) -> np.ndarray:
+    def combined_rows(self, indices, kernels, weights, restrict=False, out=None) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices, :]``, shape (len(indices), n) (with
-        ``restrict``, columns ``indices`` only): each worker sums its block, the client adds
-        the blocks in block order. Small requests (under ``DISTRIBUTE_MIN_VALUES`` kernel
-        values) stay in this process."""
+        ``restrict``, columns ``indices`` only; into ``out`` when given): each worker sums
+        its block, the client adds the blocks in block order. Small requests (under
+        ``DISTRIBUTE_MIN_VALUES`` kernel values) stay in this process."""
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
         if kernels.size * indices.size * self.n_samples < DISTRIBUTE_MIN_VALUES:
-            return self.local.combined_rows(indices, kernels, weights, restrict)
-        width = indices.size if restrict else self.n_samples
-        return self._weighted_pass(passes.weighted_rows, kernels, weights, (indices,),
-                                   (restrict,), (indices.size, width))
+            rows = self.local.combined_rows(indices, kernels, weights, restrict)
+        else:
+            width = indices.size if restrict else self.n_samples
+            rows = self._weighted_pass(passes.weighted_rows, kernels, weights, (indices,),
+                                       (restrict,), (indices.size, width))
+        if out is None:
+            return rows
+        out[...] = rows
+        return out
 
     def combined_rows_per_call(self, n_kernels: int) -> int:
         """Rows of ``K(d)`` over ``n_kernels`` active kernels worth one pass on the workers

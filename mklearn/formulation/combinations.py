@@ -14,6 +14,7 @@ from mklearn._stack_ops import (
 )
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation.support_blocks import SupportBlocks
+from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.threads import use_threads
 from mklearn.svm.rows import StackCombinedRows
 
@@ -47,7 +48,7 @@ def kernel_major(stack: np.ndarray) -> np.ndarray:
     return out
 
 
-class SumOfKernels(KernelParameterisation):
+class SumOfKernels(KernelOperator, KernelParameterisation):
     """``K(d) = sum_k d_k K_k`` over a precomputed stack.
 
     Parameters
@@ -63,8 +64,7 @@ class SumOfKernels(KernelParameterisation):
         recomputed.
     """
 
-    name = "sum"
-    linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
+    capabilities = Capabilities(stack=True, support_products=False)
 
     def __init__(self, stack: np.ndarray, kernel_sum: np.ndarray | None = None):
         self.n_samples = stack.shape[0]

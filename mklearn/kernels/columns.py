@@ -52,6 +52,7 @@ from .bank import (
     kernel_diagonals,
     sparse_block,
 )
+from .base import Capabilities, KernelOperator
 from .rbf_tables import RBFTables
 from .specs import KIND_RBF
 from .threads import use_threads
@@ -59,7 +60,7 @@ from .threads import use_threads
 __all__ = ["KernelColumns", "StackColumns"]
 
 
-class KernelColumns:
+class KernelColumns(KernelOperator):
     """Rows of the base kernels of a fitted :class:`KernelBank`, computed from the points.
 
     Kernels on the same feature block share one inner product / distance per pair (one BLAS
@@ -108,6 +109,9 @@ class KernelColumns:
     """
 
     dtype = np.dtype(np.float64)
+    capabilities = Capabilities(
+        fills_out=True, row_filler=True, sums_rows=True, combined_row_maker=True, base_tables=True,
+        distance_rows=True, restricted=True, kernel_subset=True, row_dots=True)
 
     def __init__(self, bank: KernelBank, X: Any = None) -> None:
         if not isinstance(bank, KernelBank) or not hasattr(bank, "trace_scales_"):
@@ -521,7 +525,7 @@ class KernelColumns:
                            else np.einsum("taj,aj->ta", rows, V))
         return out
 
-    def combined_rows(self, indices: Any, kernels: Any, weights: Any,
+    def combined_rows(self, indices: Any, kernels: Any, weights: Any, restrict: bool = False,
                       out: np.ndarray | None = None) -> np.ndarray:
         """``sum_t weights[t] K_{kernels[t]}[indices, :]``: rows of a weighted sum of kernels,
         the RBF kernels of a float64 bank summed as they are evaluated (each inner product
@@ -536,18 +540,25 @@ class KernelColumns:
             Kernel indices in ``[0, n_kernels)``.
         weights : array-like of float, shape (len(kernels),)
             The weight of each.
+        restrict : bool, default False
+            Columns ``indices`` only (the block ``K(d)[indices][:, indices]``).
         out : ndarray of shape (len(indices), n_samples), float64, C-contiguous, optional
-            Where to write the rows (a row cache's slots: no copy, no fresh pages).
+            Where to write the rows (a row cache's slots: no copy, no fresh pages); not
+            with ``restrict``.
 
         Returns
         -------
         ndarray of shape (len(indices), n_samples), float64: ``out`` when given
+            (len(indices), len(indices)) with ``restrict``.
 
         Raises
         ------
         ValueError
             If an index is out of range or not an integer.
         """
+        if restrict:
+            chosen = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+            return self.combined_rows(chosen, kernels, weights)[:, chosen]
         indices, kernels, plan, scales = self._request(indices, kernels)
         weights = np.asarray(weights, dtype=np.float64)
         if out is None:
@@ -625,7 +636,7 @@ def _dense_rows(points, indices):
     return points[indices]
 
 
-class StackColumns:
+class StackColumns(KernelOperator):
     """The column-provider interface over a precomputed ``(n, n, m)`` stack.
 
     Parameters
@@ -649,6 +660,7 @@ class StackColumns:
     """
 
     dtype = np.dtype(np.float64)
+    capabilities = Capabilities(kernel_subset=True)
 
     def __init__(self, stack: Any) -> None:
         stack = np.asarray(stack)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mklearn.kernels import passes
+from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.cache import MB, RowCache
 from mklearn.svm.rows import CombinedRows, NewestRows, combined_diagonal
 
@@ -44,7 +45,7 @@ def row_path_bytes(n_samples: int, n_kernels: int, cache_size: float,
     return int(cache_size * MB) + 4 * 8 * n_samples * n_kernels + int(points_bytes)
 
 
-class RowKernels:
+class RowKernels(KernelOperator):
     """``K(d) = sum_k d_k K_k`` over base kernels whose rows a provider computes on demand.
 
     Parameters
@@ -71,10 +72,10 @@ class RowKernels:
         minimum).
     """
 
-    name = "sum"
-    fills_combined_rows = True  # combined_rows(..., out=) writes into a row cache's slots
-    linear = True  # K(d) is linear in d: the duality gap of ALGORITHMS.md section 1 applies
-    thread_safe = False  # one row cache, written on misses: one solve at a time
+    # one row cache, written on misses: one solve at a time; the terms come with products
+    # only while the support's rows fit in the cache
+    capabilities = Capabilities(combined_row_maker=True, support_products=False,
+                                thread_safe=False)
 
     def __init__(self, provider: Any, cache_size: float = 200.0) -> None:
         self.provider = provider

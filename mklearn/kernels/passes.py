@@ -51,7 +51,7 @@ class _Buffer:
 
 def _rows(source, indices, kernels, buffer):
     """``source.rows(indices, kernels)``, written into ``buffer`` when the source can."""
-    if not getattr(source, "fills_out", False):
+    if not source.capabilities.fills_out:
         return source.rows(indices, kernels)
     shape = (len(kernels), len(indices), source.n_samples)
     return source.rows(indices, kernels, out=buffer.take(shape))
@@ -75,7 +75,7 @@ def quadratic_terms(provider, support, v_s, kernels=None):
     rows against the columns from the band on, off-diagonal entries counted twice. That is
     ``(1 + 1 / SYMMETRIC_BANDS) / 2`` of the kernel values of the whole block."""
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
-    restricted = getattr(provider, "restricted", None)
+    restricted = provider.restricted if provider.capabilities.restricted else None
     g = np.zeros(picked.size)
     buffer, product = _Buffer(), _Buffer()
     if restricted is None:
@@ -94,7 +94,7 @@ def quadratic_terms(provider, support, v_s, kernels=None):
         v_band, v_rest = v_s[r0:r1], v_s[r1:]
         columns = np.arange(r1 - r0)
         step_rows, step_kernels = _chunks(picked.size, r1 - r0, source.n_samples)
-        row_dots = getattr(source, "row_dots", None)
+        row_dots = source.row_dots if source.capabilities.row_dots else None
         for a0 in range(0, r1 - r0, step_rows):
             rows = columns[a0:a0 + step_rows]
             # within the band: 2 above the diagonal, 1 on it, 0 below
@@ -126,8 +126,7 @@ def products(provider, support, v_s, kernels=None):
     """``K_k v`` over the support (rows ``support`` weighted by ``v_s``) for ``k =
     kernels[t]``; float64 of shape (len(kernels), n): by the provider's ``support_products``
     when it has one that applies (tables on sparse points), else from rows in chunks."""
-    own = getattr(provider, "support_products", None)
-    found = None if own is None else own(support, v_s, kernels)
+    found = provider.support_products(support, v_s, kernels)
     if found is not None:
         return found
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
@@ -150,13 +149,14 @@ def weighted_rows(provider, indices, kernel_weights, restrict=False, out=None):
     ``out`` (C-contiguous, of that shape) when given."""
     kernels, weights = kernel_weights
     picked = np.arange(provider.n_kernels) if kernels is None else np.asarray(kernels)
-    restricted = getattr(provider, "restricted", None) if restrict else None
+    restricted = (provider.restricted if restrict and provider.capabilities.restricted
+                  else None)
     source = provider if restricted is None else restricted(indices)
     positions = indices if restricted is None else np.arange(indices.size)
     columns = indices if restrict and restricted is None else slice(None)
     step_rows, step_kernels = _chunks(picked.size, indices.size, source.n_samples)
     width = indices.size if restrict else source.n_samples
-    combined = getattr(source, "combined_rows", None)
+    combined = source.combined_rows if source.capabilities.sums_rows else None
     if combined is not None and out is not None and not restrict:  # straight into out
         for r0 in range(0, indices.size, step_rows):
             combined(positions[r0:r0 + step_rows], picked, weights, out=out[r0:r0 + step_rows])

@@ -25,6 +25,7 @@ from ._strings_numba import (
     wd_block,
 )
 from .bank import _check_index_array
+from .base import Capabilities, KernelOperator
 from .strings import (
     _MAX_LINADD_CODE,
     Sequences,
@@ -284,7 +285,7 @@ class StringKernelBank:
         return values.astype(self.dtype, copy=False).transpose(1, 2, 0)
 
 
-class StringColumns:
+class StringColumns(KernelOperator):
     """Rows of the string kernels of a fitted :class:`StringKernelBank`, on demand.
 
     The column-provider interface of :mod:`mklearn.kernels.columns` (``n_samples``,
@@ -303,6 +304,7 @@ class StringColumns:
     """
 
     dtype = np.dtype(np.float64)
+    capabilities = Capabilities(linadd=True)
 
     def __init__(self, bank: StringKernelBank) -> None:
         if not isinstance(bank, StringKernelBank) or not hasattr(bank, "trace_scales_"):
