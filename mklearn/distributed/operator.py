@@ -31,7 +31,7 @@ import numpy as np
 
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
-from mklearn.svm.rows import CombinedRows, NewestRows
+from mklearn.kernels.row_sources import CombinedRows, NewestRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 
