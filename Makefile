@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mklearn tests benchmarks
+	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -q

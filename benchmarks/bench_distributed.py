@@ -210,8 +210,8 @@ def one_pass(setup, provider, args):
     and of ``--rows`` rows of ``K(d)`` at uniform d: the per-block costs."""
     from mklearn.distributed import DaskKernels
     from mklearn.kernels.operator import RowKernels
+    from mklearn.kernels.row_sources import CombinedRows
     from mklearn.kernels.threads import numba_threads
-    from mklearn.svm.rows import CombinedRows
 
     n, m = provider.n_samples, provider.n_kernels
     local = RowKernels(provider, max(args.cache_size, 1.05 * 2 * 8 * (m + 1) * n / 2**20))

@@ -12,8 +12,8 @@
    alternating order (the medians are compared); the objective must be identical. Since
    session 34 the cache keeps each point's squared distances, and every SMO step looks up
    the two rows of all 50 kernels in their tables (a9a and w8a are binary:
-   :class:`mklearn.svm.rows.TableBaseRows`); before, it kept base rows of 3.2 MB and missed
-   nearly all of them.
+   :class:`mklearn.kernels.row_sources.TableBaseRows`); before, it kept base rows of 3.2 MB
+   and missed nearly all of them.
 
     python benchmarks/bench_threads.py [--data a9a] [--n 8000] [--cache-size 100] [--tol 1e-2]
         [--repeats 3]

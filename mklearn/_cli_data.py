@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from mklearn import datasets
+from mklearn.kernels import mwumkl_kernels
+from mklearn.kernels.strings import wd_sub_kernels
 
 
 @dataclass(frozen=True)
@@ -22,15 +24,11 @@ class Family:
 
 
 def _mwumkl_all():
-    from mklearn.kernels import mwumkl_kernels
-
     return mwumkl_kernels(per_feature=False)
 
 
 def _wd(by):
     def make():
-        from mklearn.kernels.strings import wd_sub_kernels
-
         return wd_sub_kernels(20, by=by)
 
     return make

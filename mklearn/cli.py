@@ -14,7 +14,10 @@ from mklearn import _cli_data
 from mklearn.datasets import load_data_file
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.one_class import OneClassMKL
+from mklearn.persistence import atomic_write, check_writable, load_model, save_model
+from mklearn.plotting import _pyplot, save_plots
 from mklearn.solvers import SOLVERS
+from mklearn.validation import check_regression_targets
 
 TOP_WEIGHTS = 15
 
@@ -333,14 +336,9 @@ def _fit(args) -> int:
     from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
     from sklearn.utils.multiclass import type_of_target
 
-    from mklearn.persistence import check_writable
-    from mklearn.validation import check_regression_targets
-
     if args.save:
         check_writable(args.save)  # before any work, not after the fit
     if args.plot:
-        from mklearn.plotting import _pyplot
-
         _pyplot()  # ImportError with the install hint before a long fit
     X, y, name, task, kind = _load(args)
     _resolve_kernels(args, kind, name, task)
@@ -424,16 +422,12 @@ def _fit(args) -> int:
             f"{scores.mean():.4f} +- {scores.std():.4f}"
         )
     if args.plot:
-        from mklearn.plotting import save_plots
-
         written = save_plots(first, args.plot)
         out.line(f"plots written: {', '.join(written)}")
     if args.save:
         if args.cv is not None:
             rows = np.arange(len(y)) if inlier is None else np.flatnonzero(y == inlier)
             model = _estimator(args, verbose=0, task=task).fit(_cli_data.take(X, rows), y[rows])
-        from mklearn.persistence import save_model
-
         save_model(model, args.save)
         out.line(f"model saved to {args.save}")
     out.finish(
@@ -615,8 +609,6 @@ class _Report:
 
 
 def _predict(args) -> int:
-    from mklearn.persistence import atomic_write, check_writable, load_model
-
     if args.output:
         check_writable(args.output)
     model = load_model(args.model)

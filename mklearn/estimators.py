@@ -23,12 +23,11 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from mklearn import _product_estimator as _product
+import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.losses import RegressionTask
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.bank import BAND_BYTES, feature_block_bytes
@@ -40,7 +39,14 @@ from mklearn.kernels.string_input import string_test_stack, string_training_stac
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
 from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
-from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
+from mklearn.solvers import (
+    SOLVERS,
+    check_solver_options,
+    choose_solver,
+    get_solver,
+    smo_mkl_regression,
+)
+from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import (
     DegenerateModelWarning,
     check_kernel_stack,
@@ -1180,8 +1186,6 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         -------
         self : MKLRegressor
         """
-        from mklearn.solvers import smo_mkl_regression
-
         self._validate_params()
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(

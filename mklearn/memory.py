@@ -13,11 +13,9 @@ raises a ``ValueError`` naming the bytes needed and what to change when neither 
 
 from __future__ import annotations
 
-import os
-
 import scipy.sparse
 
-from mklearn.kernels.cache import MB
+from mklearn.kernels.cache import MB, available_memory
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budget", "densify",
@@ -26,21 +24,6 @@ __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budge
 BUDGET_SHARE = 0.5  # of the memory available when the fit starts
 STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
 CACHE_SHARE = 0.5  # of the budget, for the row cache with cache_size="auto"
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (Linux ``MemAvailable``; else free physical pages)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 8 << 30  # no way to ask: assume 8 GiB
 
 
 def default_budget() -> int:

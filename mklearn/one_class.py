@@ -12,9 +12,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.estimators import _fit_task, _KernelInput
-from mklearn.formulation.losses import OneClassTask
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options
+from mklearn.solvers.tasks import OneClassTask
 from mklearn.views import is_views
 
 BOUNDARY_MARGIN = 1e-10

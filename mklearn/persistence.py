@@ -47,9 +47,16 @@ from contextlib import contextmanager
 import numpy as np
 
 from mklearn._model_file import ModelArchive
+from mklearn.estimators import MKLClassifier, MKLRegressor
+from mklearn.formulation import regularizers
+from mklearn.formulation.products import FeatureProduct, FittedProduct
+from mklearn.formulation.regularizers import REGULARIZERS
+from mklearn.groups import KernelGroups
 from mklearn.kernels import KernelBank, kernel_from_dict
 from mklearn.kernels.bank import check_feature_indices
+from mklearn.one_class import OneClassMKL
 from mklearn.solvers import SOLVERS
+from mklearn.views import Views
 
 FORMAT = "mklearn-model"
 VERSION = 4  # the newest format this module reads and writes
@@ -75,15 +82,10 @@ PIPELINE_TRANSFORMERS = {
 
 
 def _regularizer_classes():
-    from mklearn.formulation import regularizers
-
     return {name: getattr(regularizers, name) for name in REGULARIZER_PARAMS}
 
 
 def _estimator_classes():
-    from mklearn.estimators import MKLClassifier, MKLRegressor
-    from mklearn.one_class import OneClassMKL
-
     return {cls.__name__: cls for cls in (MKLClassifier, MKLRegressor, OneClassMKL)}
 
 
@@ -644,8 +646,6 @@ class _Reader:
         _check(solver in SOLVERS or solver == "auto", "'fit.solver' must name a solver")
         model.solver_ = solver
         if "regularizer" in fit:
-            from mklearn.formulation.regularizers import REGULARIZERS
-
             _check(fit["regularizer"] in REGULARIZERS, "'fit.regularizer' must name a regularizer")
             model.regularizer_ = fit["regularizer"]
         if "lam" in fit:  # absent from files written before lam="auto"
@@ -764,8 +764,6 @@ class _Reader:
         views = self.header.get("views")
         if views is None:
             return None
-        from mklearn.views import Views
-
         _check(self.version >= 3 and isinstance(views, dict), "'views' needs format version 3")
         names = _strings(views["names"], "views.names")
         _check(len(names) >= 1 and len(set(names)) == len(names), "view names must be unique")
@@ -776,8 +774,6 @@ class _Reader:
         return Views(names, widths, views["keyed"])
 
     def _product(self, cls, params, n_features, n_kernels, mean, scale):
-        from mklearn.formulation.products import FeatureProduct, FittedProduct
-
         header, archive = self.header, self.archive
         gamma = header["gamma"]
         _check(type(gamma) in (int, float) and np.isfinite(gamma) and gamma > 0,
@@ -802,8 +798,6 @@ class _Reader:
         return model
 
     def _groups(self, model, n_kernels):
-        from mklearn.groups import KernelGroups
-
         groups = self.header.get("groups")
         model.groups_ = None
         if groups is None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 from numba import njit
@@ -17,7 +15,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from mklearn.formulation.combinations import SumOfKernels, kernel_major
+from mklearn._numeric_input import numeric_input
+from mklearn._stack_ops import kernel_major
+from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.bank import block_bands
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
@@ -45,22 +45,6 @@ def warn_constant_model(estimator, reason):
         DegenerateModelWarning,
         stacklevel=4,
     )
-
-
-@contextmanager
-def numeric_input(what="X"):
-    """numpy's "could not convert string to float" as a ValueError that says what to do."""
-    try:
-        yield
-    except ValueError as exc:
-        found = re.search(r"could not convert string to float: (.*)$", str(exc))
-        if found is None:
-            raise
-        raise ValueError(
-            f"{what} contains non-numeric values such as {found.group(1)}; MKL kernels need "
-            "numbers: encode categorical features first (e.g. "
-            "sklearn.preprocessing.OneHotEncoder)"
-        ) from None
 
 
 def validate_numeric(estimator, *args, **kwargs):

@@ -7,11 +7,11 @@ from scipy.optimize import linprog
 from test_spg_nonsmooth import TOL, C, duplicates  # noqa: F401 (fixture)
 
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.losses import ClassificationTask
 from mklearn.formulation.regularizers import L1Simplex
 from mklearn.kernels import RBF, KernelBank
 from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.tasks import ClassificationTask
 
 
 def _planes(stack, y, weights):

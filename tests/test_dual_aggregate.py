@@ -6,10 +6,10 @@ from reference import l1_mkl_optimum
 from test_spg_nonsmooth import TOL, C, duplicates  # noqa: F401 (fixture)
 
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.losses import ClassificationTask
 from mklearn.formulation.regularizers import L1Simplex, LpNorm
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.tasks import ClassificationTask
 
 
 def _solution(stack, y, d):

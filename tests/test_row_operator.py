@@ -197,7 +197,7 @@ def test_n_jobs_gives_the_serial_model_on_rows_and_on_the_stack(data, monkeypatc
 
 
 def test_combined_diagonal_with_few_and_with_most_kernels_active():
-    from mklearn.svm.rows import combined_diagonal
+    from mklearn.kernels.row_sources import combined_diagonal
 
     rng = np.random.default_rng(0)
     diagonal = rng.random((40, 9))
@@ -277,7 +277,7 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
         looks.append(len(looks))
         return 10 << 30 if len(looks) < 2 else 1 << 20  # short from the second look on
 
-    monkeypatch.setattr(mklearn.memory, "available_memory", available)
+    monkeypatch.setattr(cache_module, "available_memory", available)
     cache = RowCache(provider, 1e6)
     assert cache.capacity == provider.n_samples  # planned: every row
     for i in range(provider.n_samples):
@@ -287,6 +287,7 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
         np.testing.assert_array_equal(cache.get(i), provider.rows([i])[:, 0, :])
     assert len(cache) == 6 and cache.misses > provider.n_samples
 
+    monkeypatch.setattr(cache_module, "available_memory", lambda: 1 << 20)
     monkeypatch.setattr(mklearn.memory, "available_memory", lambda: 1 << 20)
     short = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
                           memory_budget=1e4, **TIGHT).fit(X, y)

@@ -8,10 +8,11 @@ from scipy.optimize import linprog
 from test_spg_reference import _problem
 
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.losses import OneClassTask, RegressionTask, make_task
 from mklearn.formulation.regularizers import L1Simplex
 from mklearn.solvers import silp_mkl, spg_gmkl
-from mklearn.solvers.silp import MasterLP, _chunk
+from mklearn.solvers.silp import _chunk
+from mklearn.solvers.silp_master import MasterLP
+from mklearn.solvers.tasks import OneClassTask, RegressionTask, make_task
 from mklearn.svm.smo import SMOState
 
 TIGHT = {"tol": 1e-6, "inner_tol": 1e-7, "max_iter": 3000}

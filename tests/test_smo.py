@@ -55,7 +55,7 @@ def test_warm_product_reaches_the_same_optimum_reading_fewer_rows():
     """A warm start with its product ``K v0`` known (SPG-GMKL's products) solves the same QP
     as one whose starting gradient is computed, and on rows combined on demand it reads
     fewer of them: none for the start, only the moved variables' for a reconstruction."""
-    from mklearn.svm.rows import StackCombinedRows
+    from mklearn.kernels.row_sources import StackCombinedRows
 
     X, y = load_dataset("heart")
     y = y.astype(float)
@@ -177,7 +177,7 @@ def test_cached_rows_products_load_missing_rows_or_read_the_source():
     from mklearn.kernels import KernelBank
     from mklearn.kernels.columns import KernelColumns
     from mklearn.kernels.operator import RowKernels
-    from mklearn.svm.rows import CombinedRows
+    from mklearn.kernels.row_sources import CombinedRows
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(40, 3))
@@ -196,12 +196,8 @@ def test_cached_rows_products_load_missing_rows_or_read_the_source():
 def test_kernel_outputs_from_the_solve_gradient_are_the_product():
     """``f = K v`` read off a solve's gradient (C-SVC, SVR's 2n variables, one-class) equals
     the product with K, and so does the primal value computed from it."""
-    from mklearn.formulation.losses import (
-        ClassificationTask,
-        OneClassTask,
-        RegressionTask,
-        kernel_outputs,
-    )
+    from mklearn.formulation.losses import kernel_outputs
+    from mklearn.solvers.tasks import ClassificationTask, OneClassTask, RegressionTask
 
     K, y = _kernel("sonar", RBF(sigma=2.0))
     target = np.linspace(-1.0, 1.0, y.size)

@@ -11,9 +11,9 @@ from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.kernels.cache import RowCache
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
+from mklearn.kernels.row_sources import CombinedRows
 from mklearn.solvers import smo_mkl, smo_mkl_regression
 from mklearn.svm import one_class_dual, solve_qp, svc_dual, svr_dual
-from mklearn.svm.rows import CombinedRows
 
 
 def _rbf_problem(n=300, seed=0):

@@ -11,9 +11,9 @@ from mklearn.datasets import load_dataset
 from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
 from mklearn.kernels import RBF, KernelBank, resolve_kernels, threads
 from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.row_sources import BaseRows, TableBaseRows, base_rows
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
 from mklearn.svm import mkl_step as core
-from mklearn.svm.rows import BaseRows, TableBaseRows, base_rows
 
 
 @pytest.fixture(scope="module")

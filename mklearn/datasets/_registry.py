@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _bundled
+import mklearn.datasets._bundled as _bundled
 
 
 @dataclass(frozen=True)

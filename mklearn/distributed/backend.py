@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from joblib.parallel import get_active_backend
 
-import mklearn
+from mklearn._version import __version__
 
 __all__ = ["active_client", "check_workers", "in_dask_worker", "local_jobs"]
 
@@ -79,7 +79,7 @@ def check_workers(client, package: str = "mklearn", expected: str | None = None)
     RuntimeError
         If a worker lacks the package or has another version (the message names both sides).
     """
-    expected = mklearn.__version__ if expected is None else expected
+    expected = __version__ if expected is None else expected
     # a worker without mklearn cannot even unpickle the probe: its error counts as missing
     found = client.run(_worker_version, package, on_error="return")
     versions = {address: (None if isinstance(value, BaseException) else value)

@@ -32,7 +32,7 @@ import numpy as np
 from mklearn.distributed.backend import check_workers
 from mklearn.kernels import passes
 from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.svm.rows import CombinedRows, NewestRows
+from mklearn.kernels.row_sources import CombinedRows, NewestRows
 
 __all__ = ["DaskKernels", "DISTRIBUTE_MIN_VALUES"]
 

@@ -5,8 +5,9 @@
   conjugate and Hessian;
 - :mod:`~mklearn.formulation.combinations`: the linear sum of a stack of kernels;
   :mod:`~mklearn.formulation.products`: products of kernels (per-feature RBF widths);
-- :mod:`~mklearn.formulation.losses`: hinge (C-SVC), epsilon-insensitive and one-class, in
-  LIBSVM's generic dual form (signs, linear term, bounds, primal, best bias).
+- :mod:`~mklearn.formulation.losses`: hinge (C-SVC), epsilon-insensitive and one-class: best
+  bias and primal (their tasks in LIBSVM's generic dual form, signs, linear term and bounds,
+  are :mod:`mklearn.solvers.tasks`).
 
 Solvers (:mod:`mklearn.solvers`) ask these parts for capabilities, never for names; your own
 part subclasses the documented bases of :mod:`mklearn.extending`.

@@ -7,6 +7,7 @@ import numpy as np
 from mklearn._stack_ops import (
     combine,
     combine_parallel,
+    kernel_major,
     quadratic_terms,
     quadratic_terms_support,
     quadratic_terms_support_parallel,
@@ -15,8 +16,8 @@ from mklearn._stack_ops import (
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.base import Capabilities, KernelOperator
+from mklearn.kernels.row_sources import StackCombinedRows
 from mklearn.kernels.threads import use_threads
-from mklearn.svm.rows import StackCombinedRows
 
 SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is under a quarter
 # K(d) on threads from this many points (measured on 2 cores, quiet: n = 300 and 1,000 were
@@ -28,24 +29,6 @@ PARALLEL_COMBINE_MIN_SAMPLES = 1500
 # along SPG-GMKL runs on unseen problems: 10-60% of the rows); above, single-row misses cost
 # more than one pass over every row (dna3-500, 60% of the rows: 0.70 s against 0.37 s)
 ROWS_ON_DEMAND_FRACTION = 0.5
-
-
-def kernel_major(stack: np.ndarray) -> np.ndarray:
-    """The ``(m, n_a, n_b)`` C-contiguous kernel-major form of an ``(n_a, n_b, m)`` stack.
-
-    No copy when ``stack`` already is the transposed view of a kernel-major array (what
-    :class:`~mklearn.kernels.KernelBank` returns, or ``np.moveaxis(K, 0, -1)`` of a user's
-    ``(m, n, n)`` array). Otherwise one blocked copy: each sample's ``(n_b, m)`` slab is
-    transposed in cache, so the stack is read once in order (measured, n = 1,000, m = 100,
-    800 MB: numpy's strided ``ascontiguousarray`` 3.2 s, blocked 0.5 s).
-    """
-    km = stack.transpose(2, 0, 1)
-    if km.flags.c_contiguous:
-        return km
-    out = np.empty(km.shape, dtype=stack.dtype)
-    for i in range(stack.shape[0]):
-        out[:, i, :] = stack[i].T
-    return out
 
 
 class SumOfKernels(KernelOperator, KernelParameterisation):
@@ -82,7 +65,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation):
     def rows(self, indices, kernels=None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels`` (all by default): float64 of shape
         (len(kernels), len(indices), n), the row-provider interface of
-        :mod:`mklearn.svm.rows`."""
+        :mod:`mklearn.kernels.row_sources`."""
         indices = np.asarray(indices, dtype=np.int64)
         block = self._km[:, indices] if kernels is None else self._km[np.ix_(kernels, indices)]
         return np.ascontiguousarray(block, dtype=np.float64)
@@ -107,9 +90,10 @@ class SumOfKernels(KernelOperator, KernelParameterisation):
 
     def kernel_rows(self, d: np.ndarray, expected_rows: int | None = None):
         """``K(d)`` for one SVM solve that is expected to read about ``expected_rows`` rows
-        (the support of its warm start): a :class:`~mklearn.svm.rows.StackCombinedRows`, which
-        combines only the rows the solve reads, when that is under ``ROWS_ON_DEMAND_FRACTION``
-        of them; else the dense ``kernel(d)`` (``@ v`` and ``submatrix`` work on both)."""
+        (the support of its warm start): a
+        :class:`~mklearn.kernels.row_sources.StackCombinedRows`, which combines only the rows
+        the solve reads, when that is under ``ROWS_ON_DEMAND_FRACTION`` of them; else the
+        dense ``kernel(d)`` (``@ v`` and ``submatrix`` work on both)."""
         d = np.asarray(d, dtype=np.float64)
         few = expected_rows is not None and expected_rows < ROWS_ON_DEMAND_FRACTION * self.n_samples
         if not few or (self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0])):

@@ -26,13 +26,14 @@ from numbers import Real
 import numpy as np
 from sklearn.utils.validation import check_array
 
+from mklearn._numeric_input import numeric_input
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation._product_ops import (
     distance_quadratic_terms,
     rbf_product_cross,
     rbf_product_gram,
 )
-from mklearn.svm.rows import CachedRows
+from mklearn.kernels.row_sources import CachedRows
 
 
 class FeatureProduct:
@@ -154,7 +155,7 @@ class FittedProduct:
 
 class _ProductRows:
     """Rows of ``K(d) = exp(-sum_f w_f (x_if - x_jf)^2)`` computed from the points: the source
-    of the row path's :class:`~mklearn.svm.rows.CachedRows`."""
+    of the row path's :class:`~mklearn.kernels.row_sources.CachedRows`."""
 
     fills_out = True
     n_kernels = 1
@@ -358,8 +359,6 @@ def check_distance_stack(X, n_train=None):
         If the stack is not 3-D, has NaN/inf or negative entries, or (training) is not square,
         not symmetric or has a non-zero diagonal: then it holds kernel values, not distances.
     """
-    from mklearn.validation import numeric_input
-
     with numeric_input("the precomputed distance stack"):
         stack = check_array(X, allow_nd=True, ensure_2d=False, dtype=np.float64,
                             input_name="the precomputed distance stack")

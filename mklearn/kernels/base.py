@@ -226,7 +226,7 @@ class KernelOperator(ABC):
         """A row source of ``K(d)`` for the SMO core, its rows combined over the kernels
         with ``d_k > 0`` and kept in an LRU cache of ``DEFAULT_CACHE_MB`` (``@ v`` and
         ``submatrix`` work on it)."""
-        from mklearn.svm.rows import CombinedRows  # moves into kernels with the row sources
+        from mklearn.kernels.row_sources import CombinedRows
 
         cache = max(DEFAULT_CACHE_MB, 2 * 8.0 * self.n_samples / MB)
         return CombinedRows(self, np.asarray(d, dtype=np.float64), cache)

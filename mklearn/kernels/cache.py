@@ -19,16 +19,32 @@ and stops growing (then recycles its slots, least recently used first) when less
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
 
-__all__ = ["RowCache", "MB", "cache_capacity"]
+__all__ = ["RowCache", "MB", "available_memory", "cache_capacity"]
 
 MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
 MEMORY_RESERVE = 1 << 30  # the cache stops growing when less than this is available
 LOAD_MANY_BYTES = 8 * MB  # rows computed per call of the provider by ``load_many``
+
+
+def available_memory() -> int:
+    """Bytes of memory available now (Linux ``MemAvailable``; else free physical pages)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30  # no way to ask: assume 8 GiB
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
@@ -146,8 +162,6 @@ class RowCache:
         if self._filled >= self._limit and not self.make_room(self._filled + 1):
             return False
         if self._filled >= 2 and self._filled % self._check_every == 0:
-            from mklearn.memory import available_memory
-
             if available_memory() < MEMORY_RESERVE:
                 self._limit = self._filled
                 self.stopped_growing = True

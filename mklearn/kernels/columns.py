@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
-from mklearn.formulation.combinations import kernel_major
+from mklearn._stack_ops import kernel_major
 
 from . import threads
 from ._numba import (
@@ -362,7 +362,7 @@ class KernelColumns(KernelOperator):
         tables[k, D[i, kernel_block[k], j]]`` with ``D[i]`` row i of ``distance_rows`` (a row
         provider of squared distances, shape (blocks, n) a row, for a
         :class:`~mklearn.kernels.cache.RowCache`); None otherwise. SMO-MKL then keeps
-        distance rows in place of base rows (:class:`mklearn.svm.rows.TableBaseRows`)."""
+        distance rows in place of base rows (:class:`mklearn.kernels.row_sources.TableBaseRows`)."""
         return self._tables.base_tables(*self._plan(None))
 
     def _rbf_rows(self, plan, scales, indices, sq_dist, out):

@@ -9,7 +9,8 @@ evaluates from X (:class:`~mklearn.kernels.columns.KernelColumns`, string kernel
 LRU cache keeps within a byte budget:
 
 - ``kernel(d)`` is a row source of ``K(d)`` for the SMO core
-  (:class:`~mklearn.svm.rows.CombinedRows`, rows combined over the kernels with ``d_k > 0``);
+  (:class:`~mklearn.kernels.row_sources.CombinedRows`, rows combined over the kernels with
+  ``d_k > 0``);
   ``K(d) @ v`` multiplies over the support of v;
 - the quadratic terms ``v' K_k v`` and products ``K_k v`` read the rows of the support of
   ``v`` only (the support vectors);
@@ -26,7 +27,7 @@ import numpy as np
 from mklearn.kernels import passes
 from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.cache import MB, RowCache
-from mklearn.svm.rows import CombinedRows, NewestRows, combined_diagonal
+from mklearn.kernels.row_sources import CombinedRows, NewestRows, combined_diagonal
 
 __all__ = ["RowKernels", "row_path_bytes"]
 
@@ -226,7 +227,7 @@ class RowKernels(KernelOperator):
 
     def kernel(self, d: np.ndarray) -> CombinedRows:
         """A row source of ``K(d)`` for the SMO core (``K(d) @ v`` also works); the rows
-        of the one made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
+        of the one made before are released (:class:`~mklearn.kernels.row_sources.NewestRows`)."""
         d = np.asarray(d, dtype=np.float64)
         previous = self._newest.current()
         spare = None if previous is None else previous.cache.store  # released by keep

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn.kernels.cache import MB
+from mklearn.kernels.row_sources import combined_diagonal
 from mklearn.kernels.threads import one_blas_thread
-from mklearn.svm.rows import combined_diagonal
 
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_diagonal",
            "weighted_products", "CHUNK_BYTES"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn.solvers.silp import MasterLP
+from mklearn.solvers.silp_master import MasterLP
 
 # The master LP has one column per kernel. HiGHS's first solve grows fast with them (one
 # plane, presolve off: 5 ms at 2,000 kernels, 0.14 s at 10^4, 7.9 s at 10^5; presolve on
@@ -34,7 +34,7 @@ MAX_KERNELS = 10_000
 
 class CuttingPlaneBound:
     """The planes ``p_r - 1/2 q_r' d`` of SVM solutions and the lower bound they give on
-    ``min_{d in simplex} W(d)``: SILP's :class:`~mklearn.solvers.silp.MasterLP` (which
+    ``min_{d in simplex} W(d)``: SILP's :class:`~mklearn.solvers.silp_master.MasterLP` (which
     maximises ``theta <= sum_k d_k S_k``, ``S = q / 2 - p``, the bound's negative), every
     plane kept.
 

@@ -30,7 +30,7 @@ class DualAggregate:
     ----------
     task : ClassificationTask, RegressionTask or OneClassTask
         ``coefficients(alpha)`` and ``linear_value(alpha)`` of the inner problem
-        (:mod:`mklearn.formulation.losses`).
+        (:mod:`mklearn.solvers.tasks`).
     combination : linear combination of kernels
         ``kernel_gradient(d, v)``: the quadratic terms ``v' K_k v`` of every kernel, shape (m,).
     regularizer : Regularizer

@@ -2,7 +2,7 @@
 
 Sonnenburg, Raetsch, Schaefer and Schoelkopf, "Large Scale Multiple Kernel Learning", JMLR 7,
 2006, eq. 12 and Algorithms 1-2; ALGORITHMS.md section 5. With the per-kernel values
-``S_k(alpha) = 1/2 v' K_k v + p' alpha`` of the task's dual (:mod:`mklearn.formulation.losses`),
+``S_k(alpha) = 1/2 v' K_k v + p' alpha`` of the task's dual (:mod:`mklearn.solvers.tasks`),
 
     max theta  over beta in the simplex, theta in R,
     s.t.  sum_k beta_k S_k(alpha) >= theta  for every feasible alpha.
@@ -26,90 +26,18 @@ reported duality gap is a proof: the task's primal at (beta, alpha) bounds T fro
 
 from __future__ import annotations
 
-import time
-
-import highspy
 import numpy as np
 
 from mklearn.extending import is_l1_simplex
-from mklearn.formulation.losses import ClassificationTask
-from mklearn.solvers.result import Certificate, MKLResult
-from mklearn.svm.rows import CombinedRows, support_products
+from mklearn.kernels.row_sources import CombinedRows, support_products
+from mklearn.solvers.result import MKLResult
+from mklearn.solvers.silp_linadd import silp_linadd
+from mklearn.solvers.silp_master import MasterLP, Progress
+from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm.smo import SMOState, run_smo
 
-PRUNE_AGE = 5  # LP solves a constraint may stay inactive before it is dropped
 ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk on a stack (a
 # row-backed combination gives its own, combined_cache_size MB)
-_ACTIVE_DUAL = 1e-12
-
-
-def _silent_highs():
-    """A HiGHS instance that prints nothing.
-
-    highspy's ``Highs()`` prints its banner while it enables callbacks in its constructor,
-    before any option can be set (highspy 1.16; ERGO-Code/HiGHS issue 2749); the core class
-    it wraps does not, and has every method the master LP uses."""
-    core = getattr(getattr(highspy, "_core", None), "_Highs", None)
-    lp = highspy.Highs() if core is None else core()
-    lp.setOptionValue("output_flag", False)
-    return lp
-
-
-class MasterLP:
-    """The restricted master problem ``max theta`` s.t. ``beta in simplex``,
-    ``S^r' beta >= theta`` for the constraints r added so far; HiGHS, hot-started.
-
-    Column ``m`` is theta; row 0 is ``sum beta = 1``; every other row is
-    ``theta - S^r' beta <= 0``. With ``prune``, constraints inactive for ``PRUNE_AGE`` solves
-    are dropped; ``duals`` holds the absolute row duals of the constraints at the last solve.
-    """
-
-    def __init__(self, n_kernels: int, prune: bool = True):
-        self.m = n_kernels
-        self.prune = prune
-        self.duals = np.zeros(0)  # |row dual| of each constraint at the last solve
-        self.lp = _silent_highs()
-        inf = highspy.kHighsInf
-        self.lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
-        self.lp.addVar(-inf, inf)
-        self.lp.changeColsCost(1, np.array([n_kernels], dtype=np.int32), np.array([-1.0]))
-        self.lp.addRow(1.0, 1.0, n_kernels, np.arange(n_kernels, dtype=np.int32),
-                       np.ones(n_kernels))
-        self._columns = np.arange(n_kernels + 1, dtype=np.int32)
-        self.ages = np.zeros(0, dtype=np.int64)  # per cut (row r + 1): solves inactive
-        self.n_pruned = 0
-
-    @property
-    def n_constraints(self) -> int:
-        return self.ages.size
-
-    def add(self, S: np.ndarray) -> None:
-        """Add the constraint ``theta <= S' beta``."""
-        values = np.concatenate([-np.asarray(S, dtype=np.float64), [1.0]])
-        self.lp.addRow(-highspy.kHighsInf, 0.0, self.m + 1, self._columns, values)
-        self.ages = np.append(self.ages, 0)
-
-    def solve(self):
-        """(beta, theta) of the current restriction; inactive constraints age and are pruned."""
-        self.lp.run()
-        status = self.lp.getModelStatus()
-        if status != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"HiGHS failed on the SILP master LP: "
-                               f"{self.lp.modelStatusToString(status)}")
-        solution = self.lp.getSolution()
-        x = np.asarray(solution.col_value)
-        beta = np.clip(x[: self.m], 0.0, None)
-        beta /= beta.sum()
-        theta = float(x[self.m])
-        duals = np.abs(np.asarray(solution.row_dual)[1:])
-        self.duals = duals
-        self.ages = np.where(duals > _ACTIVE_DUAL, 0, self.ages + 1)
-        stale = np.flatnonzero(self.ages >= PRUNE_AGE)
-        if self.prune and 0 < stale.size < self.ages.size:
-            self.lp.deleteRows(stale.size, (stale + 1).astype(np.int32))
-            self.ages = self.ages[self.ages < PRUNE_AGE]
-            self.n_pruned += stale.size
-        return beta, theta
 
 
 def silp_mkl(
@@ -134,7 +62,7 @@ def silp_mkl(
     combination : SumOfKernels
         Base kernels: ``kernel(d)`` (n, n), ``kernel_gradient(d, v)`` (m,) and, for the
         interleaved variant, ``rows(indices, kernels)`` and ``diagonal()`` (rows of K(beta)
-        are combined from them on demand, see :class:`mklearn.svm.rows.CombinedRows`).
+        are combined from them on demand, see :class:`mklearn.kernels.row_sources.CombinedRows`).
     y : ndarray of shape (n,)
         Labels in {-1, +1} (classification; unused with another ``task``).
     C : float or ndarray of shape (n,)
@@ -193,89 +121,15 @@ def silp_mkl(
                 "solver_options={'linadd': True} needs classification on string kernels "
                 "computed on demand (WeightedDegree, Spectrum or wd_sub_kernels with "
                 "kernel_storage='rows'); drop linadd for other kernels or tasks")
-        from mklearn.solvers.silp_linadd import silp_linadd
-
         return silp_linadd(provider, task.y, task.cost, tol=tol, max_iter=max_iter,
                            inner_tol=inner_tol, callback=callback)
     run = _interleaved if interleaved else _wrapper
     return run(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
 
 
-class _Progress:
-    """History, certificate and the stopping rule shared by both variants."""
-
-    def __init__(self, task, tol, callback):
-        self.task, self.tol, self.callback = task, tol, callback
-        self.start = time.perf_counter()
-        self.certificate = Certificate()
-        self.history = []
-        self.theta = np.inf
-
-    def values(self, alpha, g):
-        """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
-        return 0.5 * g - self.task.linear_value(alpha)
-
-    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None, primal=None):
-        """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop). ``primal``: the
-        task's (primal value, bias) at (beta, alpha) when known without K (linadd)."""
-        S = self.values(alpha, g)
-        value = float(beta @ S)
-        # |1 - value / theta|, safe for theta = 0
-        eps = abs(self.theta - value) / max(abs(self.theta), 1e-300) if np.isfinite(
-            self.theta) else np.inf
-        lower = self.task.linear_value(alpha) - 0.5 * float(g.max())
-        if np.isfinite(self.theta):
-            lower = max(lower, -self.theta)
-        stop = inner_done and eps <= self.tol
-        if inner_done or stop or primal is not None:  # a primal bounds T at any alpha
-            if primal is None:
-                primal = self.task.primal(combination.kernel(beta) if K is None else K, alpha)
-            primal, bias = primal
-            point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -value}
-            self.certificate.update(point, primal, lower)
-        else:
-            self.certificate.update(None, np.inf, lower)
-        record = {
-            "iteration": len(self.history),
-            "objective": -value,
-            "eps_mkl": eps,
-            "relative_duality_gap": self.certificate.relative_gap,
-            "theta": self.theta,
-            "n_svm_solves": n_solves,
-            "time": time.perf_counter() - self.start,
-        }
-        self.history.append(record)
-        if self.callback is not None:
-            self.callback(record)
-        return S, stop
-
-    def certify(self, combination, beta, alpha, S):
-        """Put (beta, alpha) into the certificate whatever the SMO's state: the task's primal
-        bounds W(beta) from above at any alpha (used when no chunk reached ``inner_tol``)."""
-        primal, bias = self.task.primal(combination.kernel(beta), alpha)
-        point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
-        self.certificate.update(point, primal, -np.inf)
-
-    def result(self, n_iter, n_solves, converged):
-        point = self.certificate.point
-        return MKLResult(
-            kernel_weights=point["d"],
-            alpha=point["alpha"],
-            intercept=point["bias"],
-            objective=point["T"],
-            duality_gap=self.certificate.gap,
-            relative_duality_gap=self.certificate.relative_gap,
-            n_iter=n_iter,
-            n_svm_solves=n_solves,
-            converged=converged,
-            history=self.history,
-            stop_reason="converged" if converged else "max_iter",
-        )
-
-
 def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
     m = combination.n_kernels
-    progress = _Progress(task, tol, callback)
+    progress = Progress(task, tol, callback)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
     alpha, converged, n_iter = None, False, 0
@@ -301,7 +155,7 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
     v = st.coefficients()
     F = support_products(combination, v) if v.any() else np.zeros((m, n))
     chunk_steps = st.signs.size if chunk_steps is None else int(chunk_steps)
-    progress = _Progress(task, tol, callback)
+    progress = Progress(task, tol, callback)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.result import MKLResult
-from mklearn.solvers.silp import MasterLP, _Progress
+from mklearn.solvers.silp_master import MasterLP, Progress
+from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm.linadd import Decomposition
 
 __all__ = ["silp_linadd"]
@@ -84,7 +84,7 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
     beta = np.full(m, 1.0 / m)
     state = Decomposition(provider, y, task.upper, beta, "linadd")
     master = MasterLP(m)
-    progress = _Progress(task, tol, callback)
+    progress = Progress(task, tol, callback)
     converged, n_iter = False, 0
     while n_iter < max_iter:
         for _ in range(int(chunk_iterations)):

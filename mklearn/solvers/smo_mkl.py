@@ -15,7 +15,7 @@ quadratic terms ``g_k`` are updated from two kernel rows per step; rows come fro
 provider (computed from X on demand, or sliced from a precomputed stack) through an LRU cache
 of ``cache_size`` MB; RBF kernels on binary or count features are read from tables by each
 point's squared distances, which the cache keeps in place of the rows
-(:class:`~mklearn.svm.rows.TableBaseRows`). Kernel weights are ``d = grad r*(g / 2)``
+(:class:`~mklearn.kernels.row_sources.TableBaseRows`). Kernel weights are ``d = grad r*(g / 2)``
 (eq. 10).
 
 Stopping: the duality gap ``U - D(alpha)`` relative to ``|U|``, where
@@ -33,10 +33,10 @@ import time
 import numpy as np
 
 from mklearn.extending import implements
-from mklearn.formulation.losses import ClassificationTask, RegressionTask
+from mklearn.kernels.row_sources import base_rows
 from mklearn.solvers.result import MKLResult
+from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
-from mklearn.svm.rows import base_rows
 from mklearn.svm.smo import SMOState, run_smo
 
 KKT_TOL_START = 1e-1
@@ -175,7 +175,7 @@ def smo_mkl_regression(
 
 def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
            shrinking):
-    """The SMO-MKL loop shared by the losses (:mod:`mklearn.formulation.losses`): the task's
+    """The SMO-MKL loop shared by the losses (:mod:`mklearn.solvers.tasks`): the task's
     signs, rows,
     linear term and bounds, and ``task.loss(f)`` (loss, best bias) for the primal bound."""
     signs, index, linear, upper = task.signs, task.index, task.linear, task.upper

@@ -145,13 +145,13 @@ import numpy as np
 
 from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn.extending import ORTHANT, SIMPLEX, implements
-from mklearn.formulation.losses import ClassificationTask
 from mklearn.solvers.coarse import coarse_weights
 from mklearn.solvers.cutting_planes import MAX_KERNELS as PLANES_MAX_KERNELS
 from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.result import Certificate, MKLResult
+from mklearn.solvers.tasks import ClassificationTask
 
 LAMBDA_MIN = 1e-10
 LAMBDA_MAX = 1e10

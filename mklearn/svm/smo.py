@@ -20,9 +20,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+import mklearn.svm.core as core
+import mklearn.svm.mkl_step as mkl_step
+from mklearn.kernels.row_sources import DenseRows
 from mklearn.kernels.threads import use_threads
-from mklearn.svm import core, mkl_step
-from mklearn.svm.rows import DenseRows
 
 
 class QPResult(NamedTuple):

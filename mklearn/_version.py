@@ -1,0 +1,3 @@
+"""The version of mklearn (``mklearn.__version__``), the one of pyproject.toml."""
+
+__version__ = "0.1.0"

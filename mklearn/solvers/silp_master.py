@@ -1,0 +1,158 @@
+"""SILP's restricted master LP (:class:`MasterLP`, HiGHS) and the history, certificate and
+stopping rule of a SILP run (:class:`Progress`), shared by :mod:`mklearn.solvers.silp`,
+:mod:`mklearn.solvers.silp_linadd` and :mod:`mklearn.solvers.cutting_planes`."""
+
+from __future__ import annotations
+
+import time
+
+import highspy
+import numpy as np
+
+from mklearn.solvers.result import Certificate, MKLResult
+
+__all__ = ["MasterLP", "Progress"]
+
+PRUNE_AGE = 5  # LP solves a constraint may stay inactive before it is dropped
+_ACTIVE_DUAL = 1e-12
+
+
+def _silent_highs():
+    """A HiGHS instance that prints nothing.
+
+    highspy's ``Highs()`` prints its banner while it enables callbacks in its constructor,
+    before any option can be set (highspy 1.16; ERGO-Code/HiGHS issue 2749); the core class
+    it wraps does not, and has every method the master LP uses."""
+    core = getattr(getattr(highspy, "_core", None), "_Highs", None)
+    lp = highspy.Highs() if core is None else core()
+    lp.setOptionValue("output_flag", False)
+    return lp
+
+
+class MasterLP:
+    """The restricted master problem ``max theta`` s.t. ``beta in simplex``,
+    ``S^r' beta >= theta`` for the constraints r added so far; HiGHS, hot-started.
+
+    Column ``m`` is theta; row 0 is ``sum beta = 1``; every other row is
+    ``theta - S^r' beta <= 0``. With ``prune``, constraints inactive for ``PRUNE_AGE`` solves
+    are dropped; ``duals`` holds the absolute row duals of the constraints at the last solve.
+    """
+
+    def __init__(self, n_kernels: int, prune: bool = True):
+        self.m = n_kernels
+        self.prune = prune
+        self.duals = np.zeros(0)  # |row dual| of each constraint at the last solve
+        self.lp = _silent_highs()
+        inf = highspy.kHighsInf
+        self.lp.addVars(n_kernels, np.zeros(n_kernels), np.ones(n_kernels))
+        self.lp.addVar(-inf, inf)
+        self.lp.changeColsCost(1, np.array([n_kernels], dtype=np.int32), np.array([-1.0]))
+        self.lp.addRow(1.0, 1.0, n_kernels, np.arange(n_kernels, dtype=np.int32),
+                       np.ones(n_kernels))
+        self._columns = np.arange(n_kernels + 1, dtype=np.int32)
+        self.ages = np.zeros(0, dtype=np.int64)  # per cut (row r + 1): solves inactive
+        self.n_pruned = 0
+
+    @property
+    def n_constraints(self) -> int:
+        return self.ages.size
+
+    def add(self, S: np.ndarray) -> None:
+        """Add the constraint ``theta <= S' beta``."""
+        values = np.concatenate([-np.asarray(S, dtype=np.float64), [1.0]])
+        self.lp.addRow(-highspy.kHighsInf, 0.0, self.m + 1, self._columns, values)
+        self.ages = np.append(self.ages, 0)
+
+    def solve(self):
+        """(beta, theta) of the current restriction; inactive constraints age and are pruned."""
+        self.lp.run()
+        status = self.lp.getModelStatus()
+        if status != highspy.HighsModelStatus.kOptimal:
+            raise RuntimeError(f"HiGHS failed on the SILP master LP: "
+                               f"{self.lp.modelStatusToString(status)}")
+        solution = self.lp.getSolution()
+        x = np.asarray(solution.col_value)
+        beta = np.clip(x[: self.m], 0.0, None)
+        beta /= beta.sum()
+        theta = float(x[self.m])
+        duals = np.abs(np.asarray(solution.row_dual)[1:])
+        self.duals = duals
+        self.ages = np.where(duals > _ACTIVE_DUAL, 0, self.ages + 1)
+        stale = np.flatnonzero(self.ages >= PRUNE_AGE)
+        if self.prune and 0 < stale.size < self.ages.size:
+            self.lp.deleteRows(stale.size, (stale + 1).astype(np.int32))
+            self.ages = self.ages[self.ages < PRUNE_AGE]
+            self.n_pruned += stale.size
+        return beta, theta
+
+
+class Progress:
+    """History, certificate and the stopping rule shared by both variants."""
+
+    def __init__(self, task, tol, callback):
+        self.task, self.tol, self.callback = task, tol, callback
+        self.start = time.perf_counter()
+        self.certificate = Certificate()
+        self.history = []
+        self.theta = np.inf
+
+    def values(self, alpha, g):
+        """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
+        return 0.5 * g - self.task.linear_value(alpha)
+
+    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None, primal=None):
+        """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop). ``primal``: the
+        task's (primal value, bias) at (beta, alpha) when known without K (linadd)."""
+        S = self.values(alpha, g)
+        value = float(beta @ S)
+        # |1 - value / theta|, safe for theta = 0
+        eps = abs(self.theta - value) / max(abs(self.theta), 1e-300) if np.isfinite(
+            self.theta) else np.inf
+        lower = self.task.linear_value(alpha) - 0.5 * float(g.max())
+        if np.isfinite(self.theta):
+            lower = max(lower, -self.theta)
+        stop = inner_done and eps <= self.tol
+        if inner_done or stop or primal is not None:  # a primal bounds T at any alpha
+            if primal is None:
+                primal = self.task.primal(combination.kernel(beta) if K is None else K, alpha)
+            primal, bias = primal
+            point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -value}
+            self.certificate.update(point, primal, lower)
+        else:
+            self.certificate.update(None, np.inf, lower)
+        record = {
+            "iteration": len(self.history),
+            "objective": -value,
+            "eps_mkl": eps,
+            "relative_duality_gap": self.certificate.relative_gap,
+            "theta": self.theta,
+            "n_svm_solves": n_solves,
+            "time": time.perf_counter() - self.start,
+        }
+        self.history.append(record)
+        if self.callback is not None:
+            self.callback(record)
+        return S, stop
+
+    def certify(self, combination, beta, alpha, S):
+        """Put (beta, alpha) into the certificate whatever the SMO's state: the task's primal
+        bounds W(beta) from above at any alpha (used when no chunk reached ``inner_tol``)."""
+        primal, bias = self.task.primal(combination.kernel(beta), alpha)
+        point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
+        self.certificate.update(point, primal, -np.inf)
+
+    def result(self, n_iter, n_solves, converged):
+        point = self.certificate.point
+        return MKLResult(
+            kernel_weights=point["d"],
+            alpha=point["alpha"],
+            intercept=point["bias"],
+            objective=point["T"],
+            duality_gap=self.certificate.gap,
+            relative_duality_gap=self.certificate.relative_gap,
+            n_iter=n_iter,
+            n_svm_solves=n_solves,
+            converged=converged,
+            history=self.history,
+            stop_reason="converged" if converged else "max_iter",
+        )
