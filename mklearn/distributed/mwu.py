@@ -20,13 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from mklearn.distributed.backend import check_workers
+from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.solvers.mwu_blocks import MWUBlock, MWUBlocks, block_kernels, kernel_part
 
 __all__ = ["DaskColumns", "DaskMWUBlocks"]
 
 
-class DaskColumns:
+class DaskColumns(KernelOperator):
     """A column provider whose MWUMKL state runs on a Dask cluster.
 
     Rows, diagonals and names are the wrapped provider's, in this process; the solver's
@@ -58,10 +61,32 @@ class DaskColumns:
             n_blocks = 1 if client is None else sum(client.nthreads().values())
         self.n_blocks = max(1, int(n_blocks))
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "provider":  # not yet set (unpickling): no recursion
-            raise AttributeError(name)
-        return getattr(self.provider, name)
+    @property
+    def capabilities(self) -> Capabilities:
+        """Its own MWUMKL blocks; rows written in place as the provider writes them."""
+        return Capabilities(mwu_blocks=True, fills_out=self.provider.capabilities.fills_out)
+
+    @property
+    def n_samples(self) -> int:
+        return self.provider.n_samples
+
+    @property
+    def n_kernels(self) -> int:
+        return self.provider.n_kernels
+
+    @property
+    def value_dtype(self):
+        return self.provider.value_dtype
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return self.provider.kernel_names
+
+    def rows(self, indices, kernels=None, **out) -> np.ndarray:
+        return self.provider.rows(indices, kernels, **out)
+
+    def diagonal(self) -> np.ndarray:
+        return self.provider.diagonal()
 
     def __repr__(self) -> str:
         where = "in process" if self.client is None else "on Dask"

@@ -106,12 +106,11 @@ class DaskKernels(KernelOperator):
         # kernel k in block k % B: the kernels a partial pass asks for (neighbours in the
         # bank's order, e.g. the bandwidths of one feature) spread over every block
         self.n_blocks = B = max(1, min(int(n_blocks), m))
-        subset = getattr(provider, "kernel_subset", None)
-        if subset is not None:  # each block carries its own kernels only
-            parts = [subset(np.arange(b, m, B)) for b in range(B)]
+        self._own_blocks = provider.capabilities.kernel_subset
+        if self._own_blocks:  # each block carries its own kernels only
+            parts = [provider.kernel_subset(np.arange(b, m, B)) for b in range(B)]
         else:  # one provider for every block, kernels named by their global index
             parts = [provider]
-        self._own_blocks = subset is not None
         self.bytes_sent = self.bytes_received = self.n_calls = 0
         self._weights = None  # (weights, kernels, blocks, per-block parts) of the last K(d)
         self.seconds = {}  # task name -> (passes, wall-clock seconds until all results are in)

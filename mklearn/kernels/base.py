@@ -27,80 +27,20 @@ operator written by a user.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
+from mklearn.extending import Capabilities
 from mklearn.kernels.cache import MB
+from mklearn.kernels.row_sources import CombinedRows, combined_diagonal
 
-__all__ = ["Capabilities", "KernelOperator", "require"]
+__all__ = ["Capabilities", "KernelOperator", "KernelSelection", "check_operator", "require"]
 
 SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block of a product over a support
 CHECK_ROWS = 8  # rows :meth:`KernelOperator.check` reads: a cheap test, not a proof
 CHECK_RTOL = 1e-6  # relative disagreement the check tolerates (float32 kernels round at 6e-8)
 DEFAULT_CACHE_MB = 200.0  # rows of K(d) a plain operator's row source keeps (LIBSVM's -m)
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """The optional fast paths an operator declares; each names the methods it enables.
-
-    Attributes
-    ----------
-    linear : bool
-        ``K(d) = sum_k d_k K_k`` (the duality gap of ALGORITHMS.md section 1 applies).
-    fills_out : bool
-        ``rows(indices, kernels, out=)`` writes into a given array (a cache's slots).
-    row_filler : bool
-        ``row_filler()``: fills one cached row without the checks of ``rows``.
-    sums_rows : bool
-        ``combined_rows`` sums the kernels as it evaluates them, never holding their rows
-        (cheaper than :meth:`KernelOperator.rows` of every kernel).
-    combined_row_maker : bool
-        ``combined_row_maker(kernels, weights)``: fills rows of ``K(d)`` itself.
-    base_tables : bool
-        ``base_tables()``: RBF values by table on kept distance rows (SMO-MKL's step).
-    distance_rows : bool
-        ``distance_row_bytes()``, ``keep_distance_rows(mb)``, ``kept_distance_bytes()``.
-    restricted : bool
-        ``restricted(indices)``: the same kernels on some points only (coarse starts).
-    kernel_subset : bool
-        ``kernel_subset(kernels)``: an operator of some kernels only (blocks of kernels).
-    row_dots : bool
-        ``row_dots(indices, kernels, V)``: ``K_k[indices] V'`` without storing the rows.
-    linadd : bool
-        ``linadd()``: explicit sparse feature maps (SILP's linadd decomposition).
-    mwu_blocks : bool
-        ``mwu_blocks(y, inv_trace, valid, cache_size)``: its own MWUMKL blocks (on Dask).
-    stack : bool
-        The base kernels sit in memory as one stack: ``kernel_rows(d, expected_rows)``
-        and ``cheap_terms(support_size)`` (rows of ``K(d)`` combined on demand).
-    support_products : bool
-        ``gradient_and_products`` returns the products ``K_k v`` (else it may return None).
-    thread_safe : bool
-        Several solves may read it at once (no shared cache written on misses).
-    """
-
-    linear: bool = True
-    fills_out: bool = False
-    row_filler: bool = False
-    sums_rows: bool = False
-    combined_row_maker: bool = False
-    base_tables: bool = False
-    distance_rows: bool = False
-    restricted: bool = False
-    kernel_subset: bool = False
-    row_dots: bool = False
-    linadd: bool = False
-    mwu_blocks: bool = False
-    stack: bool = False
-    support_products: bool = True
-    thread_safe: bool = True
-
-    def declared(self) -> list[str]:
-        """Names of the capabilities that are on."""
-        return [f.name for f in fields(self) if getattr(self, f.name)]
 
 
 def _operator_classes() -> list[type]:
@@ -111,6 +51,22 @@ def _operator_classes() -> list[type]:
         found.append(cls)
         todo.extend(cls.__subclasses__())
     return found
+
+
+def check_operator(operator: Any, solver: str) -> None:
+    """Check that ``operator`` is a :class:`KernelOperator` (what every solver reads).
+
+    Raises
+    ------
+    TypeError
+        If it is not: the message names the solver, what was given and how to wrap it.
+    """
+    if not isinstance(operator, KernelOperator):
+        raise TypeError(
+            f"solver {solver!r} reads kernels through a KernelOperator (rows and diagonal); "
+            f"got {type(operator).__name__}: wrap precomputed kernels as "
+            "mklearn.kernels.StackColumns(stack), or subclass mklearn.kernels.KernelOperator "
+            "(docs/extending.md)")
 
 
 def require(operator: KernelOperator, capability: str, solver: str) -> None:
@@ -159,6 +115,17 @@ class KernelOperator(ABC):
     name: ClassVar[str] = "sum"
     n_samples: int
     n_kernels: int
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """Names of the base kernels (``kernel[k]`` unless set)."""
+        names = self.__dict__.get("_kernel_names")
+        return list(names) if names is not None else [f"kernel[{k}]"
+                                                      for k in range(self.n_kernels)]
+
+    @kernel_names.setter
+    def kernel_names(self, names: list[str]) -> None:
+        self.__dict__["_kernel_names"] = list(names)
 
     @property
     def linear(self) -> bool:
@@ -226,14 +193,17 @@ class KernelOperator(ABC):
         """A row source of ``K(d)`` for the SMO core, its rows combined over the kernels
         with ``d_k > 0`` and kept in an LRU cache of ``DEFAULT_CACHE_MB`` (``@ v`` and
         ``submatrix`` work on it)."""
-        from mklearn.kernels.row_sources import CombinedRows
-
         cache = max(DEFAULT_CACHE_MB, 2 * 8.0 * self.n_samples / MB)
         return CombinedRows(self, np.asarray(d, dtype=np.float64), cache)
 
     def initial_weights(self) -> np.ndarray:
         """Uniform ``1 / m``."""
         return np.full(self.n_kernels, 1.0 / self.n_kernels)
+
+    def kernel_subset(self, kernels: Any) -> KernelOperator:
+        """The kernels ``kernels`` only, in that order: an operator of ``len(kernels)``
+        kernels (here a view, :class:`KernelSelection`)."""
+        return KernelSelection(self, kernels)
 
     # ----- per-kernel terms of the gradients ----------------------------------------------
 
@@ -330,12 +300,20 @@ def _first_disagreement(a: np.ndarray, b: np.ndarray, scale: float, picked: np.n
         k=int(k), i=i, j=j, a=float(a[tuple(bad[0])]), b=float(b[tuple(bad[0])])))
 
 
-def combined_diagonal(diagonal: np.ndarray, kernels: np.ndarray, weights: np.ndarray):
-    """``sum_t weights[t] diagonal[kernels[t]]`` (diagonal of shape (m, n)), shape (n,);
-    without gathering the rows of ``diagonal`` when most kernels are active (a gather copies
-    ``8 |kernels| n`` bytes)."""
-    if 2 * kernels.size < diagonal.shape[0]:
-        return weights @ diagonal[kernels]
-    full = np.zeros(diagonal.shape[0])
-    full[kernels] = weights
-    return full @ diagonal
+
+class KernelSelection(KernelOperator):
+    """Some kernels of an operator, in a given order: its rows and diagonal of those
+    kernels (the default :meth:`KernelOperator.kernel_subset`)."""
+
+    def __init__(self, operator: KernelOperator, kernels: Any) -> None:
+        self.operator = operator
+        self.kernels = np.asarray(kernels, dtype=np.int64)
+        self.n_samples, self.n_kernels = operator.n_samples, self.kernels.size
+        self.value_dtype = operator.value_dtype
+
+    def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
+        picked = self.kernels if kernels is None else self.kernels[np.asarray(kernels)]
+        return self.operator.rows(indices, picked)
+
+    def diagonal(self) -> np.ndarray:
+        return np.asarray(self.operator.diagonal(), dtype=np.float64)[self.kernels]

@@ -20,6 +20,7 @@ Memory is ``O(m n)`` plus the cache budget.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -80,9 +81,12 @@ class RowKernels(KernelOperator):
 
     def __init__(self, provider: Any, cache_size: float = 200.0) -> None:
         self.provider = provider
+        self.capabilities = replace(  # what the provider can do on the points
+            type(self).capabilities, restricted=provider.capabilities.restricted,
+            linadd=provider.capabilities.linadd)
         self.n_samples = provider.n_samples
         self.n_kernels = provider.n_kernels
-        self.kernel_names = list(getattr(provider, "kernel_names", []))
+        self.kernel_names = provider.kernel_names
         n, m = self.n_samples, self.n_kernels
         need = 2 * 8 * (m + 1) * n
         try:
@@ -100,7 +104,8 @@ class RowKernels(KernelOperator):
         # COMBINED_FIRST of the points (the inner SVM's working set: on w8a's first 20,000
         # points with 1,000 MB, distances that left K(d) half its rows cost 48.6 -> 63.8 s,
         # its rows computed 83,000 -> 271,000 times; with 4,000 MB they saved 47.6 -> 38.8 s)
-        self._distance_bytes = getattr(provider, "distance_row_bytes", lambda: 0)()
+        self._distance_bytes = (provider.distance_row_bytes()
+                                if provider.capabilities.distance_rows else 0)
         self._need, self._budget = need, budget
         self._distances_kept = 0.0
         self._working_set = 0  # most rows of K(d) one solve has read
@@ -117,7 +122,7 @@ class RowKernels(KernelOperator):
         # K(d) gets COMBINED_SHARE_LARGE of it, the base kernels two rows at least
         share = 0.5 if 0.5 * budget >= 8.0 * m * n * max(2, n // 10) else COMBINED_SHARE_LARGE
         # kernels by table: the passes read the support's block, not rows of every kernel
-        self._tabulated = bool(getattr(provider, "tabulated", lambda: False)())
+        self._tabulated = provider.capabilities.distance_rows and provider.tabulated()
         if self._tabulated:
             share = 1.0
         combined = min(share * budget, 8.0 * n * n, budget - 2 * 8.0 * m * n)
@@ -134,10 +139,10 @@ class RowKernels(KernelOperator):
     def subset(self, indices) -> RowKernels | None:
         """The same kernels on the points ``indices`` only, with the same cache budget; None
         when the provider cannot restrict itself to some points (``restricted``)."""
-        restricted = getattr(self.provider, "restricted", None)
-        if restricted is None:
+        if not self.provider.capabilities.restricted:
             return None
-        return RowKernels(restricted(np.asarray(indices, dtype=np.int64)), self._cache_size)
+        return RowKernels(self.provider.restricted(np.asarray(indices, dtype=np.int64)),
+                          self._cache_size)
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]``, float64 of shape (m, n) (a read-only view when the provider's is:
@@ -187,8 +192,7 @@ class RowKernels(KernelOperator):
         K_{kernels[t]}`` (``KernelColumns.combined_row_maker``), or None; it declines
         (False) rows whose base rows are all cached, which :meth:`combined_rows` combines
         from the cache."""
-        make = getattr(self.provider, "combined_row_maker", None)
-        fill = None if make is None else make(kernels, weights)
+        fill = self.provider.combined_row_maker(kernels, weights)
         if fill is None:
             return None
         slot_of = self.base.slot_of
@@ -214,9 +218,10 @@ class RowKernels(KernelOperator):
         kernels: 12 s for all of them, in the client)."""
         kernels = np.asarray(kernels, dtype=np.int64)
         weights = np.asarray(weights, dtype=np.float64)
-        subset = getattr(self.provider, "kernel_subset", None)
-        if self._diagonal is None and subset is not None and 2 * kernels.size < self.n_kernels:
-            return weights @ np.asarray(subset(kernels).diagonal(), dtype=np.float64)
+        if (self._diagonal is None and self.provider.capabilities.kernel_subset
+                and 2 * kernels.size < self.n_kernels):
+            subset = self.provider.kernel_subset(kernels)
+            return weights @ np.asarray(subset.diagonal(), dtype=np.float64)
         return combined_diagonal(self.diagonal(), kernels, weights)
 
     def combined_block(self, indices, kernels, weights) -> np.ndarray:
@@ -291,6 +296,15 @@ class RowKernels(KernelOperator):
         self.combined_cache_size = self._combined_without_distances()
         return True
 
+    def linadd(self):
+        """The provider's explicit feature map (capability ``linadd``, string kernels)."""
+        return self.provider.linadd()
+
+    def block(self, indices, kernels=None) -> np.ndarray:
+        """Kernels among the points ``indices``: (len(kernels), q, q) (capability
+        ``linadd``: the provider's ``block``)."""
+        return self.provider.block(indices, kernels)
+
     def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
         """``K_k v`` for ``kernels`` (all by default) over the support of ``v``: float64 of
         shape (len(kernels), n). Rows come from the cache when the support fits in it,
@@ -345,9 +359,8 @@ class RowKernels(KernelOperator):
         kernels = np.asarray(kernels, dtype=np.int64)
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         v = np.asarray(v, dtype=np.float64)
-        row_dots = getattr(self.provider, "row_dots", None)
-        if row_dots is not None:
-            return row_dots(rows, kernels, v[None, :])
+        if self.provider.capabilities.row_dots:
+            return self.provider.row_dots(rows, kernels, v[None, :])
         out = np.empty((kernels.size, rows.size))
         block = max(1, BLOCK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
         for start in range(0, rows.size, block):

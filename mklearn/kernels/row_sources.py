@@ -34,7 +34,6 @@ from mklearn.extending import implements
 from mklearn.kernels.cache import MB, RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
 
-SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block when a product runs over a support
 DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather
 
 
@@ -129,23 +128,11 @@ class StackCombinedRows:
         return self._matrix[np.ix_(indices, indices)]
 
 
-def support_products(provider: Any, v: np.ndarray, kernels: Any = None) -> np.ndarray:
-    """``K_k v`` for the kernels ``kernels`` of ``provider`` (all by default), reading only
-    the rows of the support of ``v`` (``K_k`` is symmetric), in blocks of about
-    ``SUPPORT_BLOCK_BYTES`` (or by the provider's own ``products``, e.g. through its row
-    cache). Returns float64 of shape (len(kernels), n)."""
-    own = getattr(provider, "products", None)
-    if own is not None:
-        return own(v, kernels)
-    n = provider.n_samples
-    m = provider.n_kernels if kernels is None else len(kernels)
-    out = np.zeros((m, n))
-    support = np.flatnonzero(v)
-    block = max(1, SUPPORT_BLOCK_BYTES // max(8 * m * n, 1))
-    for start in range(0, support.size, block):
-        rows = support[start:start + block]
-        out += np.einsum("kbn,b->kn", provider.rows(rows, kernels), v[rows])
-    return out
+def support_products(operator: Any, v: np.ndarray, kernels: Any = None) -> np.ndarray:
+    """``K_k v`` for the kernels ``kernels`` of ``operator`` (all by default), reading only
+    the rows of the support of ``v`` (:meth:`~mklearn.kernels.base.KernelOperator.products`).
+    Returns float64 of shape (len(kernels), n)."""
+    return operator.products(v, kernels)
 
 
 def combined_diagonal(diagonal: np.ndarray, kernels: np.ndarray, weights: np.ndarray):
@@ -246,59 +233,41 @@ class CachedRows:
 
 
 class _Combined:
-    """The rows of ``K(d) = sum_k d_k K_k`` as a source of :class:`CachedRows`."""
+    """The rows of ``K(d) = sum_k d_k K_k`` as a source of :class:`CachedRows`: each
+    request goes to the operator's ``combined_*`` methods (one route; an operator that sums
+    faster, on Dask workers or by table, overrides them)."""
 
     fills_out = True
     n_kernels = 1
 
-    def __init__(self, provider: Any, d: np.ndarray) -> None:
-        self.provider = provider
-        self.n_samples = provider.n_samples
+    def __init__(self, operator: Any, d: np.ndarray) -> None:
+        self.operator = operator
+        self.n_samples = operator.n_samples
         self.kernels = np.flatnonzero(d > 0)
         self.weights = np.ascontiguousarray(d[self.kernels], dtype=np.float64)
-        per_call = getattr(provider, "combined_rows_per_call", None)  # a provider paying per call
-        self.rows_per_call = 1 if per_call is None else int(per_call(self.kernels.size))
-        self._fill = False  # the provider's combined_row_maker for these weights: not asked
+        self.rows_per_call = int(operator.combined_rows_per_call(self.kernels.size))
+        self._fill = operator.combined_row_maker(self.kernels, self.weights)
 
     def rows(self, indices, out=None):
-        if out is not None and self.kernels.size:
-            if self._fill is False:
-                make = getattr(self.provider, "combined_row_maker", None)
-                self._fill = None if make is None else make(self.kernels, self.weights)
-            if self._fill is not None and self._fill(np.asarray(indices, np.int64), out[0]):
-                return out
-        own = getattr(self.provider, "combined_rows", None)  # e.g. summed on Dask workers
-        if own is not None and out is not None and getattr(self.provider, "fills_combined_rows",
-                                                           False):
-            own(indices, self.kernels, self.weights, out=out[0])
-            return out
-        if own is not None:
-            combined = own(indices, self.kernels, self.weights)[None]
-        else:
-            base = self.provider.rows(indices, self.kernels)
-            combined = np.tensordot(self.weights, base, axes=(0, 0))[None]
+        indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        if self.kernels.size == 0:
+            empty = np.zeros((1, indices.size, self.n_samples)) if out is None else out
+            empty.fill(0.0)
+            return empty
         if out is None:
-            return combined
-        out[...] = combined
+            return self.operator.combined_rows(indices, self.kernels, self.weights)[None]
+        if self._fill is None or not self._fill(indices, out[0]):
+            self.operator.combined_rows(indices, self.kernels, self.weights, out=out[0])
         return out
 
     def diagonal(self) -> np.ndarray:
-        own = getattr(self.provider, "combined_diagonal", None)  # e.g. summed on Dask workers
-        if own is not None:
-            return own(self.kernels, self.weights)[None, :]
-        return combined_diagonal(self.provider.diagonal(), self.kernels, self.weights)[None, :]
+        return self.operator.combined_diagonal(self.kernels, self.weights)[None, :]
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        own = getattr(self.provider, "combined_products", None)
-        if own is not None:
-            return own(v, self.kernels, self.weights)
-        return self.weights @ support_products(self.provider, v, self.kernels)
+        return self.operator.combined_products(v, self.kernels, self.weights)
 
     def block(self, indices: np.ndarray) -> np.ndarray:
-        combined_block = getattr(self.provider, "combined_block", None)
-        if combined_block is None:
-            return self.rows(indices)[0][:, indices]
-        return combined_block(indices, self.kernels, self.weights)
+        return self.operator.combined_block(indices, self.kernels, self.weights)
 
 
 class CombinedRows(CachedRows):

@@ -61,13 +61,10 @@ def coarse_weights(combination, y, cost, solve, *, tol, **options):
     (ndarray of shape (n_kernels,), int) or None
         The subsample's kernel weights and its SVM solves.
     """
-    subset = getattr(combination, "subset", None)
-    if subset is None or y.size < COARSE_MIN_SAMPLES:
+    if not combination.capabilities.restricted or y.size < COARSE_MIN_SAMPLES:
         return None
     picked = subsample(y, COARSE_SHARE)
-    part = subset(picked)
-    if part is None:
-        return None
+    part = combination.subset(picked)
     share = picked.size / y.size
     result = solve(part, y[picked], cost[picked] / share, tol=max(tol, COARSE_TOL), **options)
     return result.kernel_weights, result.n_svm_solves

@@ -73,6 +73,7 @@ from scipy.optimize import minimize_scalar
 
 from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
+from mklearn.kernels.base import check_operator
 from mklearn.solvers.mwu_blocks import MWUBlocks
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import svc_dual
@@ -124,12 +125,7 @@ def _most_violating_pair(margin, y, acc, limit):
 
 
 def _check_inputs(combination, y, C, regularizer, epsilon, variant):
-    if not (hasattr(combination, "rows") and hasattr(combination, "diagonal")):
-        raise ValueError(
-            "MWUMKL reads kernel columns on demand: pass a column provider "
-            "(mklearn.kernels.columns.KernelColumns, or StackColumns(stack) for a precomputed "
-            f"stack); got {type(combination).__name__}."
-        )
+    check_operator(combination, "mwu")
     if not (regularizer == "l1" or is_l1_simplex(regularizer)):
         raise ValueError(
             "MWUMKL solves the trace-constrained l1 MKL only (regularizer 'l1'); "
@@ -164,9 +160,8 @@ def _check_inputs(combination, y, C, regularizer, epsilon, variant):
 def _blocks(combination, y, inv_trace, valid, cache_size):
     """The per-kernel state: on Dask workers when the provider offers it
     (``mwu_blocks``, :class:`mklearn.distributed.DaskColumns`), else in this process."""
-    own = getattr(combination, "mwu_blocks", None)
-    if own is not None:
-        return own(y, inv_trace, valid, cache_size)
+    if combination.capabilities.mwu_blocks:
+        return combination.mwu_blocks(y, inv_trace, valid, cache_size)
     return MWUBlocks(combination, y, inv_trace, valid, cache_size)
 
 

@@ -30,24 +30,9 @@ def block_kernels(n_kernels: int, n_blocks: int) -> list[np.ndarray]:
     return [np.arange(b, n_kernels, n_blocks) for b in range(n_blocks)]
 
 
-class KernelSelection:
-    """Some kernels of a provider that cannot split itself (no ``kernel_subset``, e.g.
-    string kernels): its rows of the kernels ``kernels``, in that order."""
-
-    def __init__(self, provider, kernels):
-        self.provider = provider
-        self.kernels = np.asarray(kernels, dtype=np.int64)
-        self.n_samples, self.n_kernels = provider.n_samples, self.kernels.size
-
-    def rows(self, indices, kernels=None):
-        picked = self.kernels if kernels is None else self.kernels[np.asarray(kernels)]
-        return self.provider.rows(indices, picked)
-
-
 def kernel_part(provider, kernels):
     """The kernels ``kernels`` of ``provider`` as a provider of their own."""
-    subset = getattr(provider, "kernel_subset", None)
-    return KernelSelection(provider, kernels) if subset is None else subset(kernels)
+    return provider.kernel_subset(kernels)
 
 
 @njit(cache=True)

@@ -115,13 +115,12 @@ def silp_mkl(
         raise ValueError(f"chunk_steps must be an int >= 1, got {chunk_steps}; default: the "
                          "number of dual variables")
     if linadd:
-        provider = getattr(combination, "provider", None)
-        if not (isinstance(task, ClassificationTask) and hasattr(provider, "linadd")):
+        if not (task.classification and combination.capabilities.linadd):
             raise ValueError(
                 "solver_options={'linadd': True} needs classification on string kernels "
                 "computed on demand (WeightedDegree, Spectrum or wd_sub_kernels with "
                 "kernel_storage='rows'); drop linadd for other kernels or tasks")
-        return silp_linadd(provider, task.y, task.cost, tol=tol, max_iter=max_iter,
+        return silp_linadd(combination, task.y, task.cost, tol=tol, max_iter=max_iter,
                            inner_tol=inner_tol, callback=callback)
     run = _interleaved if interleaved else _wrapper
     return run(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
@@ -149,8 +148,7 @@ def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback)
 
 def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
     m, n = combination.n_kernels, combination.n_samples
-    start = getattr(task, "initial_alpha", None)  # one-class: 1'alpha = nu n from the start
-    alpha = start() if start is not None else np.zeros(task.signs.size)
+    alpha = task.initial_alpha()  # one-class: 1'alpha = nu n from the start
     st = SMOState(task.signs, task.index, task.linear, task.upper, n, alpha)
     v = st.coefficients()
     F = support_products(combination, v) if v.any() else np.zeros((m, n))
@@ -181,9 +179,9 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
     the KKT violation reached ``inner_tol``, the new ``v``, and the chunk's rows of
     ``K(beta)`` (the certificate's primal reads them again)."""
-    row_backed = getattr(combination, "combined_cache_size", None) is not None
-    rows = combination.kernel(beta) if row_backed else CombinedRows(combination, beta,
-                                                                     ROW_CACHE_MB)
+    # a stack's kernel(beta) is dense: its chunks read rows combined on demand instead
+    rows = (CombinedRows(combination, beta, ROW_CACHE_MB) if combination.capabilities.stack
+            else combination.kernel(beta))
     st.gradient_from(beta @ F)
     st.activate_all()
 

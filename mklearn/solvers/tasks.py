@@ -48,12 +48,18 @@ class ClassificationTask:
 
     name = "classification"
 
+    classification = True  # the tasks silp's linadd decomposition solves
+
     def __init__(self, y, cost):
         self.y = y
         self.cost = cost
         self.signs, self.upper = y, cost
         self.index = np.arange(y.size)
         self.linear = -np.ones(y.size)
+
+    def initial_alpha(self):
+        """Where the interleaved SILP starts: every dual variable at 0."""
+        return np.zeros(self.signs.size)
 
     def solve(self, K, alpha0, tol, gap=None, warm_product=None, stop_below=None):
         return svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=tol, gap=gap,
@@ -88,6 +94,8 @@ class RegressionTask:
 
     name = "regression"
 
+    classification = False
+
     def __init__(self, y, cost, epsilon):
         self.y = np.asarray(y, dtype=np.float64)
         n = self.y.size
@@ -97,6 +105,10 @@ class RegressionTask:
         self.index = np.concatenate([np.arange(n), np.arange(n)])
         self.upper = np.concatenate([self.cost, self.cost])
         self.linear = np.concatenate([self.epsilon - self.y, self.epsilon + self.y])
+
+    def initial_alpha(self):
+        """Where the interleaved SILP starts: every dual variable at 0."""
+        return np.zeros(self.signs.size)
 
     def solve(self, K, alpha0, tol, gap=None, warm_product=None, stop_below=None):
         return svr_dual(K, self.y, self.cost, self.epsilon, alpha0=alpha0, tol=tol, gap=gap,
@@ -134,6 +146,8 @@ class OneClassTask:
     """
 
     name = "one-class"
+
+    classification = False
 
     def __init__(self, n_samples, nu):
         if not 0.0 < nu <= 1.0:
