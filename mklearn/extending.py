@@ -61,6 +61,9 @@ class Capabilities:
         ``gradient_and_products`` returns the products ``K_k v`` (else it may return None).
     thread_safe : bool
         Several solves may read it at once (no shared cache written on misses).
+    trusted : bool
+        Its rows and diagonal agree by construction (mklearn's own operators); off, a
+        solver first runs the operator's cheap ``check()`` (a user's operator).
     """
 
     linear: bool = True
@@ -78,6 +81,7 @@ class Capabilities:
     stack: bool = False
     support_products: bool = True
     thread_safe: bool = True
+    trusted: bool = False
 
     def declared(self) -> list[str]:
         """Names of the capabilities that are on."""
@@ -137,7 +141,7 @@ class KernelParameterisation:
 
     n_kernels: int
     linear = False
-    capabilities = Capabilities(linear=False, support_products=False)
+    capabilities = Capabilities(linear=False, support_products=False, trusted=True)
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """``K(d)``, symmetric PSD of shape (n, n)."""

@@ -64,7 +64,8 @@ class DaskColumns(KernelOperator):
     @property
     def capabilities(self) -> Capabilities:
         """Its own MWUMKL blocks; rows written in place as the provider writes them."""
-        return Capabilities(mwu_blocks=True, fills_out=self.provider.capabilities.fills_out)
+        return Capabilities(mwu_blocks=True, fills_out=self.provider.capabilities.fills_out,
+                            trusted=self.provider.capabilities.trusted)
 
     @property
     def n_samples(self) -> int:

@@ -87,7 +87,8 @@ class DaskKernels(KernelOperator):
         ``RESCATTERS`` re-sends; the message says what to do).
     """
 
-    capabilities = Capabilities(support_products=False, thread_safe=False)  # the local cache
+    # one row cache in this process, written on misses: one solve at a time
+    capabilities = Capabilities(support_products=False, thread_safe=False, trusted=True)
 
     def __init__(self, local: Any, client: Any = None, n_blocks: int | None = None) -> None:
         self.local = local

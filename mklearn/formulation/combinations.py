@@ -47,7 +47,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation):
         recomputed.
     """
 
-    capabilities = Capabilities(stack=True, support_products=False)
+    capabilities = Capabilities(stack=True, support_products=False, trusted=True)
 
     def __init__(self, stack: np.ndarray, kernel_sum: np.ndarray | None = None):
         self.n_samples = stack.shape[0]

@@ -7,11 +7,17 @@
   and :func:`resolve_kernels` for estimators' ``kernels=`` argument.
 - :mod:`~mklearn.kernels.bank`: :class:`KernelBank`, which evaluates the kernels into
   ``(n_x, n_z, n_kernels)`` stacks with standardisation and unit-trace normalisation.
+- :mod:`~mklearn.kernels.base`: :class:`KernelOperator`, how every solver reads base
+  kernels (rows and diagonal, with declared :class:`Capabilities`); subclass it for kernels
+  of your own (``docs/extending.md``). :class:`KernelColumns` computes rows from X,
+  :class:`StackColumns` reads a precomputed stack.
 - :mod:`~mklearn.kernels.strings` and :mod:`~mklearn.kernels.string_bank`: string kernels
   (spectrum, weighted degree and its sub-kernels) on sequences, with the linadd feature map.
 """
 
 from .bank import KernelBank
+from .base import Capabilities, KernelOperator
+from .columns import KernelColumns, StackColumns
 from .recipes import (
     KernelRecipe,
     MWUMKLRecipe,
@@ -42,6 +48,10 @@ __all__ = [
     "mwumkl_kernels",
     "resolve_kernels",
     "KernelBank",
+    "KernelOperator",
+    "Capabilities",
+    "KernelColumns",
+    "StackColumns",
     "Spectrum",
     "WeightedDegree",
     "wd_sub_kernels",

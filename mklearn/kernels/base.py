@@ -35,7 +35,8 @@ from mklearn.extending import Capabilities
 from mklearn.kernels.cache import MB
 from mklearn.kernels.row_sources import CombinedRows, combined_diagonal
 
-__all__ = ["Capabilities", "KernelOperator", "KernelSelection", "check_operator", "require"]
+__all__ = ["Capabilities", "KernelOperator", "KernelSelection", "check_operator",
+           "prepare", "require"]
 
 SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block of a product over a support
 CHECK_ROWS = 8  # rows :meth:`KernelOperator.check` reads: a cheap test, not a proof
@@ -67,6 +68,19 @@ def check_operator(operator: Any, solver: str) -> None:
             f"got {type(operator).__name__}: wrap precomputed kernels as "
             "mklearn.kernels.StackColumns(stack), or subclass mklearn.kernels.KernelOperator "
             "(docs/extending.md)")
+
+
+def prepare(kernels: Any, solver: str) -> None:
+    """What every solver does first with its kernels: a user's operator (capability
+    ``trusted`` off) runs its cheap :meth:`KernelOperator.check`.
+
+    Raises
+    ------
+    ValueError
+        From the check, naming the kernel and entries that disagree.
+    """
+    if isinstance(kernels, KernelOperator) and not kernels.capabilities.trusted:
+        kernels.check()
 
 
 def require(operator: KernelOperator, capability: str, solver: str) -> None:
@@ -310,6 +324,7 @@ class KernelSelection(KernelOperator):
         self.kernels = np.asarray(kernels, dtype=np.int64)
         self.n_samples, self.n_kernels = operator.n_samples, self.kernels.size
         self.value_dtype = operator.value_dtype
+        self.capabilities = Capabilities(trusted=operator.capabilities.trusted)
 
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         picked = self.kernels if kernels is None else self.kernels[np.asarray(kernels)]

@@ -111,7 +111,7 @@ class KernelColumns(KernelOperator):
     dtype = np.dtype(np.float64)
     capabilities = Capabilities(
         fills_out=True, row_filler=True, sums_rows=True, combined_row_maker=True, base_tables=True,
-        distance_rows=True, restricted=True, kernel_subset=True, row_dots=True)
+        distance_rows=True, restricted=True, kernel_subset=True, row_dots=True, trusted=True)
 
     def __init__(self, bank: KernelBank, X: Any = None) -> None:
         if not isinstance(bank, KernelBank) or not hasattr(bank, "trace_scales_"):
@@ -660,7 +660,7 @@ class StackColumns(KernelOperator):
     """
 
     dtype = np.dtype(np.float64)
-    capabilities = Capabilities(kernel_subset=True)
+    capabilities = Capabilities(kernel_subset=True, trusted=True)
 
     def __init__(self, stack: Any) -> None:
         stack = np.asarray(stack)

@@ -77,7 +77,7 @@ class RowKernels(KernelOperator):
     # one row cache, written on misses: one solve at a time; the terms come with products
     # only while the support's rows fit in the cache
     capabilities = Capabilities(combined_row_maker=True, support_products=False,
-                                thread_safe=False)
+                                thread_safe=False, trusted=True)
 
     def __init__(self, provider: Any, cache_size: float = 200.0) -> None:
         self.provider = provider

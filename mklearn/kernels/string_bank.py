@@ -304,7 +304,7 @@ class StringColumns(KernelOperator):
     """
 
     dtype = np.dtype(np.float64)
-    capabilities = Capabilities(linadd=True)
+    capabilities = Capabilities(linadd=True, trusted=True)
 
     def __init__(self, bank: StringKernelBank) -> None:
         if not isinstance(bank, StringKernelBank) or not hasattr(bank, "trace_scales_"):

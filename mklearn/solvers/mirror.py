@@ -51,6 +51,7 @@ import numpy as np
 from mklearn.extending import SIMPLEX
 from mklearn.formulation.losses import best_hinge_bias
 from mklearn.groups import KernelGroups, check_groups
+from mklearn.kernels.base import prepare
 from mklearn.solvers.result import Certificate, MKLResult
 from mklearn.svm import svc_dual
 
@@ -244,6 +245,7 @@ def mirror_descent(
         If ``step`` is unknown or ``groups`` is invalid for the kernels (wrong length, an empty
         group) or has several groups with the "l1" regulariser.
     """
+    prepare(combination, "mirror")
     if step not in STEP_RULES:
         raise ValueError(f"unknown step rule {step!r}; choose one of {STEP_RULES}")
     start = time.perf_counter()

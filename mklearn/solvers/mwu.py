@@ -73,7 +73,7 @@ from scipy.optimize import minimize_scalar
 
 from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
-from mklearn.kernels.base import check_operator
+from mklearn.kernels.base import check_operator, prepare
 from mklearn.solvers.mwu_blocks import MWUBlocks
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import svc_dual
@@ -346,6 +346,7 @@ def mwu_mkl(
         If epsilon is not in (0, 1), y has one class only or values other than +-1, C <= 0,
         the regulariser is not l1, or ``combination`` is not a column provider.
     """
+    prepare(combination, "mwu")
     y = _check_inputs(combination, y, C, regularizer, epsilon, variant)
     C = float(C)
     adaptive = variant == "adaptive"

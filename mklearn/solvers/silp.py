@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn.extending import is_l1_simplex
+from mklearn.kernels.base import prepare
 from mklearn.kernels.row_sources import CombinedRows, support_products
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp_linadd import silp_linadd
@@ -101,6 +102,7 @@ def silp_mkl(
     ValueError
         If the regulariser is not the l1 simplex, ``inner_tol <= 0`` or ``chunk_steps < 1``.
     """
+    prepare(combination, "silp")
     if not is_l1_simplex(regularizer):
         raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only (r = 0 on the simplex), "
                          f"got {regularizer!r}; use regularizer='l1', or solver='spg' (or "

@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from mklearn.extending import implements
+from mklearn.kernels.base import prepare
 from mklearn.kernels.row_sources import base_rows
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
@@ -113,6 +114,7 @@ def smo_mkl(
     ValueError
         If the regulariser is not smooth (l1), or ``cache_size`` holds fewer than two rows.
     """
+    prepare(provider, "smo")
     y = np.asarray(y, dtype=np.float64)
     task = ClassificationTask(y, np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy())
     return _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
@@ -166,6 +168,7 @@ def smo_mkl_regression(
     ValueError
         As in :func:`smo_mkl`.
     """
+    prepare(provider, "smo")
     task = RegressionTask(y, C, epsilon)
     result = _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
                     cache_size=cache_size, closed_form=closed_form, shrinking=shrinking)
