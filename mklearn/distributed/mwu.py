@@ -127,8 +127,8 @@ class DaskMWUBlocks(MWUBlocks):
                 "fit is abandoned (no partial model): check the workers' memory and logs, then "
                 "fit again") from error
 
-    def _each(self, method, *args):
-        calls = [getattr(actor, method)(*args) for actor in self.blocks]  # all run at once
+    def _each(self, call):
+        calls = [call(actor) for actor in self.blocks]  # all run at once
         return [self._result(call) for call in calls]
 
     def finish(self, last_total, accumulate, averaged):

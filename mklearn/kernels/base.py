@@ -54,17 +54,23 @@ def _operator_classes() -> list[type]:
     return found
 
 
+class NotAnOperatorError(ValueError, TypeError):
+    """Kernels given to a solver in a form it cannot read (not a :class:`KernelOperator`)."""
+
+
 def check_operator(operator: Any, solver: str) -> None:
     """Check that ``operator`` is a :class:`KernelOperator` (what every solver reads).
 
     Raises
     ------
-    TypeError
-        If it is not: the message names the solver, what was given and how to wrap it.
+    NotAnOperatorError
+        A ValueError and a TypeError, if it is not: the message names the solver, what was
+        given and how to wrap it.
     """
     if not isinstance(operator, KernelOperator):
-        raise TypeError(
-            f"solver {solver!r} reads kernels through a KernelOperator (rows and diagonal); "
+        raise NotAnOperatorError(
+            f"solver {solver!r} reads kernels through a KernelOperator (a column provider "
+            f"of rows and diagonal); "
             f"got {type(operator).__name__}: wrap precomputed kernels as "
             "mklearn.kernels.StackColumns(stack), or subclass mklearn.kernels.KernelOperator "
             "(docs/extending.md)")

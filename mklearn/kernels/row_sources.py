@@ -30,7 +30,6 @@ from mklearn._stack_ops import (
     combine_rows_parallel,
     rows_product,
 )
-from mklearn.extending import implements
 from mklearn.kernels.cache import MB, RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
 
@@ -353,7 +352,7 @@ class TableBaseRows(BaseRows):
 def base_rows(provider: Any, cache_size: float) -> BaseRows:
     """The rows of every base kernel for SMO-MKL: by table when the provider offers tables
     (``base_tables()``, RBF kernels on sparse integer points), else the rows themselves."""
-    found = provider.base_tables() if implements(provider, "base_tables") else None
+    found = provider.base_tables() if provider.capabilities.base_tables else None
     if found is None:
         return BaseRows(provider, cache_size)
     return TableBaseRows(provider, found, cache_size)

@@ -28,7 +28,7 @@ def _smo_ready(regularizer):
 
 def _mirror_ready(regularizer):
     return is_l1_simplex(regularizer) or (
-        getattr(regularizer, "feasible_set", None) == GROUP_SIMPLICES)
+        regularizer.feasible_set == GROUP_SIMPLICES)
 
 
 _SPG_NEEDS = "value, gradient and project"
@@ -198,7 +198,7 @@ def get_solver(name: str, regularizer, combination: str = "sum") -> SolverInfo:
         raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)} or 'auto'")
     info = SOLVERS[name]
     if not info.accepts(regularizer):
-        label = getattr(regularizer, "name", None) or repr(regularizer)
+        label = regularizer.name or repr(regularizer)
         fits = [s for s, i in SOLVERS.items() if i.accepts(regularizer)
                 and combination in i.combinations]
         raise ValueError(

@@ -14,6 +14,7 @@ for bit.
 from __future__ import annotations
 
 import math
+from operator import methodcaller
 
 import numpy as np
 from numba import njit
@@ -175,25 +176,26 @@ class MWUBlocks:
         self.blocks = [MWUBlock(part, y, inv_trace[k], valid[k], share)
                        for part, k in zip(parts, self.kernels, strict=True)]
 
-    def _each(self, method, *args):
-        return [getattr(block, method)(*args) for block in self.blocks]
+    def _each(self, call):
+        """``call(block)`` for every block (a :func:`operator.methodcaller`), in order."""
+        return [call(block) for block in self.blocks]
 
     def update(self, j_pos, j_neg, last_total, accumulate):
         """The largest ``sqrt(quad_i)`` over every block (:meth:`MWUBlock.update`)."""
-        return max(self._each("update", j_pos, j_neg, last_total, accumulate))
+        return max(self._each(methodcaller("update", j_pos, j_neg, last_total, accumulate)))
 
     def combine(self, c, x_top):
         """``(sum ratio, sum ratio quad, max ratio, sum ratio G alpha)`` over the blocks,
         added in block order."""
-        return add_block_parts(self._each("combine", c, x_top))
+        return add_block_parts(self._each(methodcaller("combine", c, x_top)))
 
     def finish(self, last_total, accumulate, averaged):
         """``(weights of all m kernels, weights @ quad, weights @ G alpha)``, unnormalised."""
-        return gather_block_weights(self.kernels, self._each("finish", last_total, accumulate,
-                                                       averaged))
+        return gather_block_weights(self.kernels, self._each(
+            methodcaller("finish", last_total, accumulate, averaged)))
 
     def counts(self):
-        hits, misses = zip(*self._each("counts"), strict=True)
+        hits, misses = zip(*self._each(methodcaller("counts")), strict=True)
         return sum(hits), sum(misses)
 
 
