@@ -46,13 +46,16 @@ import argparse
 import datetime as _dt
 import json
 import multiprocessing
-import platform
 import resource
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import machine_info  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "large_scale.json"
@@ -320,7 +323,7 @@ def _save(args, rows):
         "benchmark": "large_scale",
         "data": args.data,
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"cpu_count": multiprocessing.cpu_count(), "platform": platform.platform()},
+        "machine": machine_info(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "paper_seconds": {f"{d}/{k}": v for (d, k), v in PAPER_SECONDS.items()},
         "rows": rows,

@@ -137,6 +137,8 @@ def _write_json(data, path: Path):
 
 
 def machine_info():
+    """The machine, library versions, commit and date (UTC, ISO 8601) a result was measured on:
+    every benchmark's JSON records it under ``machine``."""
     import numba
     import scipy
     import sklearn
@@ -155,6 +157,7 @@ def machine_info():
         "mklearn": getattr(mklearn, "__version__", None),
         "n_cores": os.cpu_count(),
         **_git_state(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 

@@ -32,8 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_large_scale as large  # noqa: E402
+from bench_small_sets import machine_info  # noqa: E402
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "threads.json"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def ceiling(repeats=5):
@@ -153,18 +154,21 @@ def main(argv=None):
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--repeats", type=int, default=3, help="fits per n_jobs (median)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000, 5000, 20000])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--output", type=Path, default=None,
+                        help="default: results/threads.json (a9a), results/threads_w8a.json")
     args = parser.parse_args(argv)
     X_all, y_all, _, _ = large.load(args.data, 0)
     specs, _ = large.kernel_specs(X_all, 0)
     order = np.random.default_rng(0).permutation(len(y_all))[: args.n]
-    document = {"benchmark": "threads", "ceiling": ceiling(),
+    document = {"benchmark": "threads", "machine": machine_info(), "ceiling": ceiling(),
                 "rows": row_times(X_all, specs, args.sizes),
                 "fit": fit_times(X_all[order], y_all[order], specs, args),
                 "settings": {"data": args.data, "n": args.n, "cache_size": args.cache_size,
                              "tol": args.tol, "repeats": args.repeats}}
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(document, indent=1))
+    output = args.output or RESULTS / ("threads.json" if args.data == "a9a" else
+                                       f"threads_{args.data}.json")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(document, indent=1))
 
 
 if __name__ == "__main__":

@@ -53,9 +53,9 @@ import argparse
 import datetime as _dt
 import json
 import multiprocessing
-import platform
 import resource
 import statistics
+import sys
 import time
 import traceback
 import warnings
@@ -65,6 +65,9 @@ from pathlib import Path
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import machine_info  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 OUTPUT = Path(__file__).resolve().parent / "results" / "unseen.json"
@@ -438,7 +441,7 @@ def _save(args, rows):
     document = {
         "benchmark": "unseen",
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"cpu_count": multiprocessing.cpu_count(), "platform": platform.platform()},
+        "machine": machine_info(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "kept_out": list(TUNING_SETS),
         "rows": rows,
