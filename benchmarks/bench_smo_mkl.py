@@ -16,7 +16,7 @@ Sonar with the SimpleMKL family of 13 (D + 1) kernels (M = 195, 442, 91, 793), s
 "Kernels selected": weights above ``SELECTED_RELATIVE`` times the largest weight (lp-MKL gives
 every kernel a positive weight in exact arithmetic, and the paper does not state its threshold).
 Times are fit times after a JIT warm-up, on the precomputed stack; building the stack is timed
-separately. The paper ran on a 2.1 GHz AMD core. Goals (issue 3): test accuracy inside the
+separately. The paper ran on a 2.1 GHz AMD core. Targets: test accuracy inside the
 paper's mean +- sd, training time at least 4x below the paper's SMO-MKL figure on every row,
 SMO-MKL faster than SPG-GMKL at p = 2.
 
