@@ -516,7 +516,7 @@ def goals(results, args, have_easymkl):
                            for k, r in ratios.items() if k != "sonar") or "none run"
         if "sonar" not in ratios:
             out.append({"goal": 2, "status": "SKIP", "text": "Sonar not in --sets"})
-        else:  # the goal is Sonar; the other sets are reported, not judged
+        else:  # the target is on Sonar; the other sets are reported, not judged
             sonar = ratios["sonar"]
             out.append({"goal": 2, "status": "PASS" if sonar and sonar > 1.0 else "FAIL",
                         "text": "Sonar: SPG faster than EasyMKL on the same stack (EasyMKL/SPG "
