@@ -1,5 +1,5 @@
 """Defaults that work: ``MKLClassifier()`` against ``SVC()`` and ``MKLRegressor()`` against
-``SVR()``, every parameter at its default, 5-fold cross-validation (issue 18, item 1).
+``SVR()``, every parameter at its default, 5-fold cross-validation.
 
 - Data: every bundled data set (``mklearn datasets``) and scikit-learn's small sets (iris,
   wine, breast cancer, digits; diabetes for regression). Sets above ``--max-samples`` points

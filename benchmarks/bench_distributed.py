@@ -1,4 +1,4 @@
-"""Per-kernel work on Dask (issue 17): Sonar with many RBF kernels computed on the fly,
+"""Per-kernel work on Dask: Sonar with many RBF kernels computed on the fly,
 SPG-GMKL with the l1 simplex (relative duality gap 1e-3).
 
 Kernels: the RBF part of the MWUMKL family of ``bench_mwu_scaling.py`` (Sonar's 208 points,

@@ -7,8 +7,7 @@ Rows are computed from X on demand (``kernel_storage="rows"``; the (n, n, 50) st
 formed) in an LRU cache of ``--cache-size`` MB. The estimators scale each kernel to mean
 diagonal 1 (``kernel_normalization="diagonal"``, their default), which leaves an RBF kernel as
 it is, so every MKL solver gets the same ``C`` as the anchor, scikit-learn's ``SVC`` with the
-middle-width RBF kernel on all features, which runs in the same process. (The first runs
-used unit-trace kernels with ``C * n``: the same SVM problems.)
+middle-width RBF kernel on all features, which runs in the same process.
 
 Each run is one child process (fork), so its peak RSS (``ru_maxrss``) is its own; a fit of
 the same solver on ``min(WARM_UP, n / 4)`` of the points first loads the compiled numba
@@ -19,13 +18,10 @@ the fit's start (``VmHWM`` reset then; the data and the warm-up fit's loops are 
 to compare with ``cache_size`` and the ``O(m n)`` state (``state_mb``: one float64 per
 kernel and point), and ``planned_mb``, the memory the estimator planned for its row path
 (:func:`mklearn.kernels.operator.row_path_bytes`: the cache, ``4 x 8 m n`` bytes and what
-the provider keeps of X's feature blocks, ``feature_block_bytes``; goal 3's bound), printed
-as "fit MB" and "plan MB", a fit above its plan flagged. Loops that the warm-up fit does not
-reach are loaded during the timed one, and count in its peak (w8a 5,000 points, mirror
-descent, 20 MB of cache: 208 MB above the start after a 60-point warm-up, 58 MB after a fit
-on the same 5,000 points). On w8a's 20,000 points with 1,000 MB the 2,000-point warm-up
-(session 26; 60 points before) changed the peaks little: SMO-MKL 1,222 -> 1,218 MB, SILP
-1,445 -> 1,411 MB. A fit still running after ``--max-seconds`` is stopped (its child killed;
+the provider keeps of X's feature blocks, ``feature_block_bytes``), printed as "fit MB" and
+"plan MB", a fit above its plan flagged. Loops that the warm-up fit does not reach are
+loaded during the timed one and count in its peak, hence a warm-up of the same solver on up
+to 2,000 points. A fit still running after ``--max-seconds`` is stopped (its child killed;
 reported "stopped", ``stopped_after_seconds`` in the JSON) and that solver is not run at
 larger n (reported "skipped").
 
@@ -46,13 +42,16 @@ import argparse
 import datetime as _dt
 import json
 import multiprocessing
-import platform
 import resource
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import machine_info  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "large_scale.json"
@@ -195,7 +194,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
         "fit_start_mb": start_mb,
         "fit_peak_mb": fit_peak,
         "state_mb": 8.0 * len(specs) * len(y) / 2**20,
-        # what the estimator planned for its row path (mklearn.memory): goal 3's bound
+        # what the estimator planned for its row path: the bound its peak should stay within
         "planned_mb": row_path_bytes(len(y), len(specs), float(model.cache_size_),
                                      feature_block_bytes(specs, X)) / 2**20,
         "warm_up_points": warm_up,
@@ -270,7 +269,7 @@ def main(argv=None):
         take = order[:n]
         X, y = X_all[take], y_all[take]
         svc_cache = args.cache_size
-        if svc_cache == "auto":  # as the MKL fit will resolve it, on this machine now
+        if svc_cache == "auto":  # as the MKL fit will resolve it, from the memory free now
             from mklearn.memory import auto_cache_size
 
             svc_cache = auto_cache_size(n, len(specs), itemsize=8)
@@ -320,7 +319,7 @@ def _save(args, rows):
         "benchmark": "large_scale",
         "data": args.data,
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": {"cpu_count": multiprocessing.cpu_count(), "platform": platform.platform()},
+        "machine": machine_info(),
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "paper_seconds": {f"{d}/{k}": v for (d, k), v in PAPER_SECONDS.items()},
         "rows": rows,

@@ -26,11 +26,14 @@ import argparse
 import datetime as _dt
 import json
 import multiprocessing as mp
-import platform
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_small_sets import machine_info  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "linadd.json"
 SIZES = (1000, 2000, 5000, 10_000, 20_000, 50_000, 100_000)
@@ -153,7 +156,7 @@ def main(argv=None):
     payload = {
         "benchmark": "bench_linadd",
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {platform.processor()} (shared, 2 cores)",
+        "machine": machine_info(),
         "protocol": {"data": "C. elegans acceptor, 82-nt window, random subsets",
                      "kernel": f"WeightedDegree({args.order}), unnormalised", "C": args.C,
                      "tol": 1e-3, "working_set": args.working_set, "time_cap": args.time_cap,

@@ -293,7 +293,7 @@ def run_set(key, args):
 
 def print_table(results):
     header = f"{'set':<14}{'n':>5}{'m':>6}" + "".join(f"{m:>26}" for m in METHODS)
-    print("\nMedian misclassification (95% interval) over the splits; ours, this machine")
+    print("\nMedian misclassification (95% interval) over the splits; ours")
     print(header)
     print("-" * len(header))
     for res in results:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import multiprocessing as mp
-import platform
 import resource
 import sys
 import time
@@ -33,6 +32,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_linadd import c_elegans_parser, in_child, shuffled_c_elegans  # noqa: E402
+from bench_small_sets import machine_info  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "silp_linadd.json"
 
@@ -112,7 +112,7 @@ def main(argv=None):
     payload = {
         "benchmark": "bench_silp_linadd",
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {platform.processor()} (2 cores)",
+        "machine": machine_info(),
         "protocol": {"data": "C. elegans acceptor, 82-nt window, random subsets",
                      "kernels": f"wd_sub_kernels({args.order}, by='kmer'), unnormalised",
                      "C": args.C, "eps_mkl": args.tol, "working_set": args.working_set,

@@ -137,6 +137,8 @@ def _write_json(data, path: Path):
 
 
 def machine_info():
+    """The machine, library versions, commit and date (UTC, ISO 8601) a result was measured on:
+    every benchmark's JSON records it under ``machine``."""
     import numba
     import scipy
     import sklearn
@@ -155,6 +157,7 @@ def machine_info():
         "mklearn": getattr(mklearn, "__version__", None),
         "n_cores": os.cpu_count(),
         **_git_state(),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "load_average_at_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 
@@ -513,7 +516,7 @@ def goals(results, args, have_easymkl):
                            for k, r in ratios.items() if k != "sonar") or "none run"
         if "sonar" not in ratios:
             out.append({"goal": 2, "status": "SKIP", "text": "Sonar not in --sets"})
-        else:  # the issue's goal is Sonar; the other sets are reported, not judged
+        else:  # the target is on Sonar; the other sets are reported, not judged
             sonar = ratios["sonar"]
             out.append({"goal": 2, "status": "PASS" if sonar and sonar > 1.0 else "FAIL",
                         "text": "Sonar: SPG faster than EasyMKL on the same stack (EasyMKL/SPG "

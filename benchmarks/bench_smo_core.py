@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
-import platform
 import time
 from pathlib import Path
 
 import bench_unseen as bu
 import numpy as np
+from bench_small_sets import machine_info
 
 DEFAULT_PROBLEMS = ["a1a-1000", "a8a-1500-poly", "w8a-1000", "dna2-1500", "mfeat0-1500"]
 
@@ -101,7 +101,7 @@ def main(argv=None):
           f"range {min(ratios):.2f}-{max(ratios):.2f}")
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     with open(args.output, "w") as f:
-        json.dump({"date": _dt.date.today().isoformat(), "machine": platform.machine(),
+        json.dump({"date": _dt.date.today().isoformat(), "machine": machine_info(),
                    "args": vars(args), "rows": rows}, f, indent=1)
     print(f"JSON: {args.output}")
 

@@ -4,16 +4,18 @@
 0. The machine's ceiling: a loop of independent floating-point work (``exp`` over an array,
    no shared memory traffic to speak of) on 1 and 2 numba threads. Two virtual cores that
    share one physical core's vector units give far below 2x here, and then no fit can
-   reach the goal's 1.6x (session 32: 1.29x on the ceiling, 1.07x on the fit).
+   come near 2x either.
 1. Kernel rows alone: one row of all 50 kernels against n points, 1 and 2 numba threads
    (the crossover that sets ``mklearn.kernels.threads.PARALLEL_MIN_VALUES``).
 2. A fit bound by kernel rows: SMO-MKL (p = 1.33) on ``--n`` points with a small row cache
    (``--cache-size`` MB), ``n_jobs=1`` against ``n_jobs=2``, ``--repeats`` fits each in
-   alternating order (the medians are compared); the objective must be identical. Since
-   session 34 the cache keeps each point's squared distances, and every SMO step looks up
-   the two rows of all 50 kernels in their tables (a9a and w8a are binary:
-   :class:`mklearn.kernels.row_sources.TableBaseRows`); before, it kept base rows of 3.2 MB
-   and missed nearly all of them.
+   alternating order (the medians are compared); the objective must be identical. The
+   cache keeps each point's squared distances, and every SMO step looks up the two rows of
+   all 50 kernels in their tables (a9a and w8a are binary:
+   :class:`mklearn.kernels.row_sources.TableBaseRows`).
+
+   The default ``--output`` is ``results/threads.json`` for a9a and
+   ``results/threads_<data>.json`` otherwise.
 
     python benchmarks/bench_threads.py [--data a9a] [--n 8000] [--cache-size 100] [--tol 1e-2]
         [--repeats 3]
@@ -32,8 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_large_scale as large  # noqa: E402
+from bench_small_sets import machine_info  # noqa: E402
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "threads.json"
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def ceiling(repeats=5):
@@ -54,7 +57,7 @@ def ceiling(repeats=5):
     x = np.linspace(0.0, 1.0, 1_000_000)
     out = np.empty(64)
     seconds = {1: np.inf, 2: np.inf}
-    for _ in range(repeats):  # alternating: this machine's speed drifts within seconds
+    for _ in range(repeats):  # alternating: a shared machine's speed drifts within seconds
         for jobs in (1, 2):
             with threads.numba_threads(jobs):
                 spin(x, out)  # compiled, and the threads started
@@ -141,7 +144,7 @@ def fit_times(X, y, specs, args):
     result["same_objective"] = len({run["objective"] for done in runs.values()
                                     for run in done}) == 1
     print(f"fit speedup with n_jobs=2 (medians of {args.repeats}): {result['speedup']:.2f} "
-          f"(goal 1.6); identical objective: {result['same_objective']}")
+          f"(target 1.6); identical objective: {result['same_objective']}")
     return result
 
 
@@ -153,18 +156,21 @@ def main(argv=None):
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--repeats", type=int, default=3, help="fits per n_jobs (median)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000, 5000, 20000])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--output", type=Path, default=None,
+                        help="default: results/threads.json (a9a), results/threads_w8a.json")
     args = parser.parse_args(argv)
     X_all, y_all, _, _ = large.load(args.data, 0)
     specs, _ = large.kernel_specs(X_all, 0)
     order = np.random.default_rng(0).permutation(len(y_all))[: args.n]
-    document = {"benchmark": "threads", "ceiling": ceiling(),
+    document = {"benchmark": "threads", "machine": machine_info(), "ceiling": ceiling(),
                 "rows": row_times(X_all, specs, args.sizes),
                 "fit": fit_times(X_all[order], y_all[order], specs, args),
                 "settings": {"data": args.data, "n": args.n, "cache_size": args.cache_size,
                              "tol": args.tol, "repeats": args.repeats}}
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(document, indent=1))
+    output = args.output or RESULTS / ("threads.json" if args.data == "a9a" else
+                                       f"threads_{args.data}.json")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(document, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""One regression test per bad-input kind of issue 19 (docs/bad_input.md lists them)."""
+"""One regression test per kind of bad input (docs/bad_input.md lists them)."""
 
 from __future__ import annotations
 

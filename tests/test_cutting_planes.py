@@ -83,8 +83,8 @@ def test_planes_certify_spg_sooner_and_stay_below_the_optimum(unbalanced):
         assert result.converged
         assert result.objective - result.duality_gap <= optimum + 1e-8 * optimum
         assert result.objective == pytest.approx(optimum, rel=2 * TOL)
-    # never more SVM solves with the planes (measured: 18 instead of 74 where this path stalls
-    # at the kink; on an AMD EPYC machine, session 26, it does not stall: 29 and 29)
+    # never more SVM solves with the planes (18 instead of 74 where this path stalls at the
+    # kink; on CPUs where rounding takes another path it does not stall: 29 and 29)
     assert runs[True].n_svm_solves <= runs[False].n_svm_solves
 
 

@@ -44,7 +44,7 @@ def client():
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     # tests here kill workers; LocalCluster closes the nanny of a worker name that is still
     # missing lost-worker-timeout (15 s) after a removal, so a second kill of that worker 15 s
-    # after the first left one worker for the rest of the module (CI, session 30)
+    # after the first left one worker for the rest of the module
     with dask.config.set({"distributed.deploy.lost-worker-timeout": "1h"}), \
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                          dashboard_address=None) as cluster, Client(cluster) as client:

@@ -1,4 +1,4 @@
-"""The aggregate dual bound: convex combinations of SVM solutions (issue 20)."""
+"""The aggregate dual bound: convex combinations of SVM solutions."""
 
 import numpy as np
 import pytest
@@ -67,7 +67,7 @@ def test_aggregate_never_passes_the_optimum_and_tightens_spg(duplicates):  # noq
     for result in runs.values():
         assert result.objective - result.duality_gap <= optimum + 1e-8 * optimum
     # the SVM solutions at the kinks each bound loosely; their combinations never do worse
-    # (strictly better where the path stalls at the kinks; on an AMD EPYC machine, session 26,
-    # both runs end on the same bound)
+    # (strictly better where the path stalls at the kinks; where rounding takes another path,
+    # both runs can end on the same bound)
     assert runs[True].objective - runs[True].duality_gap >= (
         runs[False].objective - runs[False].duality_gap)

@@ -1,4 +1,4 @@
-"""Fuzzing of the estimators and the command line with hypothesis (issue 19).
+"""Fuzzing of the estimators and the command line with hypothesis.
 
 Random shapes, dtypes, special values (NaN, inf, huge, tiny, empty), label types, parameter
 and ``solver_options`` values, precomputed stacks and data-file contents go through every
@@ -149,7 +149,7 @@ ESTIMATORS = {
     "clf-silp": lambda k, **kw: MKLClassifier(kernels=k, solver="silp", **kw),
     "reg-smo": lambda k, **kw: MKLRegressor(kernels=k, solver="smo", **kw),
     "reg-silp": lambda k, **kw: MKLRegressor(kernels=k, solver="silp", regularizer="l1", **kw),
-    # unit trace: with mean-diagonal kernels one drawn case ran 39 s (open, see issue 18 notes)
+    # unit trace: with mean-diagonal kernels one drawn case ran 39 s
     "reg-spg": lambda k, **kw: MKLRegressor(kernels=k, solver="spg", regularizer="l1",
                                             kernel_normalization="trace", **kw),
     "oc-silp": lambda k, **kw: OneClassMKL(kernels=k, solver="silp", **kw),

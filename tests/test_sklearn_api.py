@@ -1,5 +1,5 @@
 """What a scikit-learn user expects: solver="auto", one duality gap, SVC's class and sample
-weights, probabilities and n_jobs, kernel names from column names (issue 18)."""
+weights, probabilities and n_jobs, kernel names from column names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPG-GMKL where W(d) has kinks: duplicate points on the kernels' features (issue 20)."""
+"""SPG-GMKL where W(d) has kinks: duplicate points on the kernels' features."""
 
 import numpy as np
 import pytest

@@ -148,7 +148,7 @@ class DaskKernels(KernelOperator):
     def kernel(self, d):
         """A row source of ``K(d)`` for the SMO core whose rows (when many kernels are
         active) are combined on the workers (:meth:`combined_rows`); the rows of the one
-        made before are released (:class:`~mklearn.svm.rows.NewestRows`)."""
+        made before are released (:class:`~mklearn.kernels.row_sources.NewestRows`)."""
         return self._newest.keep(
             CombinedRows(self, np.asarray(d, dtype=np.float64), self.combined_cache_size))
 

@@ -62,10 +62,8 @@ def one_blas_thread(function):
 
     The per-kernel passes multiply chunks of a few MB (:mod:`mklearn.kernels.passes`): too
     small for BLAS's threads to pay, and when another process holds the other core each
-    hand-off waits for a time slice. Measured on this 2-core machine with another job
-    running, SPG-GMKL on Sonar with 10^5 kernels: 70 s with OpenBLAS's 2 threads, 23 s with
-    one. Dask's workers already run BLAS on one thread (their nanny sets
-    ``OPENBLAS_NUM_THREADS=1``).
+    hand-off waits for a time slice (figures in ``docs/large_scale.md``, "Threads"). Dask's
+    workers already run BLAS on one thread (their nanny sets ``OPENBLAS_NUM_THREADS=1``).
     """
 
     @functools.wraps(function)

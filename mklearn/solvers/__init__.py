@@ -235,8 +235,9 @@ def choose_solver(regularizer, combination: str = "sum", task: str = "classifica
 
     Notes
     -----
-    The size of the problem does not enter yet: the row path for stacks that do not fit in
-    memory is the kernel-operator issue's; it will slot in here.
+    The size of the problem does not enter here: the estimators choose separately how the
+    kernels are held (``kernel_storage``: a stack, or rows computed on demand), from the
+    memory plan.
     """
     if combination != "sum":
         return "spg"

@@ -9,7 +9,7 @@ C-SVC, epsilon-SVR and one-class SVM differ only in ``K``'s index map, ``y``, ``
 ``upper`` (LIBSVM's Q-matrix trick). The working set is chosen by WSS2 of Fan, Chen and Lin
 (JMLR 6, 2005, Algorithm 2): ``i`` maximally violating, ``j`` maximising the second-order gain
 ``b_ij^2 / a_ij``. The column provider here is a dense kernel matrix ``K`` (the combined
-precomputed kernel) or a row source of :mod:`mklearn.svm.rows`; the loop itself is
+precomputed kernel) or a row source of :mod:`mklearn.kernels.row_sources`; the loop itself is
 :func:`mklearn.svm.core.smo_loop`.
 """
 
@@ -275,7 +275,7 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     Parameters
     ----------
     K : ndarray of shape (n, n) or a row source
-        Symmetric PSD kernel matrix (float64), or a row source of :mod:`mklearn.svm.rows`
+        Symmetric PSD kernel matrix (float64), or a row source of :mod:`mklearn.kernels.row_sources`
         (rows computed on demand through an LRU cache).
     y : ndarray of shape (l,)
         Signs in {-1, +1}: the equality-constraint coefficients, also the sign pattern of Q.
