@@ -29,7 +29,7 @@ from mklearn.distributed import (  # noqa: E402
     local_jobs,
 )
 from mklearn.formulation.regularizers import make_regularizer  # noqa: E402
-from mklearn.kernels import RBF, KernelBank  # noqa: E402
+from mklearn.kernels import RBF, KernelBank, KernelOperator  # noqa: E402
 from mklearn.kernels.columns import KernelColumns, StackColumns  # noqa: E402
 from mklearn.kernels.operator import RowKernels  # noqa: E402
 from mklearn.solvers.mwu import mwu_mkl  # noqa: E402
@@ -113,7 +113,7 @@ def test_operator_on_a_stack_and_on_a_provider_without_blocks(client):
                                expected, rtol=1e-12)
 
 
-class _NoSubset:
+class _NoSubset(KernelOperator):
     """A provider that cannot split itself into blocks of kernels."""
 
     def __init__(self, inner):
