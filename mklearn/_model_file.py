@@ -15,7 +15,9 @@ import zipfile
 import numpy as np
 from numpy.lib import format as npy_format
 
-MAX_HEADER_BYTES = 8 << 20  # the JSON header of a model with thousands of kernels is < 1 MB
+from mklearn._sizes import MB
+
+MAX_HEADER_BYTES = 8 * MB  # the JSON header of a model with thousands of kernels is < 1 MB
 _NPY_HEADER_LIMIT = 10_000  # numpy's own limit on an .npy header
 
 

@@ -25,12 +25,13 @@ from sklearn.utils.validation import (
 
 import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
+from mklearn._sizes import BAND_BYTES, PREDICT_BLOCK_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
-from mklearn.kernels.bank import BAND_BYTES, feature_block_bytes
+from mklearn.kernels.bank import feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
@@ -68,7 +69,6 @@ _OVERFLOW_MESSAGE = (
 )
 _CONSTANT_KERNELS = ("the kernels do not vary over X (e.g. features so tiny or so equal that "
                      "every kernel entry rounds to the same value)")
-PREDICT_BLOCK_BYTES = 64 << 20  # test-versus-support kernels computed at once in predict
 
 
 def _first_row_sum(provider):

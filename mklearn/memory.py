@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import scipy.sparse
 
-from mklearn.kernels.cache import MB, available_memory
+from mklearn._sizes import GIB, MB
+from mklearn.kernels.cache import available_memory
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budget", "densify",
@@ -77,7 +78,7 @@ def _points_part(points_bytes: int) -> str:
 
 
 def _gib(nbytes: int) -> str:
-    return f"{nbytes / (1 << 30):.3g} GiB" if nbytes >= (1 << 30) else f"{nbytes / MB:.3g} MB"
+    return f"{nbytes / GIB:.3g} GiB" if nbytes >= GIB else f"{nbytes / MB:.3g} MB"
 
 
 def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_size: float,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mklearn._sizes import MB
 from mklearn._stack_ops import (
     block_quadratic_terms,
     block_quadratic_terms_parallel,
@@ -20,7 +21,7 @@ from mklearn._stack_ops import (
 )
 from mklearn.kernels.threads import use_threads
 
-MAX_BYTES = 256 * 2**20  # blocks held, at most
+MAX_BYTES = 256 * MB  # blocks held, at most
 STACK_SHARE = 0.25  # ... and at most this share of the stack's bytes
 SLACK_POINTS = 64  # room in W, beyond twice the support, for points that join later
 # passes served by the stack before blocks are formed: filling them first touches fresh memory

@@ -12,6 +12,8 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import NotFittedError
 
+from mklearn._sizes import BAND_BYTES
+
 from ._numba import (
     fill_kernel_stack,
     kernel_diagonal,
@@ -25,11 +27,6 @@ from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
 SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros kept sparse
-# copies of X's feature blocks that are not kept are made this many bytes of rows at a
-# time: a dense copy freed at once leaves the allocator's heap grown (on w8a's first
-# 20,000 points, 24 MB copies of the half-feature blocks left 35 MB of freed heap resident
-# through SMO-MKL's solve)
-BAND_BYTES = 2 << 20
 
 
 def band_rows(X: Any) -> int:

@@ -31,14 +31,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from mklearn._sizes import MB, SUPPORT_BLOCK_BYTES
 from mklearn.extending import Capabilities
-from mklearn.kernels.cache import MB
 from mklearn.kernels.row_sources import CombinedRows, combined_diagonal
 
 __all__ = ["Capabilities", "KernelOperator", "KernelSelection", "check_operator",
            "prepare", "require"]
 
-SUPPORT_BLOCK_BYTES = 64 * MB  # rows read per block of a product over a support
 CHECK_ROWS = 8  # rows :meth:`KernelOperator.check` reads: a cheap test, not a proof
 CHECK_RTOL = 1e-6  # relative disagreement the check tolerates (float32 kernels round at 6e-8)
 DEFAULT_CACHE_MB = 200.0  # rows of K(d) a plain operator's row source keeps (LIBSVM's -m)

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RowCache", "MB", "available_memory", "cache_capacity"]
+from mklearn._sizes import GIB, LOAD_MANY_BYTES, MB
 
-MB = 1 << 20  # bytes per megabyte, as LIBSVM's -m
+__all__ = ["RowCache", "available_memory", "cache_capacity"]
+
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
-MEMORY_RESERVE = 1 << 30  # the cache stops growing when less than this is available
-LOAD_MANY_BYTES = 8 * MB  # rows computed per call of the provider by ``load_many``
+MEMORY_RESERVE = GIB  # the cache stops growing when less than this is available
 
 
 def available_memory() -> int:
@@ -44,7 +44,7 @@ def available_memory() -> int:
     try:
         return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
-        return 8 << 30  # no way to ask: assume 8 GiB
+        return 8 * GIB  # no way to ask: assume 8 GiB
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:

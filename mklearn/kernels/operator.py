@@ -25,14 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from mklearn._sizes import MB, PASS_CHUNK_BYTES, ROW_BLOCK_BYTES
 from mklearn.kernels import passes
 from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.kernels.cache import MB, RowCache
+from mklearn.kernels.cache import RowCache
 from mklearn.kernels.row_sources import CombinedRows, NewestRows, combined_diagonal
 
 __all__ = ["RowKernels", "row_path_bytes"]
 
-BLOCK_BYTES = 64 * MB  # rows computed per block when the support does not fit in the cache
 COMBINED_SHARE_LARGE = 0.9  # budget share of the rows of K(d) when no support fits the rest
 DISTANCE_SHARE = 0.5  # budget share of the squared-distance rows a provider may keep,
 COMBINED_FIRST = 0.5  # once rows of K(d) for this share of the points fit in the rest
@@ -180,7 +180,7 @@ class RowKernels(KernelOperator):
         slots = self.base.slot_of[indices]
         if (slots >= 0).all():  # gathered a few rows at a time (a copy of kernels x rows)
             rows = np.empty((indices.size, self.n_samples)) if out is None else out
-            step = max(1, passes.CHUNK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
+            step = max(1, PASS_CHUNK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
             for a0 in range(0, indices.size, step):
                 block = self.base.store[np.ix_(slots[a0:a0 + step], kernels)]
                 rows[a0:a0 + step] = np.tensordot(weights, block, axes=(0, 1))
@@ -362,7 +362,7 @@ class RowKernels(KernelOperator):
         if self.provider.capabilities.row_dots:
             return self.provider.row_dots(rows, kernels, v[None, :])
         out = np.empty((kernels.size, rows.size))
-        block = max(1, BLOCK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
+        block = max(1, ROW_BLOCK_BYTES // (8 * max(kernels.size, 1) * self.n_samples))
         for start in range(0, rows.size, block):
             out[:, start:start + block] = self.rows(rows[start:start + block], kernels) @ v
         return out

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn.kernels.cache import MB
+from mklearn._sizes import PASS_CHUNK_BYTES
 from mklearn.kernels.row_sources import combined_diagonal
 from mklearn.kernels.threads import one_blas_thread
 
 __all__ = ["quadratic_terms", "products", "weighted_rows", "weighted_diagonal",
-           "weighted_products", "CHUNK_BYTES"]
+           "weighted_products"]
 
-CHUNK_BYTES = 4 * MB  # kernel rows computed at once
 # bands of rows of the support's block (the quadratic terms) from this many support vectors
 # (a rule on S alone: a kernel's number must not depend on which kernels share the call):
 # 1.8-2.0x faster on 10^4 Sonar kernels at S = 190, and on 103 RBF kernels at S = 300 and
@@ -45,7 +44,7 @@ class _Buffer:
     def take(self, shape):
         size = int(np.prod(shape))
         if self.flat.size < size:
-            self.flat = np.empty(max(size, CHUNK_BYTES // 8))
+            self.flat = np.empty(max(size, PASS_CHUNK_BYTES // 8))
         return self.flat[:size].reshape(shape)
 
 
@@ -58,9 +57,9 @@ def _rows(source, indices, kernels, buffer):
 
 
 def _chunks(n_kernels, n_rows, width):
-    """(rows per chunk, kernels per chunk) for rows of ``width`` values within CHUNK_BYTES."""
-    rows = max(1, CHUNK_BYTES // (8 * width))
-    kernels = max(1, CHUNK_BYTES // (8 * width * min(n_rows, rows)))
+    """(rows per chunk, kernels per chunk) for rows of ``width`` values within PASS_CHUNK_BYTES."""
+    rows = max(1, PASS_CHUNK_BYTES // (8 * width))
+    kernels = max(1, PASS_CHUNK_BYTES // (8 * width * min(n_rows, rows)))
     return rows, kernels
 
 
@@ -104,7 +103,7 @@ def quadratic_terms(provider, support, v_s, kernels=None):
                 V = np.empty((rows.size, source.n_samples))
                 np.multiply(weight, v_band, out=V[:, :r1 - r0])
                 V[:, r1 - r0:] = 2.0 * v_rest
-                step = max(1, CHUNK_BYTES // (8 * rows.size))  # kernels: t within a chunk
+                step = max(1, PASS_CHUNK_BYTES // (8 * rows.size))  # kernels: t within a chunk
                 for k0 in range(0, picked.size, step):
                     chunk = picked[k0:k0 + step]
                     t = row_dots(rows, chunk, V)
@@ -193,8 +192,8 @@ def weighted_diagonal(provider, kernel_weights):
 
 def weighted_products(provider, support, v_s, kernel_weights):
     """``sum_t weights[t] K_{kernels[t]} v`` over the support of v; float64 of shape (n,),
-    from the support's rows of the weighted sum, ``CHUNK_BYTES`` of them at a time."""
-    step = max(1, CHUNK_BYTES // (8 * provider.n_samples))
+    from the support's rows of the weighted sum, ``PASS_CHUNK_BYTES`` of them at a time."""
+    step = max(1, PASS_CHUNK_BYTES // (8 * provider.n_samples))
     out = np.zeros(provider.n_samples)
     for r0 in range(0, support.size, step):
         out += v_s[r0:r0 + step] @ weighted_rows(provider, support[r0:r0 + step],

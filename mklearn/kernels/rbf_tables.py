@@ -32,10 +32,12 @@ import numba
 import numpy as np
 import scipy.sparse
 
+from mklearn._sizes import DISTANCE_CHUNK_BYTES
+
 from . import _rbf_tables as loops
 from . import threads
 from .bank import block_bands, block_key, sparse_block
-from .cache import MB, RowCache
+from .cache import RowCache
 from .specs import KIND_RBF
 from .threads import use_threads
 
@@ -43,7 +45,6 @@ __all__ = ["RBFTables", "TABLE_MAX_SIZE", "TABLE_MIN_USE", "squared_distance_bou
 
 TABLE_MAX_SIZE = 1 << 16  # the largest table (values per kernel)
 TABLE_MIN_USE = 8  # base or combined rows: a table pays when each entry serves this many values
-CHUNK_BYTES = 16 * MB  # distances computed at once when they are not cached
 # K_k v by squared norms: a scattered product costs about this many values of a row (w8a, 50
 # kernels, one thread: 2,500 support points, 3,400 products a point on all features against
 # 137,500 row values: 3.5x faster, not 40x; a9a's first 15,000 points, 31,000 against
@@ -417,7 +418,7 @@ class RBFTables:
             return
         dtype = self._distance_dtype() or np.uint16
         n_blocks, n = len(self.sparse_parts()[1]), self.columns.n_samples
-        step = max(1, CHUNK_BYTES // (np.dtype(dtype).itemsize * len(blocks) * n))
+        step = max(1, DISTANCE_CHUNK_BYTES // (np.dtype(dtype).itemsize * len(blocks) * n))
         kept = None if self._parent is None else self._parent[0]._distances
         points = None if kept is None else self._parent[1]
         for a0 in range(0, indices.size, step):
@@ -623,7 +624,7 @@ class RBFTables:
         tables = loops.rbf_tables(-plan.gammas[rbf], np.ascontiguousarray(factors[rbf]), size)
         base = loops.support_bases(blocks, start, order, s_norms, v_s, tables)
         threaded = points.size > 1 and use_threads(points.size * rbf.size)
-        step = max(1, CHUNK_BYTES // (8 * size))
+        step = max(1, DISTANCE_CHUNK_BYTES // (8 * size))
         H = np.empty((min(step, points.size), size))
         for i, b in enumerate(blocks):
             entries = order[start[i]:start[i + 1]]

@@ -71,6 +71,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import minimize_scalar
 
+from mklearn._sizes import OBJECTIVE_BLOCK_BYTES
 from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
 from mklearn.kernels.base import check_operator, prepare
@@ -82,7 +83,6 @@ RHO = math.sqrt(1.5)  # width of the SDP: rho^2 <= 3/2 (paper, appendix A.3)
 VARIANTS = ("adaptive", "paper")
 OBJECTIVE_MAX_N = 3000  # evaluate J(mu) exactly (an n x n SVM) up to this many samples
 HISTORY_POINTS = 50  # records of bounds along the run
-_BLOCK_BYTES = 32 * 2**20  # kernel rows combined at once when J(mu) is evaluated
 
 
 def iteration_count(n_samples: int, epsilon: float) -> int:
@@ -169,7 +169,7 @@ def _learned_kernel(combination, mu):
     """``sum_i mu_i K_i`` (n x n), built from blocks of provider rows."""
     n = combination.n_samples
     active = np.flatnonzero(mu)
-    block = max(1, int(_BLOCK_BYTES // (8 * n * max(active.size, 1))))
+    block = max(1, int(OBJECTIVE_BLOCK_BYTES // (8 * n * max(active.size, 1))))
     K = np.empty((n, n))
     for start in range(0, n, block):
         rows = np.arange(start, min(start + block, n))
