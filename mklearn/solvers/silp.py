@@ -9,9 +9,9 @@ Sonnenburg, Raetsch, Schaefer and Schoelkopf, "Large Scale Multiple Kernel Learn
 
 - Wrapper (Algorithm 1): at the LP's beta solve the single-kernel problem with
   ``K(beta) = sum_k beta_k K_k`` by our SMO (warm-started); its alpha gives the most violated
-  constraint, which is added to the restricted master LP (HiGHS, hot-started from the last
-  basis; constraints inactive for ``PRUNE_AGE`` solves are dropped), and the LP gives the next
-  (beta, theta).
+  constraint, which is added to the restricted master LP (:mod:`mklearn.solvers.silp_master`:
+  HiGHS, hot-started from the last basis; constraints inactive for ``PRUNE_AGE`` solves are
+  dropped), and the LP gives the next (beta, theta).
 - Interleaved (Algorithm 2, ``interleaved=True``): the SMO keeps the per-kernel outputs
   ``F[k] = K_k v`` and runs in chunks of ``chunk_steps`` steps; after each chunk the constraint
   of the current alpha is added and the LP re-solved, so that alpha is never optimised to full
