@@ -33,12 +33,14 @@ def test_segment_bound_is_the_best_convex_combination(duplicates, regularizer,  
                                                      with_products):
     stack, y = duplicates
     # two weights on either side of the l1 optimum (a kink): more and less of its main kernel
+    # (a quarter of it: two kernels hold about 0.44 each, and which of them is the larger
+    # differs in the last bits between machines; with half, one choice barely left the kink)
     d = spg_gmkl(SumOfKernels(stack), y, C, L1Simplex(), tol=TOL, max_iter=300).kernel_weights
     main = int(np.argmax(d))
     d_a = 0.7 * d
     d_a[main] += 0.3
     d_b = d.copy()
-    d_b[main] *= 0.5
+    d_b[main] *= 0.25
     d_b /= d_b.sum()
     task, alpha_a, terms_a, _ = _solution(stack, y, d_a)
     _, alpha_b, terms_b, products_b = _solution(stack, y, d_b)
