@@ -160,6 +160,11 @@ class KernelParameterisation:
         ks = range(self.n_kernels) if kernels is None else kernels
         return np.array([float(v @ self.derivative(d, k) @ v) for k in ks])
 
+    def gradient_and_products(self, v, kernels=None):
+        """``(g, P)`` with the products ``(dK/dd_k) v`` when they come at no extra cost; None
+        here (SPG-GMKL then reads :meth:`kernel_gradient` only)."""
+        return None
+
 
 class Regularizer:
     """A regulariser ``r(d)`` with its feasible set.
