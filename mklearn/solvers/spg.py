@@ -10,30 +10,33 @@ alpha / 2``), and moves along the spectral projected-gradient direction
 
 :class:`SPGGMKL` composes these parts (:mod:`mklearn.solvers.spg_parts`,
 :mod:`mklearn.solvers.spg_newton`, :mod:`mklearn.solvers.spg_evaluator`), each with its own
-constants and source:
+constants and source; the parameter of :func:`spg_gmkl` that turns each off is in brackets:
 
 - :class:`~mklearn.solvers.spg_parts.SpectralStep`: the Barzilai-Borwein step length, clipped
-  (Birgin, Martinez and Raydan, SIAM J. Optim. 10, 2000; the paper, line 10);
+  (Birgin, Martinez and Raydan, SIAM J. Optim. 10, 2000; the paper, line 10) [``spectral``];
 - :class:`~mklearn.solvers.spg_parts.NonmonotoneSearch`: Zhang and Hager's non-monotone
-  line search (SIAM J. Optim. 14, 2004) with the paper's adaptive eta;
+  line search (SIAM J. Optim. 14, 2004) with the paper's adaptive eta from ``eta0``
+  [``nonmonotone``];
 - :class:`~mklearn.solvers.spg_parts.InnerPrecision`: the SMO tolerance following the gap
-  (the paper's inner-precision tuning);
+  (the paper's inner-precision tuning), down to ``inner_tol`` [``precision_tuning``];
 - :class:`~mklearn.solvers.spg_newton.NewtonModel`: a projected Newton step over the live
-  kernels (HessianMKL, Chapelle and Rakotomamonjy, 2008; our addition);
+  kernels (HessianMKL, Chapelle and Rakotomamonjy, 2008; our addition) [``second_order``];
 - :class:`~mklearn.solvers.spg_parts.KernelScreening`: kernel shrinking, predicted
-  re-screening and a restricted start (our addition);
+  re-screening and, with the Newton step, a restricted start (our addition);
 - :class:`~mklearn.solvers.spg_parts.DualBound`: the duality-gap certificate, with the
-  aggregate dual point and the cutting planes (our addition);
+  aggregate dual point and the cutting planes (our addition) [``aggregate_bound``,
+  ``cutting_planes``];
 - :class:`~mklearn.solvers.spg_parts.MirrorFallback`: mirror descent where the certificate
-  stalls at a kink of ``W`` (our addition);
-- a coarse start from the weights of a subsample's problem (:mod:`mklearn.solvers.coarse`;
-  our addition).
+  stalls at a kink of ``W`` (our addition) [``fallback``];
+- a start from the weights of a subsample's problem (:mod:`mklearn.solvers.coarse`; our
+  addition) [``coarse_start``].
 
-What the combination and the regulariser offer is read once, at the start
+The run stops at the relative gap ``tol``, after ``max_iter`` iterations or ``max_time``
+seconds. What the combination and the regulariser offer is read once, at the start
 (:func:`~mklearn.solvers.spg_evaluator.combination_features`). docs/spg_gmkl.md gives the
 measured reasons for each addition to the paper.
 
-Each addition can be turned off; all off gives the PGD baseline of the authors' code (a LIBSVM
+Each switch can be turned off; all off gives the PGD baseline of the authors' code (a LIBSVM
 fork whose ``SPGSolver`` runs PGD with ``use_SPG = 0``): Armijo search (eta = 0) along the
 projection arc ``P(d - s grad)`` from ``s = 1`` at every iteration, the test
 ``T <= T_n - gamma s ||P(d - grad) - d||^2``, a fixed inner tolerance.
