@@ -30,15 +30,15 @@ class NewtonModel:
 
     COOLDOWN = 10  # iterations; without a trial after a rejected one (the model is poor here)
     MAX_KERNELS = 200  # kernels; the model's size: in use plus the most attractive others
-    MAX_BYTES = 256 * 2**20  # bytes; the system always allowed (f up to 4,095: 0.3-1 s a solve)
+    MAX_BYTES = 256 * 2**20  # bytes; a system always allowed (f up to 4,095, a short LU)
     BYTES_PER_ENTRY = 16  # bytes per entry of f x f; M and K's block, then M and LAPACK's copy
-    MAX_FREE = 12_000  # free SVs; the largest system in the spare row budget (LU about 37 s)
+    MAX_FREE = 12_000  # free SVs; the largest system in the spare row budget (LU ~ 2 f^3 / 3)
     HALVINGS = 2  # trials; damped steps before falling back to the SPG step
     MIN_MOVE = 1e-8  # weight; a step moving no weight further is no step
-    GAP = 1.0  # relative gap; below it the trials start (far from the optimum SPG is cheaper)
+    GAP = 1.0  # relative gap; below it the trials start (the quadratic model is local)
     INNER_TOL = 1e-4  # SMO tolerance; the Hessian needs the SVM's partition of the points
-    QP_ITER = 100  # FISTA iterations on the model (500 cost 15% more time, no fewer solves)
-    AFTER = 10  # SPG iterations before the first trial on a product of kernels (a poor model)
+    QP_ITER = 100  # FISTA iterations on the model; truncated on purpose (damps flat directions)
+    AFTER = 10  # SPG iterations before the first trial on products (Gauss-Newton is local)
     MIN_PROGRESS = 1e-3  # share of the duality gap an accepted step should close
     SLOW_STEPS = 3  # accepted steps in a row closing less before a cool-down
 

@@ -186,10 +186,10 @@ class InnerPrecision:
     also stops there: ``Evaluator.gap_stop``). Off, the tolerance stays ``inner_tol``.
     """
 
-    START = 1e-1  # SMO tolerance; the first solves (far from the optimum)
+    START = 1e-1  # SMO tolerance of the first solves; far from the optimum W needs little
     PRECISE_SHARE = 0.1  # share of tol |U|; an SVM gap below it cannot change the certificate
     FOLLOW = 0.1  # share of min(relative gap, projected-gradient norm) the tolerance follows
-    TIGHTEN = 10.0  # factor of each tightening
+    TIGHTEN = 10.0  # factor of each tightening; an order of magnitude below the last
     TIGHTEN_EVERY = 3  # failed trials of a search between tightenings
     SVM_GAP_SHARE = 0.5  # share of the run's gap above which the SVM's gap dominates it
 
@@ -249,10 +249,10 @@ class KernelScreening:
     start keeps the ``START_KERNELS`` most attractive kernels after the first SVM.
     """
 
-    FULL_GRADIENT_EVERY = 10  # iterations between exact gradients over every kernel
+    FULL_GRADIENT_EVERY = 10  # iterations between gradients over every kernel (re-screen)
     RESCREEN_CYCLE = 3  # iterations within which a re-screen forced by a search is not repeated
-    PREDICTED_RATIO = 0.7  # predicted g_k / largest live g_k that unfreezes a kernel
-    START_KERNELS = 50  # kernels of the restricted start (kept only when at most half)
+    PREDICTED_RATIO = 0.7  # predicted g_k / largest live g_k that unfreezes (likely to enter)
+    START_KERNELS = 50  # kernels of the restricted start; the first steps combine tens
 
     def __init__(self, regularizer):
         self.regularizer = regularizer
@@ -396,9 +396,9 @@ class MirrorFallback:
     per run; both runs bound the same problem, so their best bounds certify the result.
     """
 
-    STALL_PASSES = 2  # full-gradient passes without halving the certified gap
+    STALL_PASSES = 2  # full passes without halving the certified gap: the bound lags
     STALL_PROGRESS = 0.1  # share of tol |T|; the objective's fall meanwhile that means a stall
-    FALLBACK_ITER = 50  # mirror-descent steps before SPG resumes at their weights
+    FALLBACK_ITER = 50  # mirror-descent steps; then SPG resumes at their weights
 
     def __init__(self, enabled, combination, y, cost, regularizer, *, tol, inner_tol,
                  precision_tuning, callback):
