@@ -91,10 +91,10 @@ def test_planes_certify_spg_sooner_and_stay_below_the_optimum(unbalanced):
 def test_no_planes_above_the_kernel_cap(unbalanced, monkeypatch):
     """The master LP's first solve grows fast with the kernels (its columns): above
     ``MAX_KERNELS`` SPG-GMKL keeps no planes, and runs as with ``cutting_planes=False``."""
-    import mklearn.solvers.spg as spg
+    from mklearn.solvers.spg_parts import DualBound
 
     stack, y = unbalanced
-    monkeypatch.setattr(spg, "PLANES_MAX_KERNELS", stack.shape[2] - 1)
+    monkeypatch.setattr(DualBound, "MAX_PLANE_KERNELS", stack.shape[2] - 1)
     capped = spg_gmkl(SumOfKernels(stack), y, 1.0, L1Simplex(), tol=TOL, max_iter=300,
                       fallback=False)
     off = spg_gmkl(SumOfKernels(stack), y, 1.0, L1Simplex(), tol=TOL, max_iter=300,

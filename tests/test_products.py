@@ -13,7 +13,8 @@ from mklearn.datasets import load_dataset
 from mklearn.formulation.products import FeatureProduct, ProductOfDistances, ProductOfRBF
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.solvers import SOLVERS
-from mklearn.solvers.spg import _adapt_eta, _backtrack, spg_gmkl
+from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.spg_parts import NonmonotoneSearch
 from mklearn.svm import svc_dual
 
 PGD = SOLVERS["pgd"].defaults
@@ -202,6 +203,7 @@ def test_pgd_starts_every_search_at_a_unit_step_on_the_projection_arc(sonar):
 
 
 def test_backtracking_and_eta_follow_the_authors_rules():
+    _backtrack, _adapt_eta = NonmonotoneSearch.backtrack, NonmonotoneSearch.adapt_eta
     # the quadratic through T(0) = 10, slope 4 and T(1) = 10 has its minimum at s = 0.5
     assert _backtrack(1.0, 4.0, 10.0, 10.0) == pytest.approx(0.5)
     assert _backtrack(1.0, 4.0, 10.0, 1e6) == pytest.approx(0.5)  # below 0.1 s: halve

@@ -437,21 +437,21 @@ def test_spare_bytes_is_the_budget_no_row_holds(data):
 
 
 def test_the_newton_system_may_use_the_spare_row_budget(data, monkeypatch):
-    """Beyond NEWTON_MAX_BYTES (here none) the Newton model is formed only while its system
+    """Beyond NewtonModel.MAX_BYTES (here none) the Newton model is formed only while its system
     fits in the part of the row budget no row holds; with or without it, the same optimum."""
-    import mklearn.solvers.spg as spg
+    from mklearn.solvers.spg_newton import NewtonModel
 
     X, y = data
     formed = []
-    trial = spg._newton_trial
+    trial = NewtonModel.trial
 
-    def recording(evaluator, point, grad, live):
-        step = trial(evaluator, point, grad, live)
+    def recording(model, evaluator, point, grad, live):
+        step = trial(model, evaluator, point, grad, live)
         formed.append(step is not None)
         return step
 
-    monkeypatch.setattr(spg, "NEWTON_MAX_BYTES", 0)
-    monkeypatch.setattr(spg, "_newton_trial", recording)
+    monkeypatch.setattr(NewtonModel, "MAX_BYTES", 0)
+    monkeypatch.setattr(NewtonModel, "trial", recording)
     params = dict(kernels=KERNELS, kernel_storage="rows", solver="spg", C=10.0, **TIGHT)
     ample = MKLClassifier(cache_size=50.0, **params).fit(X, y)
     assert any(formed)

@@ -323,9 +323,10 @@ def test_silp_refuses_the_orthant_l1_penalty(one_kernel):
 def test_l1_penalty_takes_no_simplex_newton_steps():
     from mklearn.formulation.combinations import SumOfKernels
     from mklearn.formulation.regularizers import L1Simplex
-    from mklearn.solvers.spg import _orthant_newton, _simplex_newton
+    from mklearn.solvers.spg_evaluator import combination_features
 
     sums = SumOfKernels(np.eye(3)[:, :, None].repeat(2, axis=2))
-    assert _simplex_newton(sums, L1Simplex())
-    assert not _simplex_newton(sums, L1Penalty(0.5))  # the orthant, not the simplex
-    assert not _orthant_newton(sums, L1Penalty(0.5))  # a sum has no derivative_times
+    assert combination_features(sums, L1Simplex()).simplex_newton
+    penalty = combination_features(sums, L1Penalty(0.5))
+    assert not penalty.simplex_newton  # the orthant, not the simplex
+    assert not penalty.orthant_newton  # a sum has no derivative_times

@@ -101,8 +101,8 @@ def test_solves_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
     """SVM solves whose SMO stops on its duality gap (not its KKT test) still give the
     reference optimum and an honest certificate (the SVM gap allowed raised tenfold, so that
     many solves stop on it)."""
-    import mklearn.solvers.spg as spg
     import mklearn.svm.smo as smo
+    from mklearn.solvers.spg_parts import InnerPrecision
 
     stack, y = _problem("liver-disorders", n=200)
     stopped = []
@@ -115,7 +115,7 @@ def test_solves_stopped_on_the_svm_gap_reach_the_optimum(monkeypatch):
         return result
 
     monkeypatch.setattr(smo, "GAP_CHECK_STEPS", 20)
-    monkeypatch.setattr(spg, "PRECISE_SHARE", 1.0)
+    monkeypatch.setattr(InnerPrecision, "PRECISE_SHARE", 1.0)
     monkeypatch.setattr(smo, "run_smo", recording)
     C = 100.0
     model = MKLClassifier(kernels="precomputed", solver="spg", regularizer="l1", C=C,
@@ -132,8 +132,8 @@ def test_pgd_trials_stopped_early_keep_its_path(monkeypatch):
     """PGD's line-search trials from the halvings on stop as soon as their SVM proves them
     rejected: the run takes the same steps, SVM solves and optimum as with every trial
     solved, and fewer SMO steps."""
-    import mklearn.solvers.spg as spg
     import mklearn.svm.smo as smo
+    from mklearn.solvers.spg_evaluator import Evaluator
 
     stack, y = _problem("liver-disorders", n=200)
     steps, stopped = [], []
@@ -146,7 +146,7 @@ def test_pgd_trials_stopped_early_keep_its_path(monkeypatch):
         return result
 
     monkeypatch.setattr(smo, "run_smo", counting)
-    solve = spg._Evaluator.solve
+    solve = Evaluator.solve
 
     def every_trial_solved(self, d, alpha0, tol, products=None, reject_above=None):
         return solve(self, d, alpha0, tol, products)
@@ -154,7 +154,7 @@ def test_pgd_trials_stopped_early_keep_its_path(monkeypatch):
     fits = []
     for early in (True, False):
         if not early:
-            monkeypatch.setattr(spg._Evaluator, "solve", every_trial_solved)
+            monkeypatch.setattr(Evaluator, "solve", every_trial_solved)
         steps.clear()
         stopped.clear()
         model = MKLClassifier(kernels="precomputed", solver="pgd", regularizer="l1", C=10.0,

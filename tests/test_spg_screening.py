@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import mklearn.solvers.spg as spg
 from mklearn import MKLClassifier
 from mklearn.datasets import load_sonar
 from mklearn.kernels import KernelBank, resolve_kernels
+from mklearn.solvers.spg_parts import KernelScreening
 
 
 @pytest.fixture(scope="module")
@@ -21,18 +21,19 @@ def sonar_stack():
 def test_predicted_rescreening_unfreezes_kernels_and_keeps_the_optimum(sonar_stack, monkeypatch):
     stack, y = sonar_stack
     unfrozen = []
-    original = spg._unfreeze_predicted
+    original = KernelScreening.unfreeze_predicted
 
-    def counting(evaluator, point, live, grad):
-        new_live, new_grad = original(evaluator, point, live, grad)
-        unfrozen.append(int(new_live.sum() - live.sum()))
-        assert not np.isnan(new_grad[new_live]).any()  # exact gradients, never predictions
-        return new_live, new_grad
+    def counting(screening, evaluator, point, grad):
+        live = screening.live
+        new_grad = original(screening, evaluator, point, grad)
+        unfrozen.append(int(screening.live.sum() - live.sum()))
+        assert not np.isnan(new_grad[screening.live]).any()  # exact, never predictions
+        return new_grad
 
-    monkeypatch.setattr(spg, "_unfreeze_predicted", counting)
+    monkeypatch.setattr(KernelScreening, "unfreeze_predicted", counting)
     models = {}
-    for ratio in (spg.PREDICTED_SCREEN_RATIO, np.inf):  # np.inf: only full passes unfreeze
-        monkeypatch.setattr(spg, "PREDICTED_SCREEN_RATIO", ratio)
+    for ratio in (KernelScreening.PREDICTED_RATIO, np.inf):  # np.inf: only full passes
+        monkeypatch.setattr(KernelScreening, "PREDICTED_RATIO", ratio)
         unfrozen.clear()
         models[ratio] = MKLClassifier(kernels="precomputed", solver="spg", C=100.0,
                                        tol=1e-6).fit(stack, y)
