@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn._simplex import fista_orthant, fista_simplex
+from mklearn._sizes import MB
 from mklearn.solvers.spg_evaluator import kept_products
 
 
@@ -30,7 +31,7 @@ class NewtonModel:
 
     COOLDOWN = 10  # iterations; without a trial after a rejected one (the model is poor here)
     MAX_KERNELS = 200  # kernels; the model's size: in use plus the most attractive others
-    MAX_BYTES = 256 * 2**20  # bytes; a system always allowed (f up to 4,095, a short LU)
+    MAX_BYTES = 256 * MB  # bytes; a system always allowed (f up to 4,095, a short LU)
     BYTES_PER_ENTRY = 16  # bytes per entry of f x f; M and K's block, then M and LAPACK's copy
     MAX_FREE = 12_000  # free SVs; the largest system in the spare row budget (LU ~ 2 f^3 / 3)
     HALVINGS = 2  # trials; damped steps before falling back to the SPG step
