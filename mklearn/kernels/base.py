@@ -88,8 +88,9 @@ def prepare(kernels: Any, solver: str) -> None:
         kernels.check()
 
 
-def require(operator: KernelOperator, capability: str, solver: str) -> None:
-    """Check, once and before any work, that ``operator`` declares ``capability``.
+def require(operator: KernelOperator, capability: str, solver: str, hint: str = "") -> None:
+    """Check, once and before any work, that ``operator`` declares ``capability`` (``hint``:
+    what to do, appended to the message).
 
     Raises
     ------
@@ -104,7 +105,7 @@ def require(operator: KernelOperator, capability: str, solver: str) -> None:
     raise ValueError(
         f"solver {solver!r} needs kernels with the capability {capability!r}, which "
         f"{type(operator).__name__} does not declare; operators that have it: "
-        f"{', '.join(having) or 'none'}")
+        f"{', '.join(having) or 'none'}" + (f". {hint}" if hint else ""))
 
 
 class KernelOperator(ABC):

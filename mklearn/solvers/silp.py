@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn.extending import is_l1_simplex
-from mklearn.kernels.base import prepare
+from mklearn.kernels.base import prepare, require
 from mklearn.kernels.row_sources import CombinedRows, support_products
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp_linadd import silp_linadd
@@ -83,8 +83,8 @@ def silp_mkl(
     linadd : bool
         The interleaved algorithm over string kernels with the linadd decomposition SVM
         (:func:`mklearn.solvers.silp_linadd`: no kernel row, no stack; 10^5 sequences):
-        classification only, on string kernels computed on demand (``combination.provider``
-        with ``linadd()``: ``kernel_storage="rows"`` in the estimators).
+        classification only, on string kernels computed on demand (an operator with the
+        capability ``linadd``: ``kernel_storage="rows"`` in the estimators).
     task : ClassificationTask, RegressionTask or OneClassTask, optional
         The inner problem; default C-SVC on ``(y, C)``.
     callback : callable, optional
@@ -117,11 +117,12 @@ def silp_mkl(
         raise ValueError(f"chunk_steps must be an int >= 1, got {chunk_steps}; default: the "
                          "number of dual variables")
     if linadd:
-        if not (task.classification and combination.capabilities.linadd):
-            raise ValueError(
-                "solver_options={'linadd': True} needs classification on string kernels "
+        hint = ("solver_options={'linadd': True} needs classification on string kernels "
                 "computed on demand (WeightedDegree, Spectrum or wd_sub_kernels with "
                 "kernel_storage='rows'); drop linadd for other kernels or tasks")
+        if not task.classification:
+            raise ValueError(hint)
+        require(combination, "linadd", "silp", hint)
         return silp_linadd(combination, task.y, task.cost, tol=tol, max_iter=max_iter,
                            inner_tol=inner_tol, callback=callback)
     run = _interleaved if interleaved else _wrapper
