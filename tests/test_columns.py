@@ -9,6 +9,7 @@ from sklearn.svm import SVC
 
 from mklearn import MKLClassifier
 from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, Polynomial, simple_mkl_kernels
+from mklearn.kernels import columns as columns_module
 from mklearn.kernels.cache import RowCache
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.solvers import SOLVERS, MKLResult, SolverInfo
@@ -480,8 +481,11 @@ def test_row_dots_are_each_row_against_its_own_vector(dtype, threaded, monkeypat
         monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
     for kernels in (None, np.array([6, 0, 2])):
         expected = np.einsum("taj,aj->ta", provider.rows(indices, kernels), V)
-        with threads.numba_threads(2 if threaded else 1):
-            _close(provider.row_dots(indices, kernels, V), expected)
+        # rows stored whole, or a kernel at a time (those of a float32 bank, the non-RBF)
+        for stored_bytes in (columns_module.STORED_ROWS_BYTES, 1):
+            monkeypatch.setattr(columns_module, "STORED_ROWS_BYTES", stored_bytes)
+            with threads.numba_threads(2 if threaded else 1):
+                _close(provider.row_dots(indices, kernels, V), expected)
 
 
 def test_cache_loads_many_rows_into_free_then_least_recent_slots():
@@ -524,6 +528,8 @@ def test_combined_rows_are_the_weighted_sum_of_the_rows(dtype, threaded, monkeyp
     if threaded:
         monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
     with threads.numba_threads(2 if threaded else 1):
+        _close(provider.combined_rows(indices, kernels, weights), expected)
+        monkeypatch.setattr(columns_module, "STORED_ROWS_BYTES", 1)  # their rows a kernel a part
         _close(provider.combined_rows(indices, kernels, weights), expected)
     # rows longer than one column chunk of the numba loop
     points = np.random.default_rng(6).normal(size=(2 * _numba.COMBINE_CHUNK + 5, 3))

@@ -59,6 +59,11 @@ from .threads import use_threads
 
 __all__ = ["KernelColumns", "StackColumns"]
 
+# rows stored at once by the passes that otherwise never store them (row_dots, combined_rows)
+# for the kernels they cannot fuse (a float32 bank's, non-RBF kernels): one block of 10^5 / 8
+# Sonar kernels stored whole took 500 MB of fresh pages a call, and made a Dask pass 5-8x slower
+STORED_ROWS_BYTES = 4 << 20
+
 
 class KernelColumns(KernelOperator):
     """Rows of the base kernels of a fitted :class:`KernelBank`, computed from the points.
@@ -393,7 +398,11 @@ class KernelColumns(KernelOperator):
         target = out if out.dtype == np.float32 else self._scratch(out.shape)
         run = rbf_rows_f32_parallel if threaded else rbf_rows_f32
         run(*arrays, target, target.view(np.int32))
-        if target is not out:
+        if target is out:
+            return
+        if targets.size == out.shape[0]:  # every kernel: one copy, no gathered temporary
+            np.copyto(out, target)
+        else:
             out[targets] = target[targets]
 
     def _rbf_distances(self, plan, indices, sq_dist):
@@ -520,9 +529,9 @@ class KernelColumns(KernelOperator):
         if not fused.all():
             requested = np.arange(self.n_kernels) if kernels is None else kernels
             others = plan.out_index[~fused]
-            rows = self.rows(indices, requested[others])
-            out[others] = (rows @ V[0] if V.shape[0] == 1 and indices.size > 1
-                           else np.einsum("taj,aj->ta", rows, V))
+            for part, rows in self._stored_rows(indices, requested[others]):
+                out[others[part]] = (rows @ V[0] if V.shape[0] == 1 and indices.size > 1
+                                     else np.einsum("taj,aj->ta", rows, V))
         return out
 
     def combined_rows(self, indices: Any, kernels: Any, weights: Any, restrict: bool = False,
@@ -583,9 +592,20 @@ class KernelColumns(KernelOperator):
                     rbf_combined_rows(*arguments)
         if not fused.all():
             others = plan.out_index[~fused]
-            out += np.tensordot(weights[others], self.rows(indices, kernels[others]),
-                                axes=(0, 0))
+            for part, rows in self._stored_rows(indices, kernels[others]):
+                out += np.tensordot(weights[others[part]], rows, axes=(0, 0))
         return out
+
+    def _stored_rows(self, indices, kernels):
+        """``(part, rows)`` for slices ``part`` of ``kernels`` of ``STORED_ROWS_BYTES`` of
+        rows (at least one kernel): ``rows = self.rows(indices, kernels[part])``, written into
+        one work array that the next part overwrites."""
+        step = max(1, STORED_ROWS_BYTES // (8 * indices.size * self.n_samples))
+        work = np.empty(min(step, kernels.size) * indices.size * self.n_samples)
+        for k0 in range(0, kernels.size, step):
+            shape = (min(step, kernels.size - k0), indices.size, self.n_samples)
+            rows = work[:int(np.prod(shape))].reshape(shape)
+            yield slice(k0, k0 + shape[0]), self.rows(indices, kernels[k0:k0 + step], out=rows)
 
     def combined_row_maker(self, kernels: Any, weights: Any):
         """A function ``fill(indices, out) -> bool`` that writes the rows ``indices`` (an
