@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial.distance import cdist
 
+from mklearn._sizes import STORED_ROWS_BYTES
 from mklearn._stack_ops import kernel_major
 
 from . import threads
@@ -59,10 +60,6 @@ from .threads import use_threads
 
 __all__ = ["KernelColumns", "StackColumns"]
 
-# rows stored at once by the passes that otherwise never store them (row_dots, combined_rows)
-# for the kernels they cannot fuse (a float32 bank's, non-RBF kernels): one block of 10^5 / 8
-# Sonar kernels stored whole took 500 MB of fresh pages a call, and made a Dask pass 5-8x slower
-STORED_ROWS_BYTES = 4 << 20
 
 
 class KernelColumns(KernelOperator):
