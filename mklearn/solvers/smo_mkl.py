@@ -36,6 +36,7 @@ from mklearn.extending import implements
 from mklearn.formulation.losses import ClassificationTask, RegressionTask
 from mklearn.solvers.result import MKLResult
 from mklearn.svm import mkl_step as core
+from mklearn.svm.core import MKLStep
 from mklearn.svm.rows import base_rows
 from mklearn.svm.smo import SMOState, run_smo
 
@@ -188,7 +189,8 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     F = np.zeros((m, n))
     g = np.zeros(m)
     d = np.zeros(m)
-    mkl = (F, g, d, rows.diagonal(), kind, lam, q, prior, use_cubic)
+    mkl = MKLStep(F=F, g=g, d=d, fd=np.empty(n), base_diag=rows.diagonal(), kind=kind, lam=lam,
+                  q=q, prior=prior, use_cubic=use_cubic)
 
     def reconstruct():  # F is exact on every sample: the gradient of shrunk variables
         st.gradient_from(d @ F)
