@@ -40,8 +40,8 @@ from mklearn.svm.core import MKLStep
 from mklearn.svm.rows import base_rows
 from mklearn.svm.smo import SMOState, run_smo
 
-KKT_TOL_START = 1e-1
-KKT_TOL_FLOOR = 1e-9
+KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
+KKT_TOL_FLOOR = 1e-9  # tightest inner tolerance: below it rounding in G dominates the violation
 
 
 _KINDS = {"lp": core.KIND_LP, "kl": core.KIND_KL}

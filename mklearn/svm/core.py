@@ -57,6 +57,7 @@ STATUS_KKT = 1  # maximal KKT violation over every variable at most tol
 STATUS_STEPS = 2  # the step budget is spent
 STATUS_RECONSTRUCT = 3  # the caller rebuilds the gradient of every variable and calls again
 _GO_ON = -1  # no status: the loop takes the step
+_SHRINK_NOW = -2  # no status: the loop shrinks the active set, then takes the step
 
 STEP_SVM = 0  # pair step of a fixed kernel (LIBSVM's closed form)
 STEP_MKL = 1  # pair step of SMO-MKL (mkl_step's line search along the pair)
@@ -297,7 +298,7 @@ def _prepare(qp, it, slots, search, mkl, settings):
     it.state[NEXT_I] = -2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _max_violating(y, G, flags, active, n_active):
     """WSS2's ``i``: the active variable of I_up with the largest ``-y_t G_t`` (-1: none)."""
     m_up = -np.inf
@@ -314,13 +315,9 @@ def _max_violating(y, G, flags, active, n_active):
 
 
 @njit(cache=True)
-def _search_row(slots, search, state, slot_i, si, mkl_step, blocks):
-    """Row ``si`` of the search's kernel, and the use of ``slot_i`` noted: the cached row of
-    K (STEP_SVM), or the row of ``K(d_diag)`` kept or combined into the next buffer row."""
-    slots.clock[0] += 1
-    slots.last_used[slot_i] = slots.clock[0]
-    if not mkl_step:
-        return slots.store[slot_i, 0]
+def _combined_search_row(slots, search, state, slot_i, si, blocks):
+    """Row ``si`` of ``K(d_diag)``: kept, or combined into the next row of ``row_buf``
+    (STEP_MKL)."""
     row_slot_of, row_owner = search.row_slot_of, search.row_owner
     r = row_slot_of[si]
     if r < 0:
@@ -335,13 +332,14 @@ def _search_row(slots, search, state, slot_i, si, mkl_step, blocks):
     return search.row_buf[r]
 
 
+# The two passes over the active set (_second_order_j, _svm_gradient) are functions of their
+# own: inlined into smo_loop, their loops compiled slower (docs/smo_mkl.md). The small per-step
+# helpers are inlined: a call that passes arrays counts a reference to each.
 @njit(cache=True)
-def _second_order_j(qp, it, qdiag, row_i, i, si, m_up, n_active):
+def _second_order_j(y, index, G, flags, active, qdiag, row_i, i, si, m_up, n_active):
     """WSS2's ``j`` (Fan, Chen and Lin 2005, Algorithm 2): the active variable of I_low
     with the largest gain ``b^2 / a`` over ``i`` (-1: none); also ``min -y_t G_t`` over
     I_low and ``-y_j G_j``. Returns ``(j, m_low, v_j)``."""
-    y, index, _, _ = qp
-    G, flags, active = it.G, it.flags, it.active
     m_low = np.inf
     best = 0.0
     j = -1
@@ -368,32 +366,30 @@ def _second_order_j(qp, it, qdiag, row_i, i, si, m_up, n_active):
     return j, m_low, v_j
 
 
-@njit(cache=True)
-def _stop_or_shrink(qp, it, settings, violation, j, m_up, m_low):
-    """The status to return (``_GO_ON``: take the step): solved, or the whole gradient
-    wanted; every ``min(l, SHRINK_EVERY)`` steps, shrinking (LIBSVM, section 5.1), after a
-    reconstruction at the first violation of ``10 tol``."""
-    n_var = qp.y.size
-    state = it.state
+@njit(cache=True, inline="always")
+def _stop_or_shrink(state, n_var, tol, shrinking, violation, j):
+    """The status to return, ``_SHRINK_NOW`` or ``_GO_ON`` (take the step): solved, or the
+    whole gradient wanted; every ``min(l, SHRINK_EVERY)`` steps, shrinking (LIBSVM, section
+    5.1), after a reconstruction at the first violation of ``10 tol``."""
     n_active = state[N_ACTIVE]
-    if violation <= settings.tol or j < 0:
+    if violation <= tol or j < 0:
         if n_active < n_var:
             state[COUNTER] = 1  # shrink at the next step, as LIBSVM after a full check
             return STATUS_RECONSTRUCT
         return STATUS_KKT
-    if settings.shrinking:
+    if shrinking:
         state[COUNTER] -= 1
         if state[COUNTER] <= 0:
             state[COUNTER] = min(n_var, SHRINK_EVERY)
-            if state[UNSHRUNK] == 0 and violation <= 10.0 * settings.tol:
+            if state[UNSHRUNK] == 0 and violation <= 10.0 * tol:
                 state[UNSHRUNK] = 1
                 if n_active < n_var:
                     return STATUS_RECONSTRUCT
-            _shrink(it.alpha, it.G, qp.y, qp.upper, it.active, state, m_up, m_low)
+            return _SHRINK_NOW
     return _GO_ON
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pair_range(alpha, y, upper, i, j):
     """``(lo_i, hi_i, lo_j, hi_j)``: ``alpha_i += y_i t`` stays in its box for t in
     [lo_i, hi_i], ``alpha_j -= y_j t`` for t in [lo_j, hi_j]."""
@@ -424,7 +420,7 @@ def _mkl_step_length(qp, slots, mkl, i, j, si, sj, slot_i, slot_j, lower, upper_
                               mkl.prior, c1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _svm_step_length(qdiag, row_i, si, sj, gap, lower, upper_t):
     """LIBSVM's step for a fixed kernel: ``gap / a`` (``a = K_ii + K_jj - 2 K_ij``, ``_TAU``
     when not positive) clipped to [lower, upper_t]."""
@@ -434,12 +430,10 @@ def _svm_step_length(qdiag, row_i, si, sj, gap, lower, upper_t):
     return min(max(gap / curv, lower), upper_t)
 
 
-@njit(cache=True)
-def _move_pair(qp, it, i, j, step, lo_i, hi_i, lo_j, hi_j):
+@njit(cache=True, inline="always")
+def _move_pair(alpha, y, upper, flags, i, j, step, lo_i, hi_i, lo_j, hi_j):
     """``alpha_i += y_i step``, ``alpha_j -= y_j step``, snapped to a bound reached; flags
-    updated. Returns the old ``(alpha_i, alpha_j)``."""
-    alpha, y, upper, flags = it.alpha, qp.y, qp.upper, it.flags
-    old_i, old_j = alpha[i], alpha[j]
+    updated."""
     alpha[i] += y[i] * step
     alpha[j] -= y[j] * step
     if step == hi_i or step == lo_i:
@@ -448,17 +442,14 @@ def _move_pair(qp, it, i, j, step, lo_i, hi_i, lo_j, hi_j):
         snap(alpha, j, upper)
     flags[i] = _flag(alpha, y, upper, i)
     flags[j] = _flag(alpha, y, upper, j)
-    return old_i, old_j
 
 
 @njit(cache=True)
-def _svm_gradient(qp, it, row_i, row_j, change_i, change_j):
+def _svm_gradient(y, index, G, flags, active, n_active, row_i, row_j, change_i, change_j):
     """``G += y (change_i K_i + change_j K_j)[index]`` on the active variables; returns the
     next ``i`` and its ``-y_i G_i`` found on the way."""
-    y, index, _, _ = qp
-    G, flags, active = it.G, it.flags, it.active
     next_i, next_up = -1, -np.inf
-    for a in range(it.state[N_ACTIVE]):
+    for a in range(n_active):
         t = active[a]
         u = np.uint64(t)
         s = np.uint64(index[u])
@@ -533,7 +524,10 @@ def smo_loop(qp, it, slots, search, mkl, settings):
     if it.state[READY] == 0:
         _prepare(qp, it, slots, search, mkl, settings)
     mkl_step = settings.step_kind == STEP_MKL
-    y, index, slot_of, state = qp.y, qp.index, slots.slot_of, it.state
+    y, index, _, upper = qp
+    alpha, G, flags, active, state = it
+    store, slot_of, last_used, clock, qdiag = slots.store, slots.slot_of, slots.last_used, \
+        slots.clock, search.qdiag
     a_k = np.empty(mkl.F.shape[0])
     b_k = np.empty(mkl.F.shape[0])
     # combined rows are built only by the MKL step, in the store's precision (one type for
@@ -545,14 +539,14 @@ def smo_loop(qp, it, slots, search, mkl, settings):
     # before the last call returned for a row (G has not moved since)
     next_i, next_up = state[NEXT_I], -np.inf
     if next_i >= 0:
-        next_up = -y[next_i] * it.G[next_i]
+        next_up = -y[next_i] * G[next_i]
     state[NEXT_I] = -2
     while steps < settings.max_steps:
         n_active = state[N_ACTIVE]
         if next_i > -2:
             i, m_up = next_i, next_up
         else:
-            i, m_up = _max_violating(y, it.G, it.flags, it.active, n_active)
+            i, m_up = _max_violating(y, G, flags, active, n_active)
         next_i = -2
         if i < 0:
             m_up = -np.inf
@@ -562,33 +556,42 @@ def smo_loop(qp, it, slots, search, mkl, settings):
             if slot_i < 0:
                 state[NEXT_I] = i
                 return STATUS_NEED_ROW, si, steps, violation
-            row_i = _search_row(slots, search, state, slot_i, si, mkl_step, settings.blocks)
-        j, m_low, v_j = _second_order_j(qp, it, search.qdiag, row_i, i, si, m_up, n_active)
+            clock[0] += 1
+            last_used[slot_i] = clock[0]
+            if mkl_step:
+                row_i = _combined_search_row(slots, search, state, slot_i, si, settings.blocks)
+            else:
+                row_i = store[slot_i, 0]
+        j, m_low, v_j = _second_order_j(y, index, G, flags, active, qdiag, row_i, i, si, m_up,
+                                        n_active)
         violation = max(m_up - m_low, 0.0) if i >= 0 and m_low < np.inf else 0.0
-        status = _stop_or_shrink(qp, it, settings, violation, j, m_up, m_low)
-        if status != _GO_ON:
+        status = _stop_or_shrink(state, y.size, settings.tol, settings.shrinking, violation, j)
+        if status == _SHRINK_NOW:
+            _shrink(alpha, G, y, upper, active, state, m_up, m_low)
+        elif status != _GO_ON:
             return status, -1, steps, violation
         sj = index[j]
         slot_j = slot_of[sj]
         if slot_j < 0:
             state[NEXT_I] = i
             return STATUS_NEED_ROW, sj, steps, violation
-        slots.clock[0] += 1
-        slots.last_used[slot_j] = slots.clock[0]
-        lo_i, hi_i, lo_j, hi_j = _pair_range(it.alpha, y, qp.upper, i, j)
+        clock[0] += 1
+        last_used[slot_j] = clock[0]
+        lo_i, hi_i, lo_j, hi_j = _pair_range(alpha, y, upper, i, j)
         lower, upper_t = max(lo_i, lo_j), min(hi_i, hi_j)  # the step t's range
         if mkl_step:
             step = _mkl_step_length(qp, slots, mkl, i, j, si, sj, slot_i, slot_j, lower,
                                     upper_t, a_k, b_k)
         else:
-            step = _svm_step_length(search.qdiag, row_i, si, sj, m_up - v_j, lower, upper_t)
-        old_i, old_j = _move_pair(qp, it, i, j, step, lo_i, hi_i, lo_j, hi_j)
+            step = _svm_step_length(qdiag, row_i, si, sj, m_up - v_j, lower, upper_t)
+        old_i, old_j = alpha[i], alpha[j]
+        _move_pair(alpha, y, upper, flags, i, j, step, lo_i, hi_i, lo_j, hi_j)
         steps += 1
         if mkl_step:
             next_i, next_up = _mkl_gradient(qp, it, slots, search, mkl, settings.blocks,
                                             slot_i, slot_j, step, a_k, b_k)
         else:
-            alpha = it.alpha
-            next_i, next_up = _svm_gradient(qp, it, row_i, slots.store[slot_j, 0],
-                                            y[i] * (alpha[i] - old_i), y[j] * (alpha[j] - old_j))
+            next_i, next_up = _svm_gradient(y, index, G, flags, active, state[N_ACTIVE], row_i,
+                                            store[slot_j, 0], y[i] * (alpha[i] - old_i),
+                                            y[j] * (alpha[j] - old_j))
     return STATUS_STEPS, -1, steps, violation
