@@ -298,7 +298,11 @@ def _prepare(qp, it, slots, search, mkl, settings):
     it.state[NEXT_I] = -2
 
 
-@njit(cache=True, inline="always")
+# The per-step helpers are inlined into smo_loop (inline="always"): a call passing arrays costs
+# their reference counts and arguments at every step. _max_violating (run after a return for a
+# row or a rebuild only) and the MKL step's helpers are called: inlined, they left the hot
+# loops fewer registers (docs/smo_mkl.md).
+@njit(cache=True)
 def _max_violating(y, G, flags, active, n_active):
     """WSS2's ``i``: the active variable of I_up with the largest ``-y_t G_t`` (-1: none)."""
     m_up = -np.inf
@@ -332,10 +336,7 @@ def _combined_search_row(slots, search, state, slot_i, si, blocks):
     return search.row_buf[r]
 
 
-# The two passes over the active set (_second_order_j, _svm_gradient) are functions of their
-# own: inlined into smo_loop, their loops compiled slower (docs/smo_mkl.md). The small per-step
-# helpers are inlined: a call that passes arrays counts a reference to each.
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _second_order_j(y, index, G, flags, active, qdiag, row_i, i, si, m_up, n_active):
     """WSS2's ``j`` (Fan, Chen and Lin 2005, Algorithm 2): the active variable of I_low
     with the largest gain ``b^2 / a`` over ``i`` (-1: none); also ``min -y_t G_t`` over
@@ -444,7 +445,7 @@ def _move_pair(alpha, y, upper, flags, i, j, step, lo_i, hi_i, lo_j, hi_j):
     flags[j] = _flag(alpha, y, upper, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _svm_gradient(y, index, G, flags, active, n_active, row_i, row_j, change_i, change_j):
     """``G += y (change_i K_i + change_j K_j)[index]`` on the active variables; returns the
     next ``i`` and its ``-y_i G_i`` found on the way."""
