@@ -271,7 +271,9 @@ def _steer_by(mkl, slots, search, blocks):
     tables of ``K(d)`` (by table), and no row of ``K(d_diag)`` kept."""
     d = mkl.d
     _combine(d, mkl.base_diag, search.qdiag, blocks)
-    search.d_diag[:] = d
+    d_diag = search.d_diag
+    for k in range(d.size):  # a loop: a slice copy compiles numba's shape-mismatch error
+        d_diag[k] = d[k]
     _, tables, kernel_block, block_tables = slots.lookup
     if tables.shape[0] > 0:
         block_weighted_tables(d, tables, kernel_block, block_tables)
@@ -343,7 +345,7 @@ def _second_order_j(y, index, G, flags, active, qdiag, row_i, i, si, m_up, n_act
     I_low and ``-y_j G_j``. Returns ``(j, m_low, v_j)``."""
     m_low = np.inf
     best = 0.0
-    j = -1
+    j = np.int64(-1)  # typed as a value, not the literal -1: one compiled callee
     v_j = 0.0
     for a in range(n_active):
         t = active[a]
