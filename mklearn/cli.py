@@ -19,7 +19,7 @@ from mklearn.plotting import _pyplot, save_plots
 from mklearn.solvers import SOLVERS
 from mklearn.validation import check_regression_targets
 
-TOP_WEIGHTS = 15
+TOP_WEIGHTS = 15  # kernels the fit summary lists, largest weights first: one screen
 
 
 def _cache_size(text: str):
@@ -48,6 +48,30 @@ def _parser() -> argparse.ArgumentParser:
         "(lam=15, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 as in an SVC: the "
         "defaults of MKLClassifier()).",
     )
+    _data_options(fit.add_argument_group("data"))
+    _kernel_options(fit.add_argument_group("kernels and solver"))
+    _model_options(fit.add_argument_group("model"))
+    _solver_options(fit.add_argument_group("solver limits and memory"))
+    _output_options(fit.add_argument_group("evaluation and output"))
+
+    predict = sub.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", help="model file written by `mklearn fit --save`")
+    predict.add_argument(
+        "--data",
+        metavar="FILE",
+        required=True,
+        help="LIBSVM or CSV file (labels, if present, give an accuracy)",
+    )
+    predict.add_argument("--label-column", type=int, default=None,
+                         help="label column of a CSV file (default: last)")
+    predict.add_argument("--output", metavar="FILE", help="write predictions here, one a line")
+
+    sub.add_parser("datasets", help="list the bundled data sets")
+    return parser
+
+
+def _data_options(fit):
+    """``fit``'s data: a bundled set or a file, the task, a subset."""
     source = fit.add_mutually_exclusive_group()
     source.add_argument(
         "--dataset",
@@ -74,6 +98,16 @@ def _parser() -> argparse.ArgumentParser:
         "regression fits MKLRegressor (epsilon-insensitive loss; SMO-MKL for lp/kl, SILP or "
         "SPG for l1)",
     )
+    fit.add_argument(
+        "--n-samples",
+        type=int,
+        metavar="N",
+        help="use a random (stratified) subset of N samples, e.g. to try a large set quickly",
+    )
+
+
+def _kernel_options(fit):
+    """``fit``'s solver, regulariser and kernels."""
     fit.add_argument(
         "--solver",
         default="auto",
@@ -108,12 +142,10 @@ def _parser() -> argparse.ArgumentParser:
         "for regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
         "for multi-view sets, wd_position for sequence sets)",
     )
-    fit.add_argument(
-        "--n-samples",
-        type=int,
-        metavar="N",
-        help="use a random (stratified) subset of N samples, e.g. to try a large set quickly",
-    )
+
+
+def _model_options(fit):
+    """``fit``'s model parameters: the regulariser's, the losses', C."""
     fit.add_argument("-p", type=float, default=2.0, help="norm of the lp regulariser (> 1)")
     fit.add_argument(
         "--lam", type=float, default=None,
@@ -131,6 +163,11 @@ def _parser() -> argparse.ArgumentParser:
         "--inlier-class", metavar="LABEL",
         help="one-class: the label of the inliers (default: the most frequent class)",
     )
+    fit.add_argument("-C", type=float, default=1.0, help="SVM cost, as in an SVC (default 1)")
+
+
+def _solver_options(fit):
+    """``fit``'s kernel memory and stopping rule."""
     fit.add_argument(
         "--cache-size", type=_cache_size, default="auto",
         help="MB of kernel rows when kernels are computed on demand (default auto: every row "
@@ -145,9 +182,12 @@ def _parser() -> argparse.ArgumentParser:
         "--memory-budget", type=float, metavar="MB",
         help="memory a fit may plan for (default: half the memory available)",
     )
-    fit.add_argument("-C", type=float, default=1.0, help="SVM cost, as in an SVC (default 1)")
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
+
+
+def _output_options(fit):
+    """``fit``'s evaluation (split or cross-validation) and outputs."""
     split = fit.add_mutually_exclusive_group()
     split.add_argument(
         "--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)"
@@ -168,21 +208,6 @@ def _parser() -> argparse.ArgumentParser:
         "matplotlib: pip install mklearn[plot])",
     )
     fit.add_argument("--json", action="store_true", help="print one JSON document instead")
-
-    predict = sub.add_parser("predict", help="predict with a saved model")
-    predict.add_argument("model", help="model file written by `mklearn fit --save`")
-    predict.add_argument(
-        "--data",
-        metavar="FILE",
-        required=True,
-        help="LIBSVM or CSV file (labels, if present, give an accuracy)",
-    )
-    predict.add_argument("--label-column", type=int, default=None,
-                         help="label column of a CSV file (default: last)")
-    predict.add_argument("--output", metavar="FILE", help="write predictions here, one a line")
-
-    sub.add_parser("datasets", help="list the bundled data sets")
-    return parser
 
 
 def main(argv=None) -> int:

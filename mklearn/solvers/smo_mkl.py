@@ -38,10 +38,11 @@ from mklearn.kernels.row_sources import base_rows
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
+from mklearn.svm.core import MKLStep
 from mklearn.svm.smo import SMOState, run_smo
 
-KKT_TOL_START = 1e-1
-KKT_TOL_FLOOR = 1e-9
+KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
+KKT_TOL_FLOOR = 1e-9  # tightest inner tolerance: below it rounding in G dominates the violation
 
 
 _KINDS = {"lp": core.KIND_LP, "kl": core.KIND_KL}
@@ -191,7 +192,8 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     F = np.zeros((m, n))
     g = np.zeros(m)
     d = np.zeros(m)
-    mkl = (F, g, d, rows.diagonal(), kind, lam, q, prior, use_cubic)
+    mkl = MKLStep(F=F, g=g, d=d, fd=np.empty(n), base_diag=rows.diagonal(), kind=kind, lam=lam,
+                  q=q, prior=prior, use_cubic=use_cubic)
 
     def reconstruct():  # F is exact on every sample: the gradient of shrunk variables
         st.gradient_from(d @ F)

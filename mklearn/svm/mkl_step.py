@@ -15,12 +15,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-KIND_LP = 0
-KIND_KL = 1
+KIND_LP = 0  # regulariser lp: r(d) = lam/2 ||d||_p^2
+KIND_KL = 1  # regulariser KL: r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)
 
 _MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
-_NEWTON_ITER = 60
-MIN_BLOCK = 2000  # fewest samples a thread takes in the threaded per-step passes
+_NEWTON_ITER = 60  # iterations at most: 60 halvings of the bracket reach double precision
+MIN_BLOCK = 2000  # samples, fewest a thread takes in the threaded passes (see the note below)
 
 
 @njit(cache=True)
@@ -54,7 +54,7 @@ def kernel_weights(g, kind, lam, q, prior, out):
             out[:] = 0.0
             return
         total = 0.0
-        linear = q == 2.0  # p = 2: r^(q-1) = r, no power (at 10^5 kernels 2.5 ms a step)
+        linear = q == 2.0  # p = 2: r^(q-1) = r, no power per kernel (docs/smo_mkl.md)
         for k in range(m):
             r = max(0.5 * g[k], 0.0) / scale
             if linear:
@@ -219,8 +219,8 @@ def _block_width(n, blocks):
 # The passes below work on blocks of samples through 1-D views: contiguous views vectorise,
 # also inside prange (indexing the 2-D arrays there did not, and ran slower on 2 threads).
 # Each view counts a reference to its array, atomically: threads on blocks narrower than
-# MIN_BLOCK spent more time on those counts than on the sums (208 samples, 10^4 kernels:
-# 2.4x slower on 2 threads), so narrow problems stay serial.
+# MIN_BLOCK spend more time on those counts than on the sums (docs/smo_mkl.md), so narrow
+# problems stay serial.
 
 @njit(cache=True, fastmath=True, inline="always")
 def _add_scaled(w, x, out):

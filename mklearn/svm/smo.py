@@ -126,11 +126,13 @@ class SMOState:
         self.G[:] = self.signs * Kv[self.index] + self.linear
 
 
-_NO_MKL = (np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)), 0, 1.0, 2.0,
-           np.zeros(1), False)
-# smo_loop's lookup without tables, and its store when the slots hold distance rows
-_NO_TABLES = (np.zeros((1, 1, 1), dtype=np.uint8), np.zeros((0, 1)), np.zeros(1, np.int64),
-              np.zeros((1, 1)))
+# the core's MKL step and tables when unused, and its store when the slots hold distance rows
+_NO_MKL = core.MKLStep(F=np.zeros((1, 1)), g=np.zeros(1), d=np.zeros(1), fd=np.empty(1),
+                       base_diag=np.zeros((1, 1)), kind=0, lam=1.0, q=2.0, prior=np.zeros(1),
+                       use_cubic=False)
+_NO_TABLES = core.Lookup(distances=np.zeros((1, 1, 1), dtype=np.uint8),
+                         tables=np.zeros((0, 1)), kernel_block=np.zeros(1, np.int64),
+                         block_tables=np.zeros((1, 1)))
 _NO_ROWS = np.zeros((1, 1, 1))
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
@@ -171,6 +173,33 @@ def _objective(st):
     return 0.5 * float(st.alpha @ (st.G + st.linear))
 
 
+def _slots_and_search(rows, n_samples, mkl):
+    """The core's :class:`~mklearn.svm.core.Slots` of ``rows`` and the work arrays of its
+    working-set search: ``diag K`` (SVM step), or room for ``diag K(d)`` and rows of ``K(d)``
+    (SMO-MKL step, ``mkl`` an :class:`~mklearn.svm.core.MKLStep`)."""
+    found = None if mkl is None else rows.lookup()
+    if found is None:
+        store, lookup = rows.store, _NO_TABLES
+    else:  # the slots hold distance rows; base values come from the tables
+        distances, tables, kernel_block = found
+        store = _NO_ROWS
+        block_tables = np.zeros((distances.shape[1], tables.shape[1]))
+        lookup = core.Lookup(distances, tables, kernel_block, block_tables)
+    slots = core.Slots(store, lookup, rows.slot_of, rows.last_used, rows.clock)
+    if mkl is None:
+        search = core.Search(qdiag=np.ascontiguousarray(rows.diagonal()[0]), d_diag=np.zeros(1),
+                             row_buf=np.empty((1, 1), dtype=store.dtype),
+                             row_slot_of=np.full(1, -1, dtype=np.int64),
+                             row_owner=np.full(1, -1, dtype=np.int64))
+        return slots, search
+    n_rows = combined_rows_kept(*mkl.F.shape)
+    search = core.Search(qdiag=np.empty(n_samples), d_diag=np.zeros(mkl.F.shape[0]),
+                         row_buf=np.empty((n_rows, n_samples), dtype=store.dtype),
+                         row_slot_of=np.full(n_samples, -1, dtype=np.int64),
+                         row_owner=np.full(n_rows, -1, dtype=np.int64))
+    return slots, search
+
+
 def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None,
             stop_below=None):
     """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
@@ -178,10 +207,10 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
     for the whole gradient and before returning with variables shrunk.
 
-    ``mkl`` is ``(F, g, d, base_diag, kind, lam, q, prior, use_cubic)`` for the SMO-MKL step
-    (``base_diag`` of shape (m, n), or (m, 1) for diagonals constant along the samples);
-    its base rows are ``rows.store``'s, or looked up by ``rows.lookup()`` (tables and the
-    distance rows in the slots) when that is not None.
+    ``mkl`` is the :class:`~mklearn.svm.core.MKLStep` of the SMO-MKL step (``base_diag`` of
+    shape (m, n), or (m, 1) for diagonals constant along the samples); its base rows are
+    ``rows.store``'s, or looked up by ``rows.lookup()`` (tables and the distance rows in the
+    slots) when that is not None.
     ``gap`` (SVM steps only): also stop, as solved, once :func:`duality_gap_bound` is at most
     ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
     variables are shrunk and the stale one says so; each rebuild that does not stop the run
@@ -197,39 +226,24 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     # Python, not when a cached serial one that calls parallel passes (smo_loop) is loaded:
     # without this, such a load crashes (numba issue #8578). get_num_threads starts it.
     numba.get_num_threads()
-    step_kind = core.STEP_SVM if mkl is None else core.STEP_MKL
-    extra = _NO_MKL if mkl is None else mkl
-    qdiag = np.ascontiguousarray(rows.diagonal()[0]) if mkl is None else np.empty(st.n_samples)
-    fd = np.empty(1 if mkl is None else st.n_samples)
-    n_rows = 1 if mkl is None else combined_rows_kept(*mkl[0].shape)
-    found = None if mkl is None else rows.lookup()
-    if found is None:
-        store, lookup = rows.store, _NO_TABLES
-    else:  # the slots hold distance rows; base values come from the tables
-        distances, tables, kernel_block = found
-        store = _NO_ROWS
-        block_tables = np.zeros((distances.shape[1], tables.shape[1]))
-        lookup = (distances, tables, kernel_block, block_tables)
-    row_buf = np.empty((n_rows, 1 if mkl is None else st.n_samples), dtype=store.dtype)
-    row_slot_of = np.full(1 if mkl is None else st.n_samples, -1, dtype=np.int64)
-    row_owner = np.full(n_rows, -1, dtype=np.int64)
-    d_diag = np.zeros(1 if mkl is None else mkl[0].shape[0])
-    flags = np.empty(st.signs.size, dtype=np.uint8)
+    qp = core.QP(st.signs, st.index, st.linear, st.upper)
+    it = core.Iterate(st.alpha, st.G, np.empty(st.signs.size, dtype=np.uint8), st.active,
+                      st.state)
+    slots, search = _slots_and_search(rows, st.n_samples, mkl)
+    settings = core.Settings(step_kind=core.STEP_SVM if mkl is None else core.STEP_MKL,
+                             tol=float(tol), max_steps=0, shrinking=bool(shrinking),
+                             blocks=1 if mkl is None else _sample_blocks(mkl.F))
+    mkl = _NO_MKL if mkl is None else mkl
     st.state[core.READY] = 0  # the caller may have changed alpha, g or F since the last call
-    blocks = _sample_blocks(mkl[0]) if mkl is not None else 1
     total, violation, n_var = 0, np.inf, st.signs.size
     never = max_steps + 1
     gap_every = min(GAP_CHECK_STEPS, n_var)
-    next_gap = gap_every if gap is not None and mkl is None else never
+    next_gap = gap_every if gap is not None and mkl is _NO_MKL else never
     stop_every = min(STOP_CHECK_STEPS, n_var)
-    next_stop = stop_every if stop_below is not None and mkl is None else never
+    next_stop = stop_every if stop_below is not None and mkl is _NO_MKL else never
     while True:
-        status, missing, steps, violation = core.smo_loop(
-            st.alpha, st.G, st.signs, st.index, st.linear, st.upper, flags, qdiag, fd, row_buf,
-            row_slot_of, row_owner, d_diag, store, lookup, rows.slot_of, rows.last_used,
-            rows.clock, st.active, st.state, step_kind, *extra, float(tol),
-            int(min(max_steps, next_gap, next_stop) - total), bool(shrinking), blocks,
-        )
+        settings = settings._replace(max_steps=int(min(max_steps, next_gap, next_stop) - total))
+        status, missing, steps, violation = core.smo_loop(qp, it, slots, search, mkl, settings)
         total += steps
         if status == core.STATUS_NEED_ROW:
             rows.load(int(missing))
