@@ -128,13 +128,6 @@ class StackCombinedRows:
         return self._matrix[np.ix_(indices, indices)]
 
 
-def support_products(operator: Any, v: np.ndarray, kernels: Any = None) -> np.ndarray:
-    """``K_k v`` for the kernels ``kernels`` of ``operator`` (all by default), reading only
-    the rows of the support of ``v`` (:meth:`~mklearn.kernels.base.KernelOperator.products`).
-    Returns float64 of shape (len(kernels), n)."""
-    return operator.products(v, kernels)
-
-
 def combined_diagonal(diagonal: np.ndarray, kernels: np.ndarray, weights: np.ndarray):
     """``sum_t weights[t] diagonal[kernels[t]]`` (diagonal of shape (m, n)), shape (n,);
     without gathering the rows of ``diagonal`` when most kernels are active (10^5 kernels on
@@ -316,7 +309,7 @@ class BaseRows:
         return np.ascontiguousarray(diagonal)
 
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        return support_products(self._provider, v)
+        return self._provider.products(v)
 
     def lookup(self):
         """``(distances, tables, kernel_block)`` when the slots hold distance rows whose

@@ -30,7 +30,7 @@ import numpy as np
 
 from mklearn.extending import is_l1_simplex
 from mklearn.kernels.base import prepare, require
-from mklearn.kernels.row_sources import CombinedRows, support_products
+from mklearn.kernels.row_sources import CombinedRows
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.silp_master import MasterLP, Progress
@@ -154,7 +154,7 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
     alpha = task.initial_alpha()  # one-class: 1'alpha = nu n from the start
     st = SMOState(task.signs, task.index, task.linear, task.upper, n, alpha)
     v = st.coefficients()
-    F = support_products(combination, v) if v.any() else np.zeros((m, n))
+    F = combination.products(v) if v.any() else np.zeros((m, n))
     chunk_steps = st.signs.size if chunk_steps is None else int(chunk_steps)
     progress = Progress(task, tol, callback)
     master = MasterLP(m)
@@ -194,5 +194,5 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     solved, _, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
                            reconstruct=reconstruct)
     v = st.coefficients()
-    F += support_products(combination, v - v_old)
+    F += combination.products(v - v_old)
     return solved, v, rows
