@@ -102,17 +102,16 @@ def row_times(X_all, specs, sizes):
 def warm_up(estimator, params, X, y):
     """Compile (or load) the serial and the threaded loops before the clock starts: one
     small fit per ``n_jobs`` with every threshold at its least."""
-    from mklearn.kernels import threads
-    from mklearn.svm import mkl_step
+    from mklearn.kernels import base_store, threads
 
-    saved = (threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS, mkl_step.MIN_BLOCK)
+    saved = (threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS, base_store.MIN_BLOCK)
     threads.PARALLEL_MIN_VALUES = threads.PARALLEL_MIN_POINTS = 0
-    mkl_step.MIN_BLOCK = 16
+    base_store.MIN_BLOCK = 16
     try:
         for jobs in (1, 2):
             estimator(**params, n_jobs=jobs).fit(X, y)
     finally:
-        threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS, mkl_step.MIN_BLOCK = saved
+        threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS, base_store.MIN_BLOCK = saved
 
 
 def fit_times(X, y, specs, args):

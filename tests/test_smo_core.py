@@ -121,8 +121,8 @@ def test_smo_mkl_with_and_without_shrinking_reach_the_same_optimum(regularizer):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_threaded_pair_step_passes_equal_the_serial_ones(dtype):
+    from mklearn.kernels import base_store
     from mklearn.kernels.threads import numba_threads
-    from mklearn.svm import mkl_step
 
     rng = np.random.default_rng(3)
     m, n = 4, 6037
@@ -133,12 +133,12 @@ def test_threaded_pair_step_passes_equal_the_serial_ones(dtype):
     for blocks in (1, 2, 3, 5):  # 5: blocks of 48 samples, the last one short
         F_t, fd, combined = F.copy(), np.empty(n), np.empty(n, dtype)
         if blocks == 1:
-            mkl_step.update_outputs(F_t, store, 0, 2, 0.3, d, fd)
-            mkl_step.weighted_sum(d, store[1], combined)
+            base_store.update_rows(F_t, store, 0, 2, 0.3, d, fd)
+            base_store.weighted_sum(d, store[1], combined)
         else:
             with numba_threads(2):
-                mkl_step.update_outputs_parallel(F_t, store, 0, 2, 0.3, d, fd, blocks)
-                mkl_step.weighted_sum_parallel(d, store[1], combined, blocks)
+                base_store.update_rows_parallel(F_t, store, 0, 2, 0.3, d, fd, blocks)
+                base_store.weighted_sum_parallel(d, store[1], combined, blocks)
         outputs.append((F_t, fd, combined))
     for threaded in outputs[1:]:
         for a, b in zip(outputs[0], threaded, strict=True):
@@ -151,14 +151,13 @@ def test_threaded_pair_step_passes_equal_the_serial_ones(dtype):
 
 
 def test_threaded_smo_mkl_reaches_the_serial_optimum(monkeypatch):
-    from mklearn.kernels import threads
-    from mklearn.svm import mkl_step
+    from mklearn.kernels import base_store, threads
 
     X, y, provider = _ionosphere_rows()
     serial = smo_mkl(provider, y, 20.0, LpNorm(1.5, 1.0), tol=1e-7, max_iter=5000,
                      cache_size=0.2)
     monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
-    monkeypatch.setattr(mkl_step, "MIN_BLOCK", 32)  # two blocks of 75 samples
+    monkeypatch.setattr(base_store, "MIN_BLOCK", 32)  # two blocks of 75 samples
     with threads.numba_threads(2):
         threaded = smo_mkl(provider, y, 20.0, LpNorm(1.5, 1.0), tol=1e-7, max_iter=5000,
                            cache_size=0.2)

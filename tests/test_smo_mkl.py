@@ -9,7 +9,7 @@ from sklearn.svm import SVC
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_dataset
 from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
-from mklearn.kernels import RBF, KernelBank, resolve_kernels, threads
+from mklearn.kernels import RBF, KernelBank, base_store, resolve_kernels, threads
 from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.row_sources import BaseRows, TableBaseRows, base_rows
 from mklearn.solvers import smo_mkl, smo_mkl_regression, spg_gmkl
@@ -175,7 +175,7 @@ def test_base_kernels_by_table_reach_the_optimum_of_the_rows(task, shrinking, th
                                       max_iter=3000, **kw)
     if threaded:  # the per-sample passes in blocks of 16 samples on two threads
         monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
-        monkeypatch.setattr(core, "MIN_BLOCK", 16)
+        monkeypatch.setattr(base_store, "MIN_BLOCK", 16)
     with threads.numba_threads(2 if threaded else 1):
         by_table = solve(cache_size=0.01, shrinking=shrinking)
     assert by_table.converged

@@ -31,6 +31,7 @@ from mklearn._stack_ops import (
     combine_rows_parallel,
     rows_product,
 )
+from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
 from mklearn.kernels.cache import RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
 
@@ -311,10 +312,9 @@ class BaseRows:
     def matvec(self, v: np.ndarray) -> np.ndarray:
         return self._provider.products(v)
 
-    def lookup(self):
-        """``(distances, tables, kernel_block)`` when the slots hold distance rows whose
-        values the tables give (:class:`TableBaseRows`); None: the slots hold the rows."""
-        return None
+    def base_store(self) -> BaseStore:
+        """The rows the slots hold, as the SMO core reads them."""
+        return held_rows(self.store)
 
 
 class TableBaseRows(BaseRows):
@@ -336,11 +336,11 @@ class TableBaseRows(BaseRows):
     def __init__(self, provider: Any, found: tuple, cache_size: float) -> None:
         tables, kernel_block, distance_rows = found
         super().__init__(provider, cache_size, slots=distance_rows)
-        self._lookup = (self.cache.store, np.ascontiguousarray(tables, dtype=np.float64),
-                        np.ascontiguousarray(kernel_block, dtype=np.int64))
+        self._tables, self._kernel_block = tables, kernel_block
 
-    def lookup(self):
-        return self._lookup
+    def base_store(self) -> BaseStore:
+        """The distance rows the slots hold and the tables that read them."""
+        return held_distances(self.cache.store, self._tables, self._kernel_block)
 
 
 def base_rows(provider: Any, cache_size: float) -> BaseRows:

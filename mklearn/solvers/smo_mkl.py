@@ -13,9 +13,8 @@ Newton-Raphson on the one-dimensional concave function (eq. 11-15), or the close
 for p = 2 (eq. 16). The per-kernel outputs ``F[k] = K_k Y alpha`` (O(mn) numbers) and the
 quadratic terms ``g_k`` are updated from two kernel rows per step; rows come from a column
 provider (computed from X on demand, or sliced from a precomputed stack) through an LRU cache
-of ``cache_size`` MB; RBF kernels on binary or count features are read from tables by each
-point's squared distances, which the cache keeps in place of the rows
-(:class:`~mklearn.kernels.row_sources.TableBaseRows`). Kernel weights are ``d = grad r*(g / 2)``
+of ``cache_size`` MB, whose layout the kernels choose once
+(:func:`~mklearn.kernels.row_sources.base_rows`). Kernel weights are ``d = grad r*(g / 2)``
 (eq. 10).
 
 Stopping: the duality gap ``U - D(alpha)`` relative to ``|U|``, where

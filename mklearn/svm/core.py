@@ -21,8 +21,9 @@ Two pair steps share the loop:
 
 - ``STEP_SVM``: a fixed kernel; ``store[slot, 0]`` is a row of ``K``; the step is LIBSVM's
   closed form, and the gradient ``G`` is updated from the two rows.
-- ``STEP_MKL``: SMO-MKL (Vishwanathan et al., NIPS 2010; ALGORITHMS.md section 2);
-  ``store[slot]`` holds the row of every base kernel, the per-kernel outputs
+- ``STEP_MKL``: SMO-MKL (Vishwanathan et al., NIPS 2010; ALGORITHMS.md section 2); the
+  slots hold the rows of every base kernel, read through a
+  :class:`~mklearn.kernels.base_store.BaseStore`; the per-kernel outputs
   ``F[k] = K_k v`` and quadratic terms ``g_k = v' K_k v`` move with the pair, the kernel
   weights are ``d = grad r*(g / 2)``, and the step maximises the MKL dual along the pair
   (:mod:`mklearn.svm.mkl_step`). ``G_t = y_t (d' F)[index_t] + p_t``.
@@ -35,21 +36,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from mklearn.kernels import base_store
+from mklearn.kernels.base_store import weighted_sum, weighted_sum_parallel
 from mklearn.svm.mkl_step import (
-    block_weighted_tables,
     cubic_step_length,
     kernel_weights,
     newton_step_length,
     snap,
-    table_pair_terms,
-    table_weighted_sum,
-    table_weighted_sum_parallel,
-    update_outputs,
-    update_outputs_by_table,
-    update_outputs_by_table_parallel,
-    update_outputs_parallel,
-    weighted_sum,
-    weighted_sum_parallel,
 )
 
 STATUS_NEED_ROW = 0  # a row is not cached: the caller loads it and calls again
@@ -98,22 +91,12 @@ class Iterate(NamedTuple):
     state: np.ndarray  # (6,) int64, the slots N_ACTIVE ... NEXT_I
 
 
-class Lookup(NamedTuple):
-    """Base values by table (STEP_MKL): ``K_k[i, s] = tables[k, distances[slot_of[i],
-    kernel_block[k], s]]``; ``tables`` of shape (0, size) when the slots hold the rows."""
-
-    distances: np.ndarray  # (slots, blocks, n) unsigned integers, squared distances
-    tables: np.ndarray  # (m, size) float64, kernel value of each squared distance
-    kernel_block: np.ndarray  # (m,) int64, feature block of each kernel
-    block_tables: np.ndarray  # (blocks, size) float64, tables of K(d_diag) per block
-
-
 class Slots(NamedTuple):
     """The row cache (:class:`mklearn.kernels.cache.RowCache`): row of sample s in
     ``store[slot_of[s]]`` (-1: not cached), LRU clock."""
 
-    store: np.ndarray  # (slots, m, n): STEP_SVM a row of K, STEP_MKL every base row
-    lookup: Lookup
+    store: np.ndarray  # (slots, 1, n), STEP_SVM: a row of K
+    base: base_store.BaseStore  # STEP_MKL: the rows of every base kernel the slots hold
     slot_of: np.ndarray  # (n,) int64
     last_used: np.ndarray  # (slots,) int64
     clock: np.ndarray  # (1,) int64
@@ -223,60 +206,15 @@ def _forget_rows(row_slot_of, row_owner):
 
 
 @njit(cache=True)
-def _update(F, store, lookup, slot_i, slot_j, step, d, fd, blocks):
-    """:func:`~mklearn.svm.mkl_step.update_outputs` (or its version by table), on numba's
-    threads when ``blocks`` > 1."""
-    distances, tables, kernel_block, _ = lookup
-    if tables.shape[0] > 0:
-        Di, Dj = distances[slot_i], distances[slot_j]
-        if blocks > 1:
-            update_outputs_by_table_parallel(F, Di, Dj, tables, kernel_block, step, d, fd,
-                                             blocks)
-        else:
-            update_outputs_by_table(F, Di, Dj, tables, kernel_block, step, d, fd)
-    elif blocks > 1:
-        update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks)
-    else:
-        update_outputs(F, store, slot_i, slot_j, step, d, fd)
-
-
-@njit(cache=True)
-def _combined_row(store, lookup, slot, d_diag, out, blocks):
-    """Row ``out`` of ``K(d_diag)`` from the base rows in ``store[slot]`` or, by table, from
-    the distance row ``distances[slot]``."""
-    distances, tables, _, block_tables = lookup
-    if tables.shape[0] == 0:
-        _combine(d_diag, store[slot], out, blocks)
-    elif blocks > 1:
-        table_weighted_sum_parallel(distances[slot], block_tables, out, blocks)
-    else:
-        table_weighted_sum(distances[slot], block_tables, out)
-
-
-@njit(cache=True)
-def _pair_terms(store, lookup, slot_i, slot_j, si, sj, a_k):
-    """``a_k = K_k[i, i] + K_k[j, j] - 2 K_k[i, j]`` for every base kernel."""
-    distances, tables, kernel_block, _ = lookup
-    if tables.shape[0] > 0:
-        table_pair_terms(distances[slot_i], distances[slot_j], si, sj, tables, kernel_block,
-                         a_k)
-    else:
-        for k in range(a_k.size):
-            a_k[k] = store[slot_i, k, si] + store[slot_j, k, sj] - 2.0 * store[slot_i, k, sj]
-
-
-@njit(cache=True)
 def _steer_by(mkl, slots, search, blocks):
-    """Make ``mkl.d`` the weights the working-set search reads: ``diag K(d)``, the block
-    tables of ``K(d)`` (by table), and no row of ``K(d_diag)`` kept."""
+    """Make ``mkl.d`` the weights the working-set search reads: ``diag K(d)``, the rows of
+    ``K(d)`` the base store combines, and no row of ``K(d_diag)`` kept."""
     d = mkl.d
     _combine(d, mkl.base_diag, search.qdiag, blocks)
     d_diag = search.d_diag
     for k in range(d.size):  # a loop: a slice copy compiles numba's shape-mismatch error
         d_diag[k] = d[k]
-    _, tables, kernel_block, block_tables = slots.lookup
-    if tables.shape[0] > 0:
-        block_weighted_tables(d, tables, kernel_block, block_tables)
+    base_store.set_weights(slots.base, d)
     _forget_rows(search.row_slot_of, search.row_owner)
 
 
@@ -331,8 +269,7 @@ def _combined_search_row(slots, search, state, slot_i, si, blocks):
         state[COMBINED_NEXT] = (r + 1) % row_owner.size
         if row_owner[r] >= 0:
             row_slot_of[row_owner[r]] = -1
-        _combined_row(slots.store, slots.lookup, slot_i, search.d_diag, search.row_buf[r],
-                      blocks)
+        base_store.combined_row(slots.base, slot_i, search.d_diag, search.row_buf[r], blocks)
         row_owner[r] = si
         row_slot_of[si] = r
     return search.row_buf[r]
@@ -411,7 +348,7 @@ def _pair_range(alpha, y, upper, i, j):
 def _mkl_step_length(qp, slots, mkl, i, j, si, sj, slot_i, slot_j, lower, upper_t, a_k, b_k):
     """SMO-MKL's step along the pair: ``a_k``, ``b_k = F[k, si] - F[k, sj]``, then the
     cubic (p = 2) or Newton's line search of :mod:`mklearn.svm.mkl_step`."""
-    _pair_terms(slots.store, slots.lookup, slot_i, slot_j, si, sj, a_k)
+    base_store.pair_terms(slots.base, slot_i, slot_j, si, sj, a_k)
     F = mkl.F
     for k in range(a_k.size):
         b_k[k] = F[k, si] - F[k, sj]
@@ -474,7 +411,7 @@ def _mkl_gradient(qp, it, slots, search, mkl, blocks, slot_i, slot_j, step, a_k,
     for k in range(g.size):
         g[k] = max(g[k] + 2.0 * step * b_k[k] + step * step * a_k[k], 0.0)
     kernel_weights(g, mkl.kind, mkl.lam, mkl.q, mkl.prior, d)
-    _update(mkl.F, slots.store, slots.lookup, slot_i, slot_j, step, d, mkl.fd, blocks)
+    base_store.update_outputs(mkl.F, slots.base, slot_i, slot_j, step, d, mkl.fd, blocks)
     drift = 0.0
     norm = 0.0
     for k in range(g.size):
@@ -509,9 +446,8 @@ def smo_loop(qp, it, slots, search, mkl, settings):
         Kept between the calls of one solve; ``it.state[READY] = 0`` (the caller's signal
         that ``alpha``, ``g`` or ``F`` changed) has the work arrays rebuilt.
     slots : Slots
-        The row cache. With ``STEP_MKL`` and tables (``slots.lookup.tables`` of shape
-        (m, size)), the slots hold distance rows ``lookup.distances[slot]`` (shape
-        (blocks, n)) in place of ``store``'s base rows.
+        The row cache: ``STEP_SVM`` reads rows of ``K`` from ``slots.store``, ``STEP_MKL``
+        the base rows through ``slots.base`` (:mod:`mklearn.kernels.base_store`).
     search : Search
         ``STEP_SVM``: ``qdiag`` is ``diag K``, the rest unused. ``STEP_MKL``: the combined
         kernel ``K(d_diag)`` the working-set search reads.
@@ -533,7 +469,7 @@ def smo_loop(qp, it, slots, search, mkl, settings):
         slots.clock, search.qdiag
     a_k = np.empty(mkl.F.shape[0])
     b_k = np.empty(mkl.F.shape[0])
-    # combined rows are built only by the MKL step, in the store's precision (one type for
+    # combined rows are built only by the MKL step, in the base rows' precision (one type for
     # row_i; with single-precision base rows the combined row only steers the working set)
     row_i = search.row_buf[0]
     steps = 0

@@ -13,14 +13,13 @@ conjugate ``r*`` at ``z``, whose gradient gives the kernel weights ``d = grad r*
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 KIND_LP = 0  # regulariser lp: r(d) = lam/2 ||d||_p^2
 KIND_KL = 1  # regulariser KL: r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)
 
 _MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
 _NEWTON_ITER = 60  # iterations at most: 60 halvings of the bracket reach double precision
-MIN_BLOCK = 2000  # samples, fewest a thread takes in the threaded passes (see the note below)
 
 
 @njit(cache=True)
@@ -207,180 +206,6 @@ def cubic_step_length(lower, upper, g, a, b, lam, c1):
             s = rad * np.cos(angle / 3.0)
         root = s - B2 / 3.0
     return min(max(root, lower), upper)
-
-
-@njit(cache=True)
-def _block_width(n, blocks):
-    """Samples per block: ``n`` split into ``blocks``, a multiple of 16 (whole vectors)."""
-    width = (n + blocks - 1) // blocks
-    return (width + 15) // 16 * 16
-
-
-# The passes below work on blocks of samples through 1-D views: contiguous views vectorise,
-# also inside prange (indexing the 2-D arrays there did not, and ran slower on 2 threads).
-# Each view counts a reference to its array, atomically: threads on blocks narrower than
-# MIN_BLOCK spend more time on those counts than on the sums (docs/smo_mkl.md), so narrow
-# problems stay serial.
-
-@njit(cache=True, fastmath=True, inline="always")
-def _add_scaled(w, x, out):
-    for t in range(out.size):
-        out[t] += w * x[t]
-
-
-@njit(cache=True)
-def _weighted_block(d, A, out, start, stop):
-    block = out[start:stop]
-    block[:] = 0.0
-    for k in range(A.shape[0]):
-        if d[k] != 0.0:
-            _add_scaled(d[k], A[k, start:stop], block)
-
-
-@njit(cache=True)
-def weighted_sum(d, A, out):
-    """``out = sum_k d_k A[k]`` over the kernels with non-zero weight (A of shape (m, n));
-    with ``A = store[slot]``, a row of the combined kernel."""
-    _weighted_block(d, A, out, 0, out.size)
-
-
-@njit(cache=True, parallel=True)
-def weighted_sum_parallel(d, A, out, blocks):
-    """:func:`weighted_sum` over ``blocks`` blocks of samples on numba's threads."""
-    n = out.size
-    width = _block_width(n, blocks)
-    for b in prange(blocks):
-        _weighted_block(d, A, out, min(b * width, n), min(b * width + width, n))
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def _update_kernel(F_k, row_i, row_j, step, w, fd):
-    for s in range(F_k.size):
-        value = F_k[s] + step * (row_i[s] - row_j[s])
-        F_k[s] = value
-        fd[s] += w * value
-
-
-@njit(cache=True)
-def _update_block(F, store, slot_i, slot_j, step, d, fd, start, stop):
-    fd_block = fd[start:stop]
-    fd_block[:] = 0.0
-    for k in range(F.shape[0]):
-        _update_kernel(F[k, start:stop], store[slot_i, k, start:stop],
-                       store[slot_j, k, start:stop], step, d[k], fd_block)
-
-
-@njit(cache=True)
-def update_outputs(F, store, slot_i, slot_j, step, d, fd):
-    """``F[k] += step (K_k[i] - K_k[j])`` on every sample and ``fd = d' F`` in one pass
-    (rows ``i``, ``j`` in ``store[slot_i]``, ``store[slot_j]``)."""
-    _update_block(F, store, slot_i, slot_j, step, d, fd, 0, F.shape[1])
-
-
-@njit(cache=True, parallel=True)
-def update_outputs_parallel(F, store, slot_i, slot_j, step, d, fd, blocks):
-    """:func:`update_outputs` over ``blocks`` blocks of samples on numba's threads."""
-    n = F.shape[1]
-    width = _block_width(n, blocks)
-    for b in prange(blocks):
-        _update_block(F, store, slot_i, slot_j, step, d, fd, min(b * width, n),
-                      min(b * width + width, n))
-
-
-# --- base kernels by table (RBF on integer points; mklearn.kernels.rbf_tables) -------------
-#
-# ``K_k[i, s] = tables[k, D[i, kernel_block[k], s]]``: a row cache keeps each point's squared
-# distances on the sparse feature blocks (``distances[slot]``, shape (blocks, n), one or two
-# bytes a value) in place of its m rows of float64, and the step looks the values up. The
-# values are those of the base rows (the tables are made by the same arithmetic), and the
-# update writes ``F`` alone: a9a, 8,000 points, 50 kernels, a step read and wrote about 13 MB
-# of rows, ``F`` and ``d' F`` from memory, which two threads could not share.
-
-
-@njit(cache=True, inline="always")
-def _entry(table, distance):
-    return table[min(np.int64(distance), table.size - 1)]
-
-
-@njit(cache=True)
-def block_weighted_tables(d, tables, kernel_block, out):
-    """``out[b] = sum_{k: kernel_block[k] = b} d_k tables[k]`` over the kernels with non-zero
-    weight, in kernel order (out of shape (blocks, size)): the table of ``K(d)`` per block."""
-    out[:] = 0.0
-    for k in range(d.size):
-        if d[k] != 0.0:
-            _add_scaled(d[k], tables[k], out[kernel_block[k]])
-
-
-@njit(cache=True, fastmath=True)
-def _table_sum_block(Da, block_tables, out, start, stop):
-    block = out[start:stop]
-    block[:] = 0.0
-    for b in range(block_tables.shape[0]):
-        table, row = block_tables[b], Da[b, start:stop]
-        for s in range(block.size):
-            block[s] += _entry(table, row[s])
-
-
-@njit(cache=True)
-def table_weighted_sum(Da, block_tables, out):
-    """``out[s] = sum_b block_tables[b, Da[b, s]]``: the row of ``K(d)`` of the point whose
-    distances are ``Da`` (shape (blocks, n))."""
-    _table_sum_block(Da, block_tables, out, 0, out.size)
-
-
-@njit(cache=True, parallel=True)
-def table_weighted_sum_parallel(Da, block_tables, out, blocks):
-    """:func:`table_weighted_sum` over ``blocks`` blocks of samples on numba's threads."""
-    n = out.size
-    width = _block_width(n, blocks)
-    for b in prange(blocks):
-        _table_sum_block(Da, block_tables, out, min(b * width, n), min(b * width + width, n))
-
-
-@njit(cache=True)
-def table_pair_terms(Di, Dj, si, sj, tables, kernel_block, a):
-    """``a_k = K_k[i, i] + K_k[j, j] - 2 K_k[i, j]`` from the distance rows ``Di``, ``Dj`` of
-    samples ``si``, ``sj``."""
-    for k in range(a.size):
-        table, b = tables[k], kernel_block[k]
-        a[k] = (_entry(table, Di[b, si]) + _entry(table, Dj[b, sj])
-                - 2.0 * _entry(table, Di[b, sj]))
-
-
-@njit(cache=True, fastmath=True, inline="always")
-def _update_kernel_by_table(F_k, table, di, dj, step, w, fd):
-    for s in range(F_k.size):
-        value = F_k[s] + step * (_entry(table, di[s]) - _entry(table, dj[s]))
-        F_k[s] = value
-        fd[s] += w * value
-
-
-@njit(cache=True)
-def _update_block_by_table(F, Di, Dj, tables, kernel_block, step, d, fd, start, stop):
-    fd_block = fd[start:stop]
-    fd_block[:] = 0.0
-    for k in range(F.shape[0]):
-        b = kernel_block[k]
-        _update_kernel_by_table(F[k, start:stop], tables[k], Di[b, start:stop],
-                                Dj[b, start:stop], step, d[k], fd_block)
-
-
-@njit(cache=True)
-def update_outputs_by_table(F, Di, Dj, tables, kernel_block, step, d, fd):
-    """:func:`update_outputs` with the rows of samples i and j looked up from their distance
-    rows ``Di``, ``Dj`` (shape (blocks, n))."""
-    _update_block_by_table(F, Di, Dj, tables, kernel_block, step, d, fd, 0, F.shape[1])
-
-
-@njit(cache=True, parallel=True)
-def update_outputs_by_table_parallel(F, Di, Dj, tables, kernel_block, step, d, fd, blocks):
-    """:func:`update_outputs_by_table` over ``blocks`` blocks of samples on numba's threads."""
-    n = F.shape[1]
-    width = _block_width(n, blocks)
-    for b in prange(blocks):
-        _update_block_by_table(F, Di, Dj, tables, kernel_block, step, d, fd,
-                               min(b * width, n), min(b * width + width, n))
 
 
 @njit(cache=True)

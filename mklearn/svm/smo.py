@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 import mklearn.svm.core as core
-import mklearn.svm.mkl_step as mkl_step
+from mklearn.kernels import base_store
 from mklearn.kernels.row_sources import DenseRows
 from mklearn.kernels.threads import use_threads
 
@@ -126,13 +126,11 @@ class SMOState:
         self.G[:] = self.signs * Kv[self.index] + self.linear
 
 
-# the core's MKL step and tables when unused, and its store when the slots hold distance rows
+# the core's MKL step, base rows and SVM rows when unused
 _NO_MKL = core.MKLStep(F=np.zeros((1, 1)), g=np.zeros(1), d=np.zeros(1), fd=np.empty(1),
                        base_diag=np.zeros((1, 1)), kind=0, lam=1.0, q=2.0, prior=np.zeros(1),
                        use_cubic=False)
-_NO_TABLES = core.Lookup(distances=np.zeros((1, 1, 1), dtype=np.uint8),
-                         tables=np.zeros((0, 1)), kernel_block=np.zeros(1, np.int64),
-                         block_tables=np.zeros((1, 1)))
+_NO_BASE = base_store.held_rows(np.zeros((1, 1, 1)))
 _NO_ROWS = np.zeros((1, 1, 1))
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
@@ -156,7 +154,7 @@ def _sample_blocks(F):
     numba thread when threads are on and a step reads enough values, else 1 (serial)."""
     if not use_threads(F.size):
         return 1
-    return max(1, min(numba.get_num_threads(), F.shape[1] // mkl_step.MIN_BLOCK))
+    return max(1, min(numba.get_num_threads(), F.shape[1] // base_store.MIN_BLOCK))
 
 
 def combined_rows_kept(n_kernels, n_samples):
@@ -177,24 +175,18 @@ def _slots_and_search(rows, n_samples, mkl):
     """The core's :class:`~mklearn.svm.core.Slots` of ``rows`` and the work arrays of its
     working-set search: ``diag K`` (SVM step), or room for ``diag K(d)`` and rows of ``K(d)``
     (SMO-MKL step, ``mkl`` an :class:`~mklearn.svm.core.MKLStep`)."""
-    found = None if mkl is None else rows.lookup()
-    if found is None:
-        store, lookup = rows.store, _NO_TABLES
-    else:  # the slots hold distance rows; base values come from the tables
-        distances, tables, kernel_block = found
-        store = _NO_ROWS
-        block_tables = np.zeros((distances.shape[1], tables.shape[1]))
-        lookup = core.Lookup(distances, tables, kernel_block, block_tables)
-    slots = core.Slots(store, lookup, rows.slot_of, rows.last_used, rows.clock)
     if mkl is None:
+        slots = core.Slots(rows.store, _NO_BASE, rows.slot_of, rows.last_used, rows.clock)
         search = core.Search(qdiag=np.ascontiguousarray(rows.diagonal()[0]), d_diag=np.zeros(1),
-                             row_buf=np.empty((1, 1), dtype=store.dtype),
+                             row_buf=np.empty((1, 1), dtype=rows.store.dtype),
                              row_slot_of=np.full(1, -1, dtype=np.int64),
                              row_owner=np.full(1, -1, dtype=np.int64))
         return slots, search
+    base = rows.base_store()
+    slots = core.Slots(_NO_ROWS, base, rows.slot_of, rows.last_used, rows.clock)
     n_rows = combined_rows_kept(*mkl.F.shape)
     search = core.Search(qdiag=np.empty(n_samples), d_diag=np.zeros(mkl.F.shape[0]),
-                         row_buf=np.empty((n_rows, n_samples), dtype=store.dtype),
+                         row_buf=np.empty((n_rows, n_samples), dtype=base.rows.dtype),
                          row_slot_of=np.full(n_samples, -1, dtype=np.int64),
                          row_owner=np.full(n_rows, -1, dtype=np.int64))
     return slots, search
@@ -217,9 +209,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     for the whole gradient and before returning with variables shrunk.
 
     ``mkl`` is the :class:`~mklearn.svm.core.MKLStep` of the SMO-MKL step (``base_diag`` of
-    shape (m, n), or (m, 1) for diagonals constant along the samples); its base rows are
-    ``rows.store``'s, or looked up by ``rows.lookup()`` (tables and the distance rows in the
-    slots) when that is not None.
+    shape (m, n), or (m, 1) for diagonals constant along the samples); ``rows`` is then a
+    :class:`~mklearn.kernels.row_sources.BaseRows`, read through its ``base_store()``.
     ``gap`` (SVM steps only): also stop, as solved, once :func:`duality_gap_bound` is at most
     ``gap``, checked every ``min(GAP_CHECK_STEPS, l)`` steps on the exact gradient (rebuilt first if
     variables are shrunk and the stale one says so; each rebuild that does not stop the run
