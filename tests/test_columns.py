@@ -8,6 +8,7 @@ import scipy.sparse
 from sklearn.svm import SVC
 
 from mklearn import MKLClassifier
+from mklearn.extending import Capabilities
 from mklearn.kernels import RBF, KernelBank, Laplacian, Linear, Polynomial, simple_mkl_kernels
 from mklearn.kernels import columns as columns_module
 from mklearn.kernels.cache import RowCache
@@ -193,6 +194,9 @@ class _CountingProvider:
 
     n_samples = 50
     n_kernels = 4
+    capabilities = Capabilities()  # no fast path: rows() returns new arrays
+    value_dtype = np.dtype(np.float64)
+    rows_per_call = 1
 
     def __init__(self):
         self.calls = []

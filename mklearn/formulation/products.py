@@ -27,7 +27,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from mklearn._numeric_input import numeric_input
-from mklearn.extending import KernelParameterisation
+from mklearn.extending import Capabilities, KernelParameterisation
 from mklearn.formulation._product_ops import (
     distance_quadratic_terms,
     rbf_product_cross,
@@ -157,7 +157,9 @@ class _ProductRows:
     """Rows of ``K(d) = exp(-sum_f w_f (x_if - x_jf)^2)`` computed from the points: the source
     of the row path's :class:`~mklearn.kernels.row_sources.CachedRows`."""
 
-    fills_out = True
+    capabilities = Capabilities(fills_out=True)
+    value_dtype = np.dtype(np.float64)
+    rows_per_call = 1
     n_kernels = 1
 
     def __init__(self, X, w):

@@ -126,12 +126,16 @@ class KernelOperator(ABC):
         The optional methods it implements.
     value_dtype : numpy.dtype
         Precision of its values (float32 halves a row cache; rows are returned in float64).
+    rows_per_call : int
+        Rows a row cache should ask for in one call of :meth:`rows` (above 1 when each call
+        has a fixed cost, as on remote workers).
     name : str
         How ``K(d)`` depends on d: "sum" for every operator of this module.
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities()
     value_dtype: ClassVar[np.dtype] = np.dtype(np.float64)
+    rows_per_call: ClassVar[int] = 1
     name: ClassVar[str] = "sum"
     n_samples: int
     n_kernels: int

@@ -76,11 +76,13 @@ class RowCache:
     Parameters
     ----------
     provider : object
-        Has ``n_samples``, ``n_kernels`` and ``rows(indices, out=None)`` returning an array of
-        shape ``(n_kernels, len(indices), n_samples)`` (``fills_out = True`` when it can write
-        into ``out``) and optionally ``value_dtype`` (float32 when its values are single
-        precision): :class:`~mklearn.kernels.columns.KernelColumns`,
-        :class:`~mklearn.kernels.columns.StackColumns`, or a combined-kernel row source.
+        Has ``n_samples``, ``n_kernels``, ``rows(indices, out=None)`` returning an array of
+        shape ``(n_kernels, len(indices), n_samples)``, and declares, read once here:
+        ``capabilities`` (:class:`~mklearn.extending.Capabilities`: ``fills_out`` when
+        ``rows`` writes into ``out``, ``row_filler`` when it offers ``row_filler()``),
+        ``value_dtype`` (float32 when its values are single precision) and
+        ``rows_per_call`` (rows worth asking for in one call): a
+        :class:`~mklearn.kernels.base.KernelOperator`, or a row source of one kernel.
     cache_size : float
         Budget in megabytes (2**20 bytes, as LIBSVM's ``-m``); it must hold two rows of
         ``itemsize * n_kernels * n_samples`` bytes (itemsize 8, or 4 for float32 values).
@@ -122,7 +124,7 @@ class RowCache:
     def __init__(self, provider: Any, cache_size: float, most: float | None = None,
                  on_full: Any = None, spare: np.ndarray | None = None) -> None:
         m, n = provider.n_kernels, provider.n_samples
-        dtype = np.dtype(getattr(provider, "value_dtype", np.float64))
+        dtype = np.dtype(provider.value_dtype)
         capacity = cache_capacity(cache_size, dtype.itemsize * m * n, n,
                                   f"{m} kernels x {n} samples")
         largest = capacity if most is None else max(
@@ -144,7 +146,10 @@ class RowCache:
         self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
         self.stopped_growing = False
         self._on_full = on_full if largest > capacity else None
-        self._fill = None  # the provider's row filler, asked for at the first load
+        self._batch = int(provider.rows_per_call)
+        self._fills_out = provider.capabilities.fills_out
+        # the provider's row filler (None: asked for at the first load; False: none)
+        self._fill = None if provider.capabilities.row_filler else False
 
     def __repr__(self) -> str:
         return f"RowCache(capacity={self.capacity} rows, held={self._filled})"
@@ -194,9 +199,8 @@ class RowCache:
         A provider that pays per call (``rows_per_call > 1``, e.g. rows of ``K(d)`` summed
         on Dask workers) gets row i and the next missing rows after it in one call, when
         every row fits (nothing is evicted)."""
-        batch = int(getattr(self.provider, "rows_per_call", 1))
-        if batch > 1 and self.capacity >= self.slot_of.size:
-            return self._load_batch(i, batch)
+        if self._batch > 1 and self.capacity >= self.slot_of.size:
+            return self._load_batch(i, self._batch)
         if self._may_grow():
             slot = self._filled
             self._filled += 1
@@ -205,11 +209,10 @@ class RowCache:
             self.slot_of[self.owner[slot]] = -1
         target = self.store[slot]
         if self._fill is None:  # a provider may fill one row without the checks of rows()
-            maker = getattr(self.provider, "row_filler", None)
-            self._fill = (maker() if maker is not None else None) or False
+            self._fill = self.provider.row_filler() or False
         as_rows = target.reshape(target.shape[0], 1, target.shape[1])
         if not (self._fill and self._fill(i, as_rows)):
-            if getattr(self.provider, "fills_out", False):
+            if self._fills_out:
                 self.provider.rows([i], out=as_rows)
             else:
                 target[...] = self.provider.rows([i])[:, 0, :]
@@ -233,7 +236,7 @@ class RowCache:
             evicted = self.owner[slots]
             self.slot_of[evicted[evicted >= 0]] = -1
             first = int(slots[0])
-            if (self.store.shape[1] == 1 and getattr(self.provider, "fills_out", False)
+            if (self.store.shape[1] == 1 and self._fills_out
                     and np.array_equal(slots, np.arange(first, first + rows.size))):
                 target = self.store[first:first + slots.size]  # new slots of one kernel
                 self.provider.rows(rows, out=target.reshape(1, slots.size, -1))  # no copy

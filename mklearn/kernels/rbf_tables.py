@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse
 
 from mklearn._sizes import DISTANCE_CHUNK_BYTES
+from mklearn.extending import Capabilities
 
 from . import _rbf_tables as loops
 from . import threads
@@ -163,7 +164,8 @@ class _DistanceRows:
     """The squared distances of one point to every point on every sparse block, as the rows
     of a :class:`~mklearn.kernels.cache.RowCache` (``n_kernels`` = blocks)."""
 
-    fills_out = True
+    capabilities = Capabilities(fills_out=True, row_filler=True)
+    rows_per_call = 1
 
     def __init__(self, tables: RBFTables, dtype) -> None:
         self.tables = weakref.proxy(tables)  # the tables keep this cache: no cycle

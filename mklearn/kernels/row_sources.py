@@ -31,6 +31,7 @@ from mklearn._stack_ops import (
     combine_rows_parallel,
     rows_product,
 )
+from mklearn.extending import Capabilities
 from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
 from mklearn.kernels.cache import RowCache, cache_capacity
 from mklearn.kernels.threads import use_threads
@@ -231,7 +232,8 @@ class _Combined:
     request goes to the operator's ``combined_*`` methods (one route; an operator that sums
     faster, on Dask workers or by table, overrides them)."""
 
-    fills_out = True
+    capabilities = Capabilities(fills_out=True)
+    value_dtype = np.dtype(np.float64)
     n_kernels = 1
 
     def __init__(self, operator: Any, d: np.ndarray) -> None:

@@ -126,12 +126,11 @@ class SMOState:
         self.G[:] = self.signs * Kv[self.index] + self.linear
 
 
-# the core's MKL step, base rows and SVM rows when unused
+# the core's MKL step and base rows when unused
 _NO_MKL = core.MKLStep(F=np.zeros((1, 1)), g=np.zeros(1), d=np.zeros(1), fd=np.empty(1),
                        base_diag=np.zeros((1, 1)), kind=0, lam=1.0, q=2.0, prior=np.zeros(1),
                        use_cubic=False)
 _NO_BASE = base_store.held_rows(np.zeros((1, 1, 1)))
-_NO_ROWS = np.zeros((1, 1, 1))
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
 
@@ -182,8 +181,9 @@ def _slots_and_search(rows, n_samples, mkl):
                              row_slot_of=np.full(1, -1, dtype=np.int64),
                              row_owner=np.full(1, -1, dtype=np.int64))
         return slots, search
-    base = rows.base_store()
-    slots = core.Slots(_NO_ROWS, base, rows.slot_of, rows.last_used, rows.clock)
+    base = rows.base_store()  # no SVM rows, in the type of the combined rows (row_i's)
+    no_rows = np.zeros((1, 1, 1), dtype=base.rows.dtype)
+    slots = core.Slots(no_rows, base, rows.slot_of, rows.last_used, rows.clock)
     n_rows = combined_rows_kept(*mkl.F.shape)
     search = core.Search(qdiag=np.empty(n_samples), d_diag=np.zeros(mkl.F.shape[0]),
                          row_buf=np.empty((n_rows, n_samples), dtype=base.rows.dtype),
