@@ -196,7 +196,7 @@ class _KernelInput:
             return self._row_operator(provider, client), y
         with np.errstate(over="ignore", invalid="ignore"):
             stack = self.bank_.fit_transform(X)
-            kernel_sum = SumOfKernels(stack).kernel(np.ones(stack.shape[2]))
+            kernel_sum = SumOfKernels(stack).matrix(np.ones(stack.shape[2]))
         self.kernel_names_ = names or list(self.bank_.kernel_names)
         if not np.isfinite(kernel_sum).all():
             raise ValueError(_OVERFLOW_MESSAGE)

@@ -185,7 +185,7 @@ def check_kernel_stack(X, y, *, return_sum=False):
         )
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
-    kernel_sum = SumOfKernels(stack).kernel(np.ones(m))
+    kernel_sum = SumOfKernels(stack).matrix(np.ones(m))
     _check_kernels(stack, kernel_sum, what)
     return (stack, y, kernel_sum) if return_sum else (stack, y)
 
@@ -212,7 +212,7 @@ def check_learned_kernel(stack_km, weights):
     """
     active = np.flatnonzero(weights)
     if active.size:
-        learned = SumOfKernels(stack_km.transpose(1, 2, 0)).kernel(weights)
+        learned = SumOfKernels(stack_km.transpose(1, 2, 0)).matrix(weights)
         _check_symmetry(stack_km, learned, active, _diagonal_scale(stack_km, active))
         psd, low, high = _is_psd(learned)  # symmetric to rounding, checked just above
         if not psd:

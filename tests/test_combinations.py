@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mklearn.formulation.combinations import SumOfKernels, kernel_major
+from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.threads import numba_threads
 from mklearn.validation import check_kernel_stack
 
@@ -22,7 +23,7 @@ def test_sums_are_accumulated_in_float64(dtype, density):
     exact_stack = stack.astype(np.float64)
     combination = SumOfKernels(stack)
     # float32 entries summed in float64: equal to float64 arithmetic on the same entries
-    np.testing.assert_allclose(combination.kernel(d), exact_stack @ d, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(combination.matrix(d), exact_stack @ d, rtol=1e-12, atol=1e-9)
     g = np.einsum("i,ijk,j->k", v, exact_stack, v)
     np.testing.assert_allclose(combination.kernel_gradient(d, v), g, rtol=1e-10)
 
@@ -34,7 +35,7 @@ def test_combine_any_number_of_active_kernels(n_active):
     stack = np.einsum("kij,klj->ilk", A, A)
     d = np.zeros(12)
     d[rng.choice(12, n_active, replace=False)] = rng.uniform(0.1, 1.0, n_active)
-    np.testing.assert_allclose(SumOfKernels(stack).kernel(d), stack @ d, rtol=1e-12)
+    np.testing.assert_allclose(SumOfKernels(stack).matrix(d), stack @ d, rtol=1e-12)
 
 
 def test_known_kernel_sum_serves_uniform_weights_only():
@@ -43,10 +44,10 @@ def test_known_kernel_sum_serves_uniform_weights_only():
     stack = np.einsum("kij,klj->ilk", A, A)
     marker = np.full((7, 7), 3.0)  # not the true sum: shows where it is used
     combination = SumOfKernels(stack, kernel_sum=marker)
-    np.testing.assert_array_equal(combination.kernel(np.full(5, 0.2)), 0.2 * marker)
+    np.testing.assert_array_equal(combination.matrix(np.full(5, 0.2)), 0.2 * marker)
     d = np.array([0.2, 0.2, 0.2, 0.2, 0.1])
-    np.testing.assert_allclose(combination.kernel(d), stack @ d, rtol=1e-12)
-    np.testing.assert_allclose(combination.kernel(np.zeros(5)), np.zeros((7, 7)))
+    np.testing.assert_allclose(combination.matrix(d), stack @ d, rtol=1e-12)
+    np.testing.assert_allclose(combination.matrix(np.zeros(5)), np.zeros((7, 7)))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -115,11 +116,11 @@ def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
     sparse[rng.choice(120, 40, replace=False)] = rng.normal(size=40)  # the support rows
     dense = rng.normal(size=120)
     with numba_threads(1):
-        serial = [combination.kernel(d), *combination.gradient_and_products(sparse),
+        serial = [combination.matrix(d), *combination.gradient_and_products(sparse),
                   *combination.gradient_and_products(dense)]
     with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1),
           patch("mklearn.formulation.combinations.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
-        threaded = [combination.kernel(d), *combination.gradient_and_products(sparse),
+        threaded = [combination.matrix(d), *combination.gradient_and_products(sparse),
                     *combination.gradient_and_products(dense)]
     for a, b in zip(serial, threaded, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -133,7 +134,7 @@ def test_rows_combined_on_demand_equal_the_dense_combined_kernel(dtype):
     combination = SumOfKernels(stack)
     d = np.zeros(7)
     d[[0, 1, 2, 4, 6]] = rng.random(5)  # a group of four and one more
-    dense = combination.kernel(d)
+    dense = combination.matrix(d)
     rows = combination.kernel_rows(d, expected_rows=0)
     v = np.zeros(30)
     v[rng.choice(30, 12, replace=False)] = rng.normal(size=12)
@@ -172,9 +173,9 @@ def test_solves_expected_to_read_most_rows_get_the_dense_combined_kernel():
     A = rng.normal(size=(3, 10, 10))
     combination = SumOfKernels(np.einsum("kij,klj->ilk", A, A))
     d = np.array([0.5, 0.0, 0.5])
-    assert isinstance(combination.kernel_rows(d, expected_rows=9), np.ndarray)
-    assert isinstance(combination.kernel_rows(d), np.ndarray)  # a cold start: no estimate
-    assert not isinstance(combination.kernel_rows(d, expected_rows=2), np.ndarray)
+    assert isinstance(combination.kernel_rows(d, expected_rows=9), DenseRows)
+    assert isinstance(combination.kernel_rows(d), DenseRows)  # a cold start: no estimate
+    assert isinstance(combination.kernel_rows(d, expected_rows=2), StackCombinedRows)
 
 
 def _sparse(rng, n, size):

@@ -59,8 +59,8 @@ def test_gradient_matches_finite_differences(blocks):
     for k in range(comb.n_kernels):
         e = np.zeros_like(d)
         e[k] = 1e-6
-        plus = v @ ProductOfRBF(comb.X, comb.fitted).kernel(d + e) @ v
-        minus = v @ ProductOfRBF(comb.X, comb.fitted).kernel(d - e) @ v
+        plus = v @ (ProductOfRBF(comb.X, comb.fitted).kernel(d + e) @ v)
+        minus = v @ (ProductOfRBF(comb.X, comb.fitted).kernel(d - e) @ v)
         assert g[k] == pytest.approx((plus - minus) / 2e-6, rel=1e-5, abs=1e-8)
     assert np.allclose(comb.kernel_gradient(d, v, [2, 0]), g[[2, 0]])
 
@@ -92,7 +92,7 @@ def test_precomputed_distances_give_the_same_kernel_and_gradient():
     dist = ProductOfDistances(_distances(comb.X, fitted))
     d = np.array([0.7, 1.3, 0.0])
     v = rng.normal(size=25)
-    assert np.allclose(dist.kernel(d), comb.kernel(d), atol=1e-13)
+    assert np.allclose(dist.kernel(d).K, comb.kernel(d).K, atol=1e-13)
     assert np.allclose(dist.kernel_gradient(d, v), comb.kernel_gradient(d, v), rtol=1e-10)
 
 
@@ -100,7 +100,7 @@ def test_equal_weights_are_the_rbf_kernel():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(20, 7)) * np.arange(1, 8)
     comb, fitted = _product(X, gamma=0.3)
-    assert np.allclose(comb.kernel(np.full(7, 2.0)), rbf_kernel(comb.X, gamma=0.6), atol=1e-14)
+    assert np.allclose(comb.kernel(np.full(7, 2.0)).K, rbf_kernel(comb.X, gamma=0.6), atol=1e-14)
     Z = fitted.transform(rng.normal(size=(4, 7)))
     assert np.allclose(
         fitted.cross_kernel(np.full(7, 2.0), Z, comb.X), rbf_kernel(Z, comb.X, gamma=0.6)
@@ -130,7 +130,7 @@ def test_derivative_rows_match_finite_differences(blocks):
         e = np.zeros_like(d)
         e[k] = 1e-6
         fresh = ProductOfRBF(comb.X, comb.fitted)
-        numeric = ((fresh.kernel(d + e) - fresh.kernel(d - e)) @ v / 2e-6)[rows]
+        numeric = ((fresh.kernel(d + e).K - fresh.kernel(d - e).K) @ v / 2e-6)[rows]
         assert np.allclose(terms[k], numeric, rtol=1e-6, atol=1e-8)
 
 

@@ -16,7 +16,7 @@ from mklearn._stack_ops import (
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.kernels.row_sources import StackCombinedRows
+from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.threads import use_threads
 
 SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is under a quarter
@@ -74,8 +74,14 @@ class SumOfKernels(KernelOperator, KernelParameterisation):
         """``K_k[i, i]`` of every kernel, float64 of shape (m, n)."""
         return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
 
-    def kernel(self, d: np.ndarray) -> np.ndarray:
-        """The combined kernel, float64 of shape (n, n)."""
+    def kernel(self, d: np.ndarray) -> DenseRows:
+        """The combined kernel ``K(d)`` as a row source of the SVM solvers (``@ v``,
+        ``submatrix``), dense: a :class:`~mklearn.kernels.row_sources.DenseRows` of
+        :meth:`matrix`."""
+        return DenseRows(self.matrix(d))
+
+    def matrix(self, d: np.ndarray) -> np.ndarray:
+        """The combined kernel ``K(d)``, float64 of shape (n, n)."""
         d = np.asarray(d, dtype=np.float64)
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum
@@ -93,7 +99,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation):
         (the support of its warm start): a
         :class:`~mklearn.kernels.row_sources.StackCombinedRows`, which combines only the rows
         the solve reads, when that is under ``ROWS_ON_DEMAND_FRACTION`` of them; else the
-        dense ``kernel(d)`` (``@ v`` and ``submatrix`` work on both)."""
+        dense ``kernel(d)``."""
         d = np.asarray(d, dtype=np.float64)
         few = expected_rows is not None and expected_rows < ROWS_ON_DEMAND_FRACTION * self.n_samples
         if not few or (self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0])):

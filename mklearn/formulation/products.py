@@ -33,7 +33,7 @@ from mklearn.formulation._product_ops import (
     rbf_product_cross,
     rbf_product_gram,
 )
-from mklearn.kernels.row_sources import CachedRows
+from mklearn.kernels.row_sources import CachedRows, DenseRows
 
 
 class FeatureProduct:
@@ -234,14 +234,16 @@ class ProductOfRBF(KernelParameterisation):
         return _ProductRows(np.ascontiguousarray(self.X[:, used]), w[used])
 
     def kernel(self, d):
-        """``K(d)``: float64 of shape (n, n), or on the row path a row source."""
+        """``K(d)`` as a row source: dense (a
+        :class:`~mklearn.kernels.row_sources.DenseRows`), or on the row path rows computed
+        when read (:class:`~mklearn.kernels.row_sources.CachedRows`)."""
         d = np.asarray(d, dtype=np.float64)
         last = self._last
         if last is not None and np.array_equal(d, last[0]):
             return last[1]
         source = self._source(d)
         if self.cache_size is None:
-            K = rbf_product_gram(source.X, source.w)
+            K = DenseRows(rbf_product_gram(source.X, source.w))
         else:
             K = CachedRows(source, self.cache_size)
         self._last = (d.copy(), K)
@@ -250,9 +252,7 @@ class ProductOfRBF(KernelParameterisation):
     def _block(self, d, rows, columns=None):
         """``K(d)[rows][:, columns]`` (``columns`` default ``rows``)."""
         K = self.kernel(d)
-        if self.cache_size is None:
-            return K[np.ix_(rows, rows if columns is None else columns)]
-        return K.source.block(rows, columns)
+        return K.block(rows, columns) if self.cache_size is None else K.source.block(rows, columns)
 
     def kernel_gradient(self, d, v, kernels=None):
         """``v' (dK/dd_k) v = -v' (D_k o K(d)) v`` for every block k, or for ``kernels`` only.
@@ -332,11 +332,15 @@ class ProductOfDistances(KernelParameterisation):
         return np.ones(self.n_kernels)
 
     def kernel(self, d):
+        """``K(d)`` as a dense row source (:class:`~mklearn.kernels.row_sources.DenseRows`)."""
+        return DenseRows(self._matrix(d))
+
+    def _matrix(self, d):
         n = self.n_samples
         return np.exp(-(np.asarray(d, np.float64) @ self._flat)).reshape(n, n)
 
     def kernel_gradient(self, d, v, kernels=None):
-        K = self.kernel(d)
+        K = self._matrix(d)
         weighted = (np.outer(v, v) * K).ravel()
         rows = self._flat if kernels is None else self._flat[np.asarray(kernels, np.int64)]
         return -(rows @ weighted)

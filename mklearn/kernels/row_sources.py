@@ -63,6 +63,18 @@ class DenseRows:
             return self.K @ v
         return self.K[:, support] @ v[support]
 
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return self.matvec(v)
+
+    def submatrix(self, indices: np.ndarray) -> np.ndarray:
+        """``K[indices][:, indices]``, float64 of shape (len(indices), len(indices))."""
+        indices = np.asarray(indices, dtype=np.int64)
+        return self.K[np.ix_(indices, indices)]
+
+    def block(self, indices: np.ndarray, columns: np.ndarray | None = None) -> np.ndarray:
+        """``K[indices][:, columns]`` (``columns`` default ``indices``)."""
+        return self.K[np.ix_(indices, indices if columns is None else columns)]
+
 
 class StackCombinedRows:
     """Rows of ``K(d) = sum_k d_k K_k`` over a kernel-major stack, each combined when first

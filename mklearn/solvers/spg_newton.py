@@ -186,9 +186,8 @@ class NewtonModel:
 
 
 def _kernel_block(K, rows):
-    """``K[rows][:, rows]`` of the matrix a solve read: dense, or a row operator's
-    ``submatrix`` (a property of that matrix, which may differ from solve to solve)."""
-    return K.submatrix(rows) if hasattr(K, "submatrix") else K[np.ix_(rows, rows)]
+    """``K[rows][:, rows]`` of the kernel a solve read (its row source's ``submatrix``)."""
+    return K.submatrix(rows)
 
 
 def _kernel_rows_times(evaluator, point, kernels, rows, v):
