@@ -76,6 +76,12 @@ class DenseRows:
         return self.K[np.ix_(indices, indices if columns is None else columns)]
 
 
+def row_source(K: Any) -> Any:
+    """``K`` as a row source: a dense ``(n, n)`` matrix becomes a :class:`DenseRows`, a row
+    source is returned as it is (a user's parameterisation may give either)."""
+    return DenseRows(K) if isinstance(K, np.ndarray) else K
+
+
 class StackCombinedRows:
     """Rows of ``K(d) = sum_k d_k K_k`` over a kernel-major stack, each combined when first
     read (by the SMO core, a product ``K(d) v`` or a block).

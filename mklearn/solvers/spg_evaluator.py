@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mklearn.extending import ORTHANT, SIMPLEX, implements
+from mklearn.kernels.row_sources import row_source
 from mklearn.solvers.tasks import ClassificationTask
 
 
@@ -175,7 +176,7 @@ class Evaluator:
         warm = self._warm_product(d, products) if alpha0 is not None else None
         rows = self.features.kernel_rows  # only the rows a solve reads
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
-        K = self.combination.kernel(d) if rows is None else rows(d, expected)
+        K = row_source(self.combination.kernel(d) if rows is None else rows(d, expected))
         r = self.regularizer.value(d)
         stop_below = None if reject_above is None else r - reject_above
         qp = self.task.solve(K, alpha0, tol, self.gap_stop, warm, stop_below)

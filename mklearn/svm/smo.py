@@ -22,7 +22,7 @@ import numpy as np
 
 import mklearn.svm.core as core
 from mklearn.kernels import base_store
-from mklearn.kernels.row_sources import DenseRows
+from mklearn.kernels.row_sources import row_source
 from mklearn.kernels.threads import use_threads
 
 
@@ -329,7 +329,7 @@ def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None
     -------
     QPResult
     """
-    rows = DenseRows(K) if isinstance(K, np.ndarray) else K
+    rows = row_source(K)
     y = np.ascontiguousarray(y, dtype=np.float64)
     n_var = y.shape[0]
     index = np.arange(n_var, dtype=np.int64) if index is None else np.asarray(index, np.int64)
