@@ -40,7 +40,7 @@ from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import dataset_info, list_datasets, load_dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_small_sets import machine_info  # noqa: E402
+from bench_small_sets import machine_info, save_run  # noqa: E402
 
 TIE = 1e-9  # equal mean accuracies differ by rounding of the fold means
 RESULTS = Path(__file__).resolve().parent / "results" / "defaults.json"
@@ -180,6 +180,9 @@ def main(argv=None):
                         help="run on sets no default was chosen on (a1a, w8a, two mfeat "
                         "one-against-rest tasks, from ../shared/data) instead")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--run", default=None,
+                        help="the run's name in the result file (default: 'unseen' with "
+                        "--unseen, else 'default')")
     args = parser.parse_args(argv)
     params = _parse_params(args.mkl_params)
     sets = _sets(args.unseen)
@@ -207,9 +210,9 @@ def main(argv=None):
                    "peer": "SVC() / SVR(), all defaults"},
         "results": rows,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"written {args.output}")
+    name = args.run or ("unseen" if args.unseen else "default")
+    save_run(document, args.output, name)
+    print(f"written {args.output} (run {name!r})")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import multiprocessing
 import resource
 import sys
@@ -51,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_small_sets import machine_info  # noqa: E402
+from bench_small_sets import machine_info, save_run  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "large_scale.json"
@@ -250,6 +249,8 @@ def main(argv=None):
                         help="the MKL fits' n_jobs (kernel rows on numba threads); the SVC "
                              "anchor has one thread whatever this is")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--run", default=None,
+                        help="the run's name in the result file (default: --data)")
     args = parser.parse_args(argv)
 
     X_all, y_all, X_test, y_test = load(args.data, args.seed)
@@ -310,11 +311,10 @@ def main(argv=None):
             _save(args, rows)
         _save(args, rows)
     print(f"SPG-GMKL paper: {PAPER_SPG_OVER_SVM:.2f}x one SVM (Covertype). JSON: "
-          f"{_output(args)}")
+          f"{args.output} (run {args.run or args.data!r})")
 
 
 def _save(args, rows):
-    args.output.parent.mkdir(parents=True, exist_ok=True)
     document = {
         "benchmark": "large_scale",
         "data": args.data,
@@ -324,11 +324,7 @@ def _save(args, rows):
         "paper_seconds": {f"{d}/{k}": v for (d, k), v in PAPER_SECONDS.items()},
         "rows": rows,
     }
-    _output(args).write_text(json.dumps(document, indent=1))
-
-
-def _output(args):
-    return args.output.with_name(f"{args.output.stem}_{args.data}{args.output.suffix}")
+    save_run(document, args.output, args.run or args.data)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_small_sets import _write_json, machine_info
+from bench_small_sets import machine_info, save_run
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "mwu_accuracy.json"
 SETS = {  # command-line name -> (bundled data set, display name)
@@ -355,6 +355,8 @@ def main(argv=None):
     parser.add_argument("--nystroem", type=int, default=150, help="Nystroem components")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--run", default="default",
+                        help="the run's name in the result file (and of its figure)")
     args = parser.parse_args(argv)
     keys = args.sets.split(",")
     unknown = [k for k in keys if k not in SETS]
@@ -372,9 +374,9 @@ def main(argv=None):
         print(f"{SETS[key][1]}:", flush=True)
         data["sets"].append(run_set(key, args))
         data["total_seconds"] = time.perf_counter() - start
-        _write_json(data, args.output)
+        save_run(data, args.output, args.run)
     print_table(data["sets"])
-    png = args.output.with_suffix(".png")
+    png = args.output.with_name(f"{args.output.stem}_{args.run}.png")
     plot(data["sets"], png)
     print(f"\nwrote {args.output} and {png} ({data['total_seconds']:.0f} s)")
 

@@ -38,7 +38,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_small_sets import _write_json, machine_info
+from bench_small_sets import machine_info, save_run
 
 DATA = Path("/work/shared/data")
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "mwu_scaling.json"
@@ -389,6 +389,7 @@ def main(argv=None):
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--run", default="default", help="the run's name in the result file")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     data = {
@@ -408,15 +409,15 @@ def main(argv=None):
         for rows in data_scalability(name, args):
             data["data_scalability"][name] = rows
             data["total_seconds"] = time.perf_counter() - start
-            _write_json(data, args.output)
+            save_run(data, args.output, args.run)
     if args.paper_sizes:
         data["paper_sizes"] = paper_sizes(args)
-        _write_json(data, args.output)
+        save_run(data, args.output, args.run)
     if args.sonar_kernels:
         data["sonar_many_kernels"] = sonar_many_kernels(args)
-        _write_json(data, args.output)
+        save_run(data, args.output, args.run)
     data["total_seconds"] = time.perf_counter() - start
-    _write_json(data, args.output)
+    save_run(data, args.output, args.run)
     print_summary(data)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 import time
 import warnings
@@ -46,7 +45,7 @@ from mklearn.kernels import KernelBank, resolve_kernels
 from mklearn.solvers.spg import spg_gmkl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_small_sets import machine_info  # noqa: E402
+from bench_small_sets import machine_info, save_run  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SETS = {
@@ -210,13 +209,12 @@ def main(argv=None):
     config = {k: v for k, v in vars(args).items() if k != "part"}
     meta = {"date": _dt.datetime.now().isoformat(timespec="seconds"), "config": config,
             "machine": machine_info()}
-    RESULTS.mkdir(exist_ok=True)
     if args.part in ("products", "both"):
         out = {"benchmark": "products (paper Tables 5 and 9)", **meta, **run_products(args)}
-        (RESULTS / "products.json").write_text(json.dumps(out, indent=1))
+        save_run(out, RESULTS / "products.json", "products")
     if args.part in ("ablation", "both"):
         out = {"benchmark": "SPG ablation (paper Tables 7 and 11)", **meta, **run_ablation(args)}
-        (RESULTS / "ablation.json").write_text(json.dumps(out, indent=1))
+        save_run(out, RESULTS / "products.json", "ablation")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,19 @@ def _write_json(data, path: Path):
         raise
 
 
+def save_run(document, path: Path, run: str):
+    """Keep ``document`` as the run ``run`` of the benchmark's one result file ``path``
+    (``{"runs": {run: document, ...}}``; the other runs are kept), written atomically."""
+    runs = {}
+    if path.exists():
+        try:
+            runs = json.loads(path.read_text()).get("runs", {})
+        except (ValueError, AttributeError):
+            runs = {}  # not a file of runs: replaced
+    runs[run] = document
+    _write_json({"benchmark": path.stem, "runs": runs}, path)
+
+
 def machine_info():
     """The machine, library versions, commit and date (UTC, ISO 8601) a result was measured on:
     every benchmark's JSON records it under ``machine``."""

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import warnings
@@ -34,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_large_scale as large  # noqa: E402
-from bench_small_sets import machine_info  # noqa: E402
+from bench_small_sets import machine_info, save_run  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -155,8 +154,9 @@ def main(argv=None):
     parser.add_argument("--tol", type=float, default=1e-2)
     parser.add_argument("--repeats", type=int, default=3, help="fits per n_jobs (median)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000, 5000, 20000])
-    parser.add_argument("--output", type=Path, default=None,
-                        help="default: results/threads.json (a9a), results/threads_w8a.json")
+    parser.add_argument("--output", type=Path, default=RESULTS / "threads.json")
+    parser.add_argument("--run", default=None,
+                        help="the run's name in the result file (default: --data)")
     args = parser.parse_args(argv)
     X_all, y_all, _, _ = large.load(args.data, 0)
     specs, _ = large.kernel_specs(X_all, 0)
@@ -166,10 +166,7 @@ def main(argv=None):
                 "fit": fit_times(X_all[order], y_all[order], specs, args),
                 "settings": {"data": args.data, "n": args.n, "cache_size": args.cache_size,
                              "tol": args.tol, "repeats": args.repeats}}
-    output = args.output or RESULTS / ("threads.json" if args.data == "a9a" else
-                                       f"threads_{args.data}.json")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(document, indent=1))
+    save_run(document, args.output, args.run or args.data)
 
 
 if __name__ == "__main__":
