@@ -5,7 +5,9 @@ members the caller asks for, checks each ``.npy`` header (dtype kind, no objects
 model's JSON header declares) and the member's uncompressed size in the zip directory against
 that shape *before* reading, then reads exactly that many bytes. So a hand-edited or hostile
 file can neither make the loader unpickle, nor allocate more than its declared shapes imply,
-nor read members the model does not use.
+nor read members the model does not use. A member stored twice (the zip directory would
+silently serve the last copy) or one the model does not use makes the file damaged
+(:meth:`ModelArchive.check_unique`, :meth:`ModelArchive.check_all_read`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class ModelArchive:
             self._zip = zipfile.ZipFile(path)
         except zipfile.BadZipFile as exc:
             raise ValueError(f"{path} is not an mklearn model file (not an .npz archive)") from exc
+        self._used = set()
 
     def __enter__(self):
         return self
@@ -53,6 +56,26 @@ class ModelArchive:
 
     def has(self, name) -> bool:
         return f"{name}.npy" in self._zip.NameToInfo
+
+    def check_unique(self) -> None:
+        """ValueError naming the first member the zip directory lists more than once."""
+        seen = set()
+        for info in self._zip.infolist():
+            if info.filename in seen:
+                count = sum(i.filename == info.filename for i in self._zip.infolist())
+                raise ValueError(f"member '{info.filename}' is stored {count} times")
+            seen.add(info.filename)
+
+    def check_all_read(self) -> None:
+        """ValueError naming the members the model did not read (call after reading it)."""
+        unused = sorted(set(self._zip.NameToInfo) - self._used)
+        if unused:
+            raise ValueError(
+                f"unexpected member{'s' if len(unused) > 1 else ''} "
+                f"{', '.join(repr(name) for name in unused[:5])}"
+                + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+                + " (not part of the model the header describes)"
+            )
 
     def header_text(self) -> str:
         """The JSON header (a 0-d unicode array of at most :data:`MAX_HEADER_BYTES`)."""
@@ -108,6 +131,7 @@ class ModelArchive:
         member = f"{name}.npy"
         if member not in self._zip.NameToInfo:
             raise ValueError(f"member '{name}' is missing")
+        self._used.add(member)
         return self._zip.open(member)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -311,6 +314,57 @@ def test_load_inconsistent_arrays_raises_value_error(tmp_path, fitted):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(ValueError):
         load_model(tmp_path / "bad.npz")
+
+
+def _rezip(source, target, edit):
+    """Copy a model file's zip members as ``edit(list of (name, bytes))`` returns them."""
+    with zipfile.ZipFile(source) as archive:
+        members = [(name, archive.read(name)) for name in archive.namelist()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns of a duplicate name
+        with zipfile.ZipFile(target, "w") as archive:
+            for name, data in edit(members):
+                archive.writestr(name, data)
+    return target
+
+
+def _twice(member, changed):
+    """Members with ``member`` stored a second time (numbers doubled if ``changed``)."""
+    def edit(members):
+        data = dict(members)[member]
+        array = np.load(io.BytesIO(data))
+        if changed and array.dtype.kind == "f":
+            buffer = io.BytesIO()
+            np.save(buffer, array * 2.0)
+            data = buffer.getvalue()
+        return [*members, (member, data)]
+    return edit
+
+
+@pytest.mark.parametrize("member", ["kernel_weights.npy", "dual_coef.npy", "header.npy"])
+@pytest.mark.parametrize("changed", [False, True], ids=["same", "other-values"])
+def test_a_member_stored_twice_is_refused_as_damaged(tmp_path, fitted, member, changed):
+    model, _, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+    _rezip(tmp_path / "m.npz", tmp_path / "twice.npz", _twice(member, changed))
+    before = (tmp_path / "twice.npz").read_bytes()
+    with pytest.raises(ValueError, match=rf"damaged mklearn model file: member '{member}' is "
+                       "stored 2 times"):
+        load_model(tmp_path / "twice.npz")
+    assert (tmp_path / "twice.npz").read_bytes() == before  # a refused load changes nothing
+
+
+@pytest.mark.parametrize("extra", ["notes.txt", "kernel_weights2.npy", "probA.npy"])
+def test_an_unexpected_member_is_refused_as_damaged(tmp_path, fitted, extra):
+    model, X, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+    _rezip(tmp_path / "m.npz", tmp_path / "extra.npz",
+           lambda members: [*members, (extra, dict(members)["intercept.npy"])])
+    with pytest.raises(ValueError, match=rf"damaged mklearn model file: unexpected member "
+                       rf"'{extra}'"):
+        load_model(tmp_path / "extra.npz")
+    # the same file without the extra member loads
+    np.testing.assert_array_equal(load_model(tmp_path / "m.npz").predict(X), model.predict(X))
 
 
 # ------------------------------------------------------------------------ save errors
