@@ -33,17 +33,19 @@ class ModelArchive:
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
+    FileNotFoundError, PermissionError
+        If ``path`` does not exist or cannot be opened.
     ValueError
         If it is not a zip archive.
     """
 
     def __init__(self, path):
         self.path = path
-        try:
-            self._zip = zipfile.ZipFile(path)
-        except zipfile.BadZipFile as exc:
+        self._file = open(path, "rb")  # closed by __exit__; an OSError here is the path's
+        try:  # an OSError from here on (a seek before the start) is the content's
+            self._zip = zipfile.ZipFile(self._file)
+        except (zipfile.BadZipFile, OSError) as exc:
+            self._file.close()
             raise ValueError(f"{path} is not an mklearn model file (not an .npz archive)") from exc
         self._used = set()
 
@@ -52,6 +54,7 @@ class ModelArchive:
 
     def __exit__(self, *exc):
         self._zip.close()
+        self._file.close()
         return False
 
     def has(self, name) -> bool:
@@ -132,7 +135,10 @@ class ModelArchive:
         if member not in self._zip.NameToInfo:
             raise ValueError(f"member '{name}' is missing")
         self._used.add(member)
-        return self._zip.open(member)
+        try:
+            return self._zip.open(member)
+        except OSError as exc:  # offsets of a damaged directory point before the file
+            raise ValueError(f"member '{name}' cannot be read ({exc})") from exc
 
 
 def _npy_header(handle, name):

@@ -461,9 +461,9 @@ def _umask() -> int:
 
 
 # ------------------------------------------------------------------------------- loading
-_READ_ERRORS = (
+_READ_ERRORS = (  # once the file is open, an OSError (a seek before its start) is its content's
     zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, KeyError,
-    TypeError, IndexError, ValueError, UnicodeDecodeError, OverflowError,
+    TypeError, IndexError, ValueError, UnicodeDecodeError, OverflowError, OSError,
 )
 
 
