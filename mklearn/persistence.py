@@ -105,7 +105,8 @@ def save_model(estimator, path) -> None:
     Raises
     ------
     ValueError
-        If the estimator is not fitted, is of another type, was fitted on precomputed kernels,
+        If the estimator is not fitted, is of another type, holds NaN or infinite values
+        (which the loader refuses), was fitted on precomputed kernels,
         distances or strings (the file could not rebuild test kernels), has a regulariser
         instance outside :data:`REGULARIZER_PARAMS` (a user-defined one), or a Pipeline holds
         a step outside the whitelist.
@@ -118,9 +119,22 @@ def save_model(estimator, path) -> None:
     else:
         header, arrays = _describe(estimator)
     header["version"] = _version(header)
+    _check_finite(arrays)
     arrays = {"header": np.array(json.dumps(header)), **arrays}
     with atomic_write(path, "wb") as handle:
         np.savez(handle, **arrays)
+
+
+def _check_finite(arrays):
+    """ValueError naming the arrays with NaN or inf, which the loader would refuse."""
+    bad = [name for name, array in arrays.items()
+           if array.dtype.kind == "f" and not np.all(np.isfinite(array))]
+    if bad:
+        raise ValueError(
+            f"the model holds NaN or infinite values ({', '.join(bad)}: its fit overflowed), "
+            "so a file of it would not load; rescale the data (e.g. to unit variance before "
+            "the pipeline) and fit again"
+        )
 
 
 def _version(header):

@@ -368,6 +368,23 @@ def test_an_unexpected_member_is_refused_as_damaged(tmp_path, fitted, extra):
 
 
 # ------------------------------------------------------------------------ save errors
+def test_a_model_holding_infinite_values_is_refused_at_save_time(tmp_path):
+    # the scaler's variance of features near 1e300 overflows; the file would not load
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).normal(size=(4, 3)) * 1e300
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(StandardScaler(), MKLClassifier(kernels=RECIPE)).fit(X, y)
+    assert not np.all(np.isfinite(pipe[0].var_))
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(step0.var_: its fit "
+                       r"overflowed\), so a file of it would not load"):
+        save_model(pipe, tmp_path / "m.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_save_unfitted_model_raises_value_error(tmp_path):
     with pytest.raises(ValueError, match="not fitted"):
         save_model(MKLClassifier(kernels=SPECS), tmp_path / "m.npz")
