@@ -12,6 +12,7 @@ silently serve the last copy) or one the model does not use makes the file damag
 
 from __future__ import annotations
 
+import tokenize
 import zipfile
 
 import numpy as np
@@ -149,5 +150,5 @@ def _npy_header(handle, name):
         if version == (2, 0):
             return npy_format.read_array_header_2_0(handle, max_header_size=_NPY_HEADER_LIMIT)
         raise ValueError(f".npy format version {version}")
-    except (ValueError, SyntaxError, TypeError) as exc:
+    except (ValueError, SyntaxError, TypeError, tokenize.TokenError) as exc:  # numpy parses
         raise ValueError(f"member '{name}' is not a valid .npy array ({exc})") from exc

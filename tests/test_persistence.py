@@ -354,6 +354,23 @@ def test_a_member_stored_twice_is_refused_as_damaged(tmp_path, fitted, member, c
     assert (tmp_path / "twice.npz").read_bytes() == before  # a refused load changes nothing
 
 
+@pytest.mark.parametrize("member", ["header.npy", "intercept.npy"])
+def test_an_npy_header_numpy_cannot_tokenize_is_refused(tmp_path, fitted, member):
+    # "'shape':((), }" made numpy's header parser raise tokenize.TokenError
+    model, _, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+
+    def edit(members):
+        data = dict(members)[member]
+        at = data.index(b"'shape': (")
+        return [(n, data[:at + 8] + b"(" + data[at + 9:] if n == member else d)
+                for n, d in members]
+
+    _rezip(tmp_path / "m.npz", tmp_path / "bad.npz", edit)
+    with pytest.raises(ValueError, match=rf"member '{member[:-4]}' is not a valid .npy array"):
+        load_model(tmp_path / "bad.npz")
+
+
 @pytest.mark.parametrize("extra", ["notes.txt", "kernel_weights2.npy", "probA.npy"])
 def test_an_unexpected_member_is_refused_as_damaged(tmp_path, fitted, extra):
     model, X, _, _ = fitted
