@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         "--data",
         metavar="FILE",
         required=True,
-        help="LIBSVM or CSV file (labels, if present, give an accuracy)",
+        help="LIBSVM or CSV file (labels, if present, give an accuracy; the columns of a CSV "
+        "with a header are matched by name to those the model was fitted on)",
     )
     predict.add_argument("--label-column", type=int, default=None,
                          help="label column of a CSV file (default: last)")
