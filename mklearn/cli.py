@@ -13,7 +13,7 @@ import numpy as np
 
 from mklearn import _cli_data
 from mklearn.datasets import load_data_file
-from mklearn.datasets._readers import csv_feature_names, data_file_format
+from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
@@ -657,8 +657,13 @@ def _predict(args) -> int:
     X, y = load_data_file(
         args.data, label_column=args.label_column, n_features=model.n_features_in_
     )
-    X = _columns_by_name(model, X, args)
-    with warnings.catch_warnings():  # X is an array: its columns were matched by name
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None:
+        header = csv_feature_names(args.data, label_column=args.label_column,
+                                   n_features=model.n_features_in_)
+        if header is not None:  # columns by name; without a header, by position
+            X = X[:, feature_order(fitted, header, args.data)]
+    with warnings.catch_warnings():  # X is an array: its columns were matched just above
         warnings.filterwarnings("ignore", "X does not have valid feature names")
         predictions = model.predict(X)
     lines = "\n".join(_label_text(p) for p in predictions) + "\n"
@@ -669,37 +674,7 @@ def _predict(args) -> int:
         sys.stdout.write(lines)
     if y is not None:
         print(_predict_score(final, y, predictions), file=sys.stderr)
-    note = _narrow_libsvm_note(X, model.n_features_in_, args.data)
-    if note:
-        print(note, file=sys.stderr)
     return 0
-
-
-def _columns_by_name(model, X, args):
-    """X's columns in the model's order when both the model and the CSV header name them;
-    else as read (by position). ValueError naming missing, unexpected or repeated names."""
-    fitted = getattr(model, "feature_names_in_", None)
-    if fitted is None:
-        return X
-    header = csv_feature_names(args.data, label_column=args.label_column,
-                               n_features=model.n_features_in_)
-    return X if header is None else X[:, feature_order(fitted, header, args.data)]
-
-
-def _narrow_libsvm_note(X, n_features, path):
-    """A note when a LIBSVM file has no non-zero value beyond some feature below the model's
-    width: those features were read as 0 (LIBSVM omits zeros, so this may be right)."""
-    if data_file_format(path) != "libsvm":
-        return None
-    used = np.flatnonzero(np.any(X != 0, axis=0))
-    width = int(used[-1]) + 1 if used.size else 0
-    if width >= n_features:
-        return None
-    missing = (f"feature {n_features} was" if width + 1 == n_features
-               else f"features {width + 1}-{n_features} were")
-    return (f"note: {path} has no non-zero value beyond feature {width} (LIBSVM indices "
-            f"count from 1); the model has {n_features} features, so {missing} read as 0 in "
-            "every row")
 
 
 def _label_text(value):

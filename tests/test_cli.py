@@ -507,24 +507,6 @@ def test_model_without_names_predicts_a_csv_with_header_by_position(capsys, file
     assert out.split() == [f"{p:g}" for p in load_model(path).predict(np.round(X, 8))]
 
 
-def test_predict_notes_a_libsvm_file_narrower_than_the_model(capsys, tmp_path):
-    X, y = _toy(n=30, seed=7)
-    model_path = tmp_path / "m.npz"
-    status, _, err = _run(capsys, "fit", "--data", _write_libsvm(tmp_path / "t.svm", X, y),
-                          *FAST, "--save", model_path)
-    assert status == 0, err
-    narrow = tmp_path / "narrow.svm"
-    narrow.write_text("+1 1:0.5 2:0.1\n-1 1:-1.5\n")
-    status, out, err = _run(capsys, "predict", model_path, "--data", narrow)
-    assert status == 0 and len(out.split()) == 2
-    assert err.splitlines()[-1] == (
-        f"note: {narrow} has no non-zero value beyond feature 2 (LIBSVM indices count from 1); "
-        "the model has 3 features, so feature 3 was read as 0 in every row")
-    full = _write_libsvm(tmp_path / "full.svm", X[:5], y[:5])
-    status, _, err = _run(capsys, "predict", model_path, "--data", full)
-    assert status == 0 and "note:" not in err
-
-
 # ------------------------------------------------------------------------- bad input
 BAD_FIT = {
     "unknown dataset": (["--dataset", "no-such-set"], ["unknown dataset", "liver-disorders"]),

@@ -401,11 +401,6 @@ def _sniff_format(file_path: Path) -> Literal["libsvm", "libsvm-unlabelled", "cs
     return "csv"
 
 
-def data_file_format(path: PathLike) -> Literal["libsvm", "csv"]:
-    """The format :func:`load_data_file` reads ``path`` in, guessed from its first lines."""
-    return "libsvm" if _sniff_format(_existing_file(path)).startswith("libsvm") else "csv"
-
-
 def load_data_file(
     path: PathLike, *, label_column: int | None = None, n_features: int | None = None
 ) -> tuple[np.ndarray, np.ndarray | None]:
