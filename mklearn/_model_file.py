@@ -5,11 +5,14 @@ members the caller asks for, checks each ``.npy`` header (dtype kind, no objects
 model's JSON header declares) and the member's uncompressed size in the zip directory against
 that shape *before* reading, then reads exactly that many bytes. So a hand-edited or hostile
 file can neither make the loader unpickle, nor allocate more than its declared shapes imply,
-nor read members the model does not use.
+nor read members the model does not use. A member stored twice (the zip directory would
+silently serve the last copy) or one the model does not use makes the file damaged
+(:meth:`ModelArchive.check_unique`, :meth:`ModelArchive.check_all_read`).
 """
 
 from __future__ import annotations
 
+import tokenize
 import zipfile
 
 import numpy as np
@@ -31,28 +34,52 @@ class ModelArchive:
 
     Raises
     ------
-    FileNotFoundError
-        If ``path`` does not exist.
+    FileNotFoundError, PermissionError
+        If ``path`` does not exist or cannot be opened.
     ValueError
         If it is not a zip archive.
     """
 
     def __init__(self, path):
         self.path = path
-        try:
-            self._zip = zipfile.ZipFile(path)
-        except zipfile.BadZipFile as exc:
+        self._file = open(path, "rb")  # closed by __exit__; an OSError here is the path's
+        try:  # an OSError from here on (a seek before the start) is the content's
+            self._zip = zipfile.ZipFile(self._file)
+        except (zipfile.BadZipFile, OSError) as exc:
+            self._file.close()
             raise ValueError(f"{path} is not an mklearn model file (not an .npz archive)") from exc
+        self._used = set()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self._zip.close()
+        self._file.close()
         return False
 
     def has(self, name) -> bool:
         return f"{name}.npy" in self._zip.NameToInfo
+
+    def check_unique(self) -> None:
+        """ValueError naming the first member the zip directory lists more than once."""
+        seen = set()
+        for info in self._zip.infolist():
+            if info.filename in seen:
+                count = sum(i.filename == info.filename for i in self._zip.infolist())
+                raise ValueError(f"member '{info.filename}' is stored {count} times")
+            seen.add(info.filename)
+
+    def check_all_read(self) -> None:
+        """ValueError naming the members the model did not read (call after reading it)."""
+        unused = sorted(set(self._zip.NameToInfo) - self._used)
+        if unused:
+            raise ValueError(
+                f"unexpected member{'s' if len(unused) > 1 else ''} "
+                f"{', '.join(repr(name) for name in unused[:5])}"
+                + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+                + " (not part of the model the header describes)"
+            )
 
     def header_text(self) -> str:
         """The JSON header (a 0-d unicode array of at most :data:`MAX_HEADER_BYTES`)."""
@@ -108,7 +135,11 @@ class ModelArchive:
         member = f"{name}.npy"
         if member not in self._zip.NameToInfo:
             raise ValueError(f"member '{name}' is missing")
-        return self._zip.open(member)
+        self._used.add(member)
+        try:
+            return self._zip.open(member)
+        except OSError as exc:  # offsets of a damaged directory point before the file
+            raise ValueError(f"member '{name}' cannot be read ({exc})") from exc
 
 
 def _npy_header(handle, name):
@@ -119,5 +150,5 @@ def _npy_header(handle, name):
         if version == (2, 0):
             return npy_format.read_array_header_2_0(handle, max_header_size=_NPY_HEADER_LIMIT)
         raise ValueError(f".npy format version {version}")
-    except (ValueError, SyntaxError, TypeError) as exc:
+    except (ValueError, SyntaxError, TypeError, tokenize.TokenError) as exc:  # numpy parses
         raise ValueError(f"member '{name}' is not a valid .npy array ({exc})") from exc

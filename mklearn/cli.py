@@ -7,17 +7,19 @@ import json
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from mklearn import _cli_data
 from mklearn.datasets import load_data_file
+from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
 from mklearn.plotting import _pyplot, save_plots
 from mklearn.solvers import SOLVERS
-from mklearn.validation import check_regression_targets
+from mklearn.validation import check_regression_targets, feature_order
 
 TOP_WEIGHTS = 15  # kernels the fit summary lists, largest weights first: one screen
 
@@ -60,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         "--data",
         metavar="FILE",
         required=True,
-        help="LIBSVM or CSV file (labels, if present, give an accuracy)",
+        help="LIBSVM or CSV file (labels, if present, give an accuracy; the columns of a CSV "
+        "with a header are matched by name to those the model was fitted on)",
     )
     predict.add_argument("--label-column", type=int, default=None,
                          help="label column of a CSV file (default: last)")
@@ -243,10 +246,14 @@ def _datasets() -> int:
 
 def _load(args):
     """(X, y, name, task, input kind) with the task resolved from --task and the data set."""
+    args.feature_names = None
     if args.data:
         X, y = load_data_file(args.data, label_column=args.label_column)
         if y is None:
             raise ValueError(f"{args.data} has no labels; fit needs a label on every line")
+        names = csv_feature_names(args.data, label_column=args.label_column)
+        if names is not None and len(set(names)) == len(names):  # unique: predict checks them
+            args.feature_names = np.asarray(names, dtype=object)
         return X, y, args.data, args.task or "classification", "numeric"
     if args.label_column is not None:
         raise ValueError("--label-column applies to --data CSV files, not to bundled data sets")
@@ -413,6 +420,7 @@ def _fit(args) -> int:
         wall = time.perf_counter() - start
         truth = y if inlier is None else np.where(y == inlier, 1, -1)
         reports.append(_summary(model, X, truth, train, test, wall, regression))
+        _name_features(model, args.feature_names)
         if inlier is not None:
             reports[-1]["n_fit"] = int(len(fit_rows))
         reports[-1]["compile_seconds"] = model.compile_time_  # kernel and solve are net of it
@@ -453,6 +461,7 @@ def _fit(args) -> int:
         if args.cv is not None:
             rows = np.arange(len(y)) if inlier is None else np.flatnonzero(y == inlier)
             model = _estimator(args, verbose=0, task=task).fit(_cli_data.take(X, rows), y[rows])
+            _name_features(model, args.feature_names)
         save_model(model, args.save)
         out.line(f"model saved to {args.save}")
     out.finish(
@@ -473,6 +482,13 @@ def _fit(args) -> int:
         }
     )
     return 0
+
+
+def _name_features(model, names):
+    """Record a CSV header's feature names in the model (``feature_names_in_``, as a fit on a
+    DataFrame would), so that the saved model checks them at predict."""
+    if names is not None:
+        model.feature_names_in_ = names
 
 
 def _inlier_class(args, y):
@@ -641,7 +657,15 @@ def _predict(args) -> int:
     X, y = load_data_file(
         args.data, label_column=args.label_column, n_features=model.n_features_in_
     )
-    predictions = model.predict(X)
+    fitted = getattr(model, "feature_names_in_", None)
+    if fitted is not None:
+        header = csv_feature_names(args.data, label_column=args.label_column,
+                                   n_features=model.n_features_in_)
+        if header is not None:  # columns by name; without a header, by position
+            X = X[:, feature_order(fitted, header, args.data)]
+    with warnings.catch_warnings():  # X is an array: its columns were matched just above
+        warnings.filterwarnings("ignore", "X does not have valid feature names")
+        predictions = model.predict(X)
     lines = "\n".join(_label_text(p) for p in predictions) + "\n"
     if args.output:
         with atomic_write(args.output) as handle:

@@ -24,10 +24,11 @@ keep reading what they can):
 
 The loader trusts nothing: it reads only the members the model needs, checks every ``.npy``
 header and zip-directory size against the shapes the JSON header declares before reading
-(:mod:`mklearn._model_file`), checks that the shapes agree with each other (classes and weight
-rows, dual coefficients and support vectors, kernel count and weights) and that values are
-finite, and rebuilds parameters through the estimators' own validation. Any inconsistency is a
-``ValueError`` that names it.
+(:mod:`mklearn._model_file`), refuses a member stored twice or one the model does not use,
+checks that the shapes agree with each other (classes and weight rows, dual coefficients and
+support vectors, kernel count and weights) and that values are finite, and rebuilds
+parameters through the estimators' own validation. Any inconsistency is a ``ValueError``
+that names it.
 
 Files are written to a temporary file in the target directory and renamed, so an interrupted
 save never leaves a partial model; temporary files of killed writers are removed by the next
@@ -104,7 +105,8 @@ def save_model(estimator, path) -> None:
     Raises
     ------
     ValueError
-        If the estimator is not fitted, is of another type, was fitted on precomputed kernels,
+        If the estimator is not fitted, is of another type, holds NaN or infinite values
+        (which the loader refuses), was fitted on precomputed kernels,
         distances or strings (the file could not rebuild test kernels), has a regulariser
         instance outside :data:`REGULARIZER_PARAMS` (a user-defined one), or a Pipeline holds
         a step outside the whitelist.
@@ -117,9 +119,22 @@ def save_model(estimator, path) -> None:
     else:
         header, arrays = _describe(estimator)
     header["version"] = _version(header)
+    _check_finite(arrays)
     arrays = {"header": np.array(json.dumps(header)), **arrays}
     with atomic_write(path, "wb") as handle:
         np.savez(handle, **arrays)
+
+
+def _check_finite(arrays):
+    """ValueError naming the arrays with NaN or inf, which the loader would refuse."""
+    bad = [name for name, array in arrays.items()
+           if array.dtype.kind == "f" and not np.all(np.isfinite(array))]
+    if bad:
+        raise ValueError(
+            f"the model holds NaN or infinite values ({', '.join(bad)}: its fit overflowed), "
+            "so a file of it would not load; rescale the data (e.g. to unit variance before "
+            "the pipeline) and fit again"
+        )
 
 
 def _version(header):
@@ -460,9 +475,9 @@ def _umask() -> int:
 
 
 # ------------------------------------------------------------------------------- loading
-_READ_ERRORS = (
+_READ_ERRORS = (  # once the file is open, an OSError (a seek before its start) is its content's
     zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, KeyError,
-    TypeError, IndexError, ValueError, UnicodeDecodeError, OverflowError,
+    TypeError, IndexError, ValueError, UnicodeDecodeError, OverflowError, OSError,
 )
 
 
@@ -484,7 +499,8 @@ def load_model(path):
         If ``path`` does not exist.
     ValueError
         If the file is not an mklearn model, its format version is not between 1 and
-        :data:`VERSION`, or it is damaged or edited: a member missing or of another dtype,
+        :data:`VERSION`, or it is damaged or edited: a member stored twice, missing, not part
+        of the model (an unexpected member), or of another dtype,
         shape or size than the header declares, shapes that disagree with each other,
         non-finite values, or invalid parameters. The message names the problem.
     """
@@ -497,13 +513,21 @@ def load_model(path):
             "JSON header); write one with `mklearn fit --save MODEL` or save_model"
         ) from exc
     with archive:
+        try:
+            archive.check_unique()  # else the zip directory would serve the last copy
+        except ValueError as exc:
+            raise _damaged(path, exc) from exc
         header = _read_header(archive, path)
         try:
-            return _Reader(header, archive).model()
+            model = _Reader(header, archive).model()
+            archive.check_all_read()
         except _READ_ERRORS as exc:
-            raise ValueError(
-                f"{path} is a damaged mklearn model file: {exc}; save the model again"
-            ) from exc
+            raise _damaged(path, exc) from exc
+    return model
+
+
+def _damaged(path, exc):
+    return ValueError(f"{path} is a damaged mklearn model file: {exc}; save the model again")
 
 
 def _read_header(archive, path):

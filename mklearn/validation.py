@@ -9,6 +9,7 @@ from numba import njit
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import (
+    _get_feature_names,
     check_array,
     check_consistent_length,
     column_or_1d,
@@ -48,9 +49,66 @@ def warn_constant_model(estimator, reason):
 
 
 def validate_numeric(estimator, *args, **kwargs):
-    """:func:`sklearn.utils.validation.validate_data` with a plain message for strings in X."""
+    """:func:`sklearn.utils.validation.validate_data` with a plain message for strings in X.
+
+    After fit (``reset=False``), a DataFrame whose columns are the feature names seen at fit
+    in another order is reordered by name (:func:`align_columns`).
+    """
+    if not kwargs.get("reset", True) and args:
+        args = (align_columns(estimator, args[0]), *args[1:])
     with numeric_input():
         return validate_data(estimator, *args, **kwargs)
+
+
+def align_columns(estimator, X):
+    """X with its columns in the order of ``estimator.feature_names_in_``.
+
+    Only when both have names (scikit-learn's convention: X a DataFrame with string column
+    names); otherwise X is returned as given and scikit-learn's own checks apply.
+
+    Raises
+    ------
+    ValueError
+        If X's column names are not the fitted names (in any order): names some missing,
+        unexpected or repeated (:func:`feature_order`).
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    given = _get_feature_names(X) if fitted is not None else None
+    if given is None or np.array_equal(given, fitted):
+        return X
+    order = feature_order(fitted, given, "X")
+    return X[[given[i] for i in order]]
+
+
+def feature_order(fitted, given, what):
+    """Indices of the columns named ``given`` in the order of the names ``fitted``.
+
+    ``given[order]`` equals ``fitted``. Both are sequences of str; ``what`` names the
+    columns' source in the message (``"X"``, a file name).
+
+    Raises
+    ------
+    ValueError
+        Naming the fitted names missing from ``given``, the names not seen at fit and the
+        names given more than once (one line).
+    """
+    fitted, given = [str(n) for n in fitted], [str(n) for n in given]
+    position = {name: i for i, name in enumerate(given)}
+    missing = [name for name in fitted if name not in position]
+    unexpected = [name for name in given if name not in set(fitted)]
+    repeated = sorted({name for name in given if given.count(name) > 1})
+    if not (missing or unexpected or repeated) and len(set(fitted)) == len(fitted):
+        return np.array([position[name] for name in fitted], dtype=np.intp)
+    problems = [f"{label} {', '.join(repr(n) for n in names[:10])}"
+                + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+                for label, names in (("missing", missing), ("not seen at fit", unexpected),
+                                     ("repeated", repeated)) if names]
+    raise ValueError(
+        f"the columns of {what} do not match the {len(fitted)} feature names the model was "
+        f"fitted on ({'; '.join(problems) or 'the fitted names repeat'}); give columns named "
+        f"{', '.join(repr(n) for n in fitted[:10])}{', ...' if len(fitted) > 10 else ''} "
+        "(in any order)"
+    )
 
 
 def kernel_is_constant(kernel_sum):
@@ -67,19 +125,25 @@ def rows_are_identical(X):
 def check_label_types(y):
     """Class labels ``y`` checked for types numpy cannot sort; returns y.
 
-    An object array of numbers only (which scikit-learn calls "unknown") comes back as a
-    numeric array. Raises ValueError if y mixes strings with other types, or holds None.
+    A pandas Series or DataFrame column (labels of any dtype: numbers, strings, objects,
+    categories, pandas' string dtype) comes back as a numpy array of its values, as
+    :class:`sklearn.svm.SVC` reads it. An object array of numbers only (which scikit-learn
+    calls "unknown") comes back as a numeric array. Raises ValueError if y mixes strings with
+    other types, or holds None or a missing value (``pd.NA``, ``NaN``).
     """
     if y is None:
         return y
+    if hasattr(y, "to_numpy"):  # a pandas (or polars) Series: its values
+        y = np.asarray(y)
     values = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else y
     if getattr(values, "dtype", None) is None or values.dtype.kind != "O":
         return y
     kinds = {"string" if isinstance(v, (str, bytes)) else type(v).__name__
              for v in values.ravel()}
-    if "NoneType" in kinds:
-        raise ValueError("y contains None (missing labels); drop those samples or give them "
-                         "a label")
+    if kinds & {"NoneType", "NAType", "NaTType"} or (
+            "float" in kinds and any(v != v for v in values.ravel() if isinstance(v, float))):
+        raise ValueError("y contains None or missing labels (NaN, pd.NA); drop those samples "
+                         "or give them a label")
     if "string" in kinds and len(kinds) > 1:
         others = ", ".join(sorted(kinds - {"string"}))
         raise ValueError(

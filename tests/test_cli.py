@@ -453,6 +453,60 @@ def test_predict_libsvm_with_fewer_features_than_training(capsys, tmp_path):
     assert err.startswith("accuracy ") and "on 2 points" in err
 
 
+def _write_named_csv(path, X, labels, names):
+    with open(path, "w") as handle:
+        handle.write(",".join([*names, "label"]) + "\n")
+        for row, label in zip(X, labels, strict=True):
+            handle.write(",".join(f"{v:.8f}" for v in row) + f",{label}\n")
+    return path
+
+
+def test_csv_header_names_are_saved_and_matched_by_name_at_predict(capsys, saved_ab, tmp_path):
+    loaded = load_model(saved_ab)
+    np.testing.assert_array_equal(loaded.feature_names_in_, ["f0", "f1", "f2"])
+    X, labels = _toy(n=40)
+    labels = np.where(labels > 0, "a", "b")
+    reference = _write_named_csv(tmp_path / "same.csv", X, labels, ["f0", "f1", "f2"])
+    status, expected, err = _run(capsys, "predict", saved_ab, "--data", reference)
+    assert status == 0 and err.startswith("accuracy "), err
+    order = [2, 0, 1]
+    shuffled = _write_named_csv(tmp_path / "shuffled.csv", X[:, order], labels,
+                                [f"f{j}" for j in order])
+    status, out, err_shuffled = _run(capsys, "predict", saved_ab, "--data", shuffled)
+    assert status == 0, err_shuffled
+    assert out == expected and err_shuffled == err  # same predictions, same accuracy
+
+
+@pytest.mark.parametrize("names, fragments", [
+    (["f0", "f1", "g2"], ["missing 'f2'", "not seen at fit 'g2'"]),
+    (["f0", "f1", "f1"], ["missing 'f2'", "repeated 'f1'"]),
+], ids=["renamed", "repeated"])
+def test_csv_header_that_does_not_match_the_model_exits_2(capsys, saved_ab, tmp_path, names,
+                                                          fragments):
+    X, labels = _toy(n=10)
+    path = _write_named_csv(tmp_path / "other.csv", X, labels, names)
+    status, out, err = _run(capsys, "predict", saved_ab, "--data", path)
+    assert status == 2 and out == ""
+    assert err.startswith(f"mklearn: error: the columns of {path} do not match the 3 feature "
+                          "names")
+    for fragment in [*fragments, "'f0', 'f1', 'f2' (in any order)"]:
+        assert fragment in err, err
+    assert err.count("\n") == 1  # one line
+
+
+def test_model_without_names_predicts_a_csv_with_header_by_position(capsys, files, tmp_path):
+    # models fitted on arrays (or files without a header) store no names
+    path = tmp_path / "plain.npz"
+    status, _, err = _run(capsys, "fit", "--data", files["csv"], *FAST, "--save", path)
+    assert status == 0, err
+    assert not hasattr(load_model(path), "feature_names_in_")
+    X, y = _toy(n=40)
+    named = _write_named_csv(tmp_path / "named.csv", X, y, ["z", "y", "x"])
+    status, out, err = _run(capsys, "predict", path, "--data", named)
+    assert status == 0, err
+    assert out.split() == [f"{p:g}" for p in load_model(path).predict(np.round(X, 8))]
+
+
 # ------------------------------------------------------------------------- bad input
 BAD_FIT = {
     "unknown dataset": (["--dataset", "no-such-set"], ["unknown dataset", "liver-disorders"]),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -313,7 +316,92 @@ def test_load_inconsistent_arrays_raises_value_error(tmp_path, fitted):
         load_model(tmp_path / "bad.npz")
 
 
+def _rezip(source, target, edit):
+    """Copy a model file's zip members as ``edit(list of (name, bytes))`` returns them."""
+    with zipfile.ZipFile(source) as archive:
+        members = [(name, archive.read(name)) for name in archive.namelist()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns of a duplicate name
+        with zipfile.ZipFile(target, "w") as archive:
+            for name, data in edit(members):
+                archive.writestr(name, data)
+    return target
+
+
+def _twice(member, changed):
+    """Members with ``member`` stored a second time (numbers doubled if ``changed``)."""
+    def edit(members):
+        data = dict(members)[member]
+        array = np.load(io.BytesIO(data))
+        if changed and array.dtype.kind == "f":
+            buffer = io.BytesIO()
+            np.save(buffer, array * 2.0)
+            data = buffer.getvalue()
+        return [*members, (member, data)]
+    return edit
+
+
+@pytest.mark.parametrize("member", ["kernel_weights.npy", "dual_coef.npy", "header.npy"])
+@pytest.mark.parametrize("changed", [False, True], ids=["same", "other-values"])
+def test_a_member_stored_twice_is_refused_as_damaged(tmp_path, fitted, member, changed):
+    model, _, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+    _rezip(tmp_path / "m.npz", tmp_path / "twice.npz", _twice(member, changed))
+    before = (tmp_path / "twice.npz").read_bytes()
+    with pytest.raises(ValueError, match=rf"damaged mklearn model file: member '{member}' is "
+                       "stored 2 times"):
+        load_model(tmp_path / "twice.npz")
+    assert (tmp_path / "twice.npz").read_bytes() == before  # a refused load changes nothing
+
+
+@pytest.mark.parametrize("member", ["header.npy", "intercept.npy"])
+def test_an_npy_header_numpy_cannot_tokenize_is_refused(tmp_path, fitted, member):
+    # "'shape':((), }" made numpy's header parser raise tokenize.TokenError
+    model, _, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+
+    def edit(members):
+        data = dict(members)[member]
+        at = data.index(b"'shape': (")
+        return [(n, data[:at + 8] + b"(" + data[at + 9:] if n == member else d)
+                for n, d in members]
+
+    _rezip(tmp_path / "m.npz", tmp_path / "bad.npz", edit)
+    with pytest.raises(ValueError, match=rf"member '{member[:-4]}' is not a valid .npy array"):
+        load_model(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("extra", ["notes.txt", "kernel_weights2.npy", "probA.npy"])
+def test_an_unexpected_member_is_refused_as_damaged(tmp_path, fitted, extra):
+    model, X, _, _ = fitted
+    save_model(model, tmp_path / "m.npz")
+    _rezip(tmp_path / "m.npz", tmp_path / "extra.npz",
+           lambda members: [*members, (extra, dict(members)["intercept.npy"])])
+    with pytest.raises(ValueError, match=rf"damaged mklearn model file: unexpected member "
+                       rf"'{extra}'"):
+        load_model(tmp_path / "extra.npz")
+    # the same file without the extra member loads
+    np.testing.assert_array_equal(load_model(tmp_path / "m.npz").predict(X), model.predict(X))
+
+
 # ------------------------------------------------------------------------ save errors
+def test_a_model_holding_infinite_values_is_refused_at_save_time(tmp_path):
+    # the scaler's variance of features near 1e300 overflows; the file would not load
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).normal(size=(4, 3)) * 1e300
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        pipe = make_pipeline(StandardScaler(), MKLClassifier(kernels=RECIPE)).fit(X, y)
+    assert not np.all(np.isfinite(pipe[0].var_))
+    with pytest.raises(ValueError, match=r"NaN or infinite values \(step0.var_: its fit "
+                       r"overflowed\), so a file of it would not load"):
+        save_model(pipe, tmp_path / "m.npz")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_save_unfitted_model_raises_value_error(tmp_path):
     with pytest.raises(ValueError, match="not fitted"):
         save_model(MKLClassifier(kernels=SPECS), tmp_path / "m.npz")

@@ -264,18 +264,51 @@ def _read_records(file_path: Path, delimiter: str | None) -> list[tuple[int, lis
     with open(file_path, newline="", encoding=_ENCODING, errors="replace") as handle:
         lines = handle.read().splitlines()
     if delimiter is None:
-        first = next((line for line in lines if line.strip()), "")
-        delimiter = "," if "," in first else ";" if ";" in first else None
-    records = []
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if delimiter is None:
-            fields = line.split()
-        else:
-            fields = next(csv.reader([line], delimiter=delimiter))
-        records.append((line_number, [field.strip() for field in fields]))
-    return records
+        delimiter = _guess_delimiter(next((line for line in lines if line.strip()), ""))
+    return [(line_number, _fields(line, delimiter))
+            for line_number, line in enumerate(lines, start=1) if line.strip()]
+
+
+def _guess_delimiter(first_line: str) -> str | None:
+    return "," if "," in first_line else ";" if ";" in first_line else None
+
+
+def _fields(line: str, delimiter: str | None) -> list[str]:
+    fields = line.split() if delimiter is None else next(csv.reader([line], delimiter=delimiter))
+    return [field.strip() for field in fields]
+
+
+def csv_feature_names(
+    path: PathLike, *, label_column: int | None = None, n_features: int | None = None
+) -> list[str] | None:
+    """The names of the feature columns in a CSV file's header line, in file order.
+
+    The file is read as :func:`load_data_file` reads it (same label column, same rule for a
+    header line), but only up to its first non-blank line.
+
+    Returns
+    -------
+    list of str, or None
+        None for a LIBSVM file or a CSV file without a header line.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`load_csv` for the first line (e.g. ``label_column`` out of range).
+    """
+    file_path = _existing_file(path)
+    if _sniff_format(file_path).startswith("libsvm"):
+        return None
+    with open(file_path, newline="", encoding=_ENCODING, errors="replace") as handle:
+        first = next((line for line in handle if line.strip()), "")
+    fields = _fields(first.rstrip("\r\n"), _guess_delimiter(first))
+    if not fields:
+        return None
+    label_index = _resolve_label(-1 if label_column is None else label_column, len(fields),
+                                 n_features, file_path)
+    if not _is_header(fields, label_index):
+        return None
+    return [field for i, field in enumerate(fields) if i != label_index]
 
 
 def _label_index(label_column: int, n_columns: int, file_path: Path) -> int:

@@ -353,9 +353,11 @@ def _as_str_array(X: Any, name: str) -> np.ndarray:
     if arr.dtype.kind != "U":
         for i, item in enumerate(arr):
             if not isinstance(item, str):
+                what = ("None, a missing sequence" if item is None else
+                        f"{reprlib.repr(item)} ({type(item).__name__})")
                 raise ValueError(
-                    f"{name}[{i}] is {reprlib.repr(item)} ({type(item).__name__}); string "
-                    "kernels need every sample to be a str (decode bytes first)."
+                    f"{name}[{i}] is {what}; string kernels need every sample to be a str "
+                    "(decode bytes first, drop missing sequences)."
                 )
     return arr
 
