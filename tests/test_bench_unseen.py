@@ -23,8 +23,11 @@ from bench_unseen import (  # noqa: E402
 )
 
 
-def test_twelve_problems_none_from_the_tuning_sets_and_n_from_500_to_5000():
-    assert len(PROBLEMS) >= 12
+def test_twenty_problems_eight_held_out_none_from_the_tuning_sets_n_from_500_to_5000():
+    assert len(PROBLEMS) >= 20
+    held_out = [p for p in PROBLEMS if p.held_out]
+    assert len(held_out) >= 8
+    assert not {p.data for p in held_out} & {p.data for p in PROBLEMS if not p.held_out}
     assert not {p.data for p in PROBLEMS} & set(TUNING_SETS)
     assert min(p.n for p in PROBLEMS) == 500 and max(p.n for p in PROBLEMS) == 5000
     assert min(p.n_kernels for p in PROBLEMS) >= 50
@@ -77,3 +80,12 @@ def test_a_fit_out_of_time_or_failing_is_recorded_as_not_converged():
     assert summary["spg_l1_over_anchor_median"] == 2.0
     assert summary["spg_l1_faster_than_silp"] == 0  # silp's timeout record took 0.5 s
     assert summary["not_converged"] == ["p/silp"]
+
+
+def test_one_hot_sequences_have_four_columns_a_position():
+    from bench_unseen import one_hot
+
+    X = one_hot(["ACGT", "AANT"])
+    assert X.shape == (2, 16)
+    assert X.sum(axis=1).tolist() == [4.0, 3.0]  # N: no column
+    assert X[0, 0] == 1.0 and X[0, 4 + 1] == 1.0  # A at 0, C at 1
