@@ -532,7 +532,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         stack when it fits in ``memory_budget``, else rows. The choice is ``kernel_storage_``
         (and said in verbose output). Precomputed stacks are used as given.
     memory_budget : float or None
-        Megabytes a fit may plan for; None: half the memory available when ``fit`` starts. A
+        Megabytes a fit may plan for; None: half the room under every memory limit (free
+        memory, ``ulimit -v`` and ``-d``, the cgroup limit) when ``fit`` starts. A
         fit whose every path needs more raises ``ValueError`` before any kernel is computed,
         naming the bytes needed (see :mod:`mklearn.memory`).
     groups : None, "view", "features", array-like of shape (n_kernels,) or list of lists

@@ -12,39 +12,25 @@ computes the row into the least recently used slot. By symmetry, row i is also c
 
 The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
 processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
-So the cache checks the machine's available memory every ``GROWTH_CHECK_BYTES`` of new slots
-and stops growing (then recycles its slots, least recently used first) when less than
+So the cache checks the memory left to touch (the machine's free memory, the cgroup limit:
+:func:`mklearn._memory_limits.touched_room`) every ``GROWTH_CHECK_BYTES`` of new slots and
+stops growing (then recycles its slots, least recently used first) when less than
 ``MEMORY_RESERVE`` is left.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 
+from mklearn._memory_limits import touched_room
 from mklearn._sizes import GIB, LOAD_MANY_BYTES, MB
 
-__all__ = ["RowCache", "available_memory", "cache_capacity"]
+__all__ = ["RowCache", "cache_capacity"]
 
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
 MEMORY_RESERVE = GIB  # the cache stops growing when less than this is available
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (Linux ``MemAvailable``; else free physical pages)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 8 * GIB  # no way to ask: assume 8 GiB
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
@@ -167,7 +153,7 @@ class RowCache:
         if self._filled >= self._limit and not self.make_room(self._filled + 1):
             return False
         if self._filled >= 2 and self._filled % self._check_every == 0:
-            if available_memory() < MEMORY_RESERVE:
+            if touched_room() < MEMORY_RESERVE:
                 self._limit = self._filled
                 self.stopped_growing = True
                 return False
