@@ -237,6 +237,17 @@ def _fail_on_kernels(monkeypatch):
     monkeypatch.setattr(KernelBank, "fit_transform", forbidden)
 
 
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "all"])
+def test_n_jobs_zero_is_refused_by_the_parameter_check(data, monkeypatch, n_jobs):
+    """joblib used to refuse ``n_jobs=0`` after the kernels were computed."""
+    _fail_on_kernels(monkeypatch)
+    X, y = data
+    with pytest.raises(ValueError, match="'n_jobs' parameter of MKLClassifier .* or None"):
+        MKLClassifier(n_jobs=n_jobs).fit(X, y)
+    for fine in (-1, -2, 1, 2, None):
+        MKLClassifier(n_jobs=fine)._validate_params()
+
+
 @pytest.mark.parametrize(
     "estimator", list(_estimators_for_every_solver({"bogus": 1})),
     ids=lambda e: f"{type(e).__name__}-{e.solver}",
