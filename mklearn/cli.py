@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -638,9 +639,11 @@ def _predict(args) -> int:
         check_writable(args.output)
     model = load_model(args.model)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    X, y = load_data_file(
-        args.data, label_column=args.label_column, n_features=model.n_features_in_
-    )
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", UserWarning)
+        X, y = _cli_data.load_for_model(args.data, args.label_column, model.n_features_in_)
+    for note in notes:
+        print(f"mklearn: note: {' '.join(str(note.message).split())}", file=sys.stderr)
     predictions = model.predict(X)
     lines = "\n".join(_label_text(p) for p in predictions) + "\n"
     if args.output:
