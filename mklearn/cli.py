@@ -181,7 +181,8 @@ def _solver_options(fit):
     )
     fit.add_argument(
         "--memory-budget", type=float, metavar="MB",
-        help="memory a fit may plan for (default: half the memory available)",
+        help="memory a fit may plan for (default: half the room under every memory limit: "
+        "free memory, ulimit -v and -d, the cgroup limit)",
     )
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
