@@ -29,7 +29,7 @@ except ImportError:  # no resource module (Windows): no ulimit to read
     resource = None
 
 __all__ = ["address_space_room", "available_memory", "cgroup_v1_room", "cgroup_v2_room",
-           "data_segment_room", "free_memory", "memory_room", "touched_room"]
+           "data_segment_room", "free_memory", "memory_room", "reservable_room", "touched_room"]
 
 PROC = Path("/proc")
 CGROUP = Path("/sys/fs/cgroup")
@@ -180,3 +180,11 @@ def touched_room() -> int:
     (address space already reserved is not counted again)."""
     rooms = _rooms(None, None, touched_only=True)
     return min(rooms.values()) if rooms else UNKNOWN_BYTES
+
+
+def reservable_room() -> int | None:
+    """Bytes of address space this process may still reserve under ``ulimit -v`` and
+    ``-d``; None when neither is set."""
+    rooms = [room for room in (address_space_room(PROC), data_segment_room(PROC))
+             if room is not None]
+    return min(rooms) if rooms else None

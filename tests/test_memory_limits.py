@@ -25,6 +25,7 @@ from mklearn._memory_limits import (
 )
 from mklearn._sizes import GIB, MB
 from mklearn.cli import main
+from mklearn.extending import Capabilities
 
 KB = 1024
 
@@ -183,3 +184,30 @@ def test_default_fit_under_an_address_space_limit_fits():
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert float(done.stdout.split()[-1]) < 6_000_000 / 1024 / 2
+
+
+class _Rows:
+    """A provider of rows of one kernel: ``K[i, j] = i * n + j``."""
+
+    n_kernels, n_samples = 1, 50
+    value_dtype, rows_per_call, capabilities = np.float64, 1, Capabilities()
+
+    def rows(self, indices):
+        indices = np.asarray(indices)
+        return (indices[:, None] * self.n_samples + np.arange(self.n_samples))[None] * 1.0
+
+
+def test_row_cache_reserves_no_more_slots_than_the_address_space_limit_leaves(monkeypatch):
+    from mklearn.kernels import cache as cache_module
+
+    row_bytes = 8 * _Rows.n_samples
+    monkeypatch.setattr(cache_module, "reservable_room", lambda: GIB + 5 * row_bytes)
+    cache = cache_module.RowCache(_Rows(), cache_size=1.0)  # planned: every row
+    assert cache.store.shape[0] == cache.capacity == 5 and cache.stopped_growing
+    for i in [*range(_Rows.n_samples), 3, 49]:  # recycled, the same rows
+        np.testing.assert_array_equal(cache.get(i), _Rows().rows([i])[:, 0])
+    monkeypatch.setattr(cache_module, "reservable_room", lambda: 0)  # at least two rows
+    assert cache_module.RowCache(_Rows(), cache_size=1.0).capacity == 2
+    monkeypatch.setattr(cache_module, "reservable_room", lambda: None)  # no limit
+    unlimited = cache_module.RowCache(_Rows(), cache_size=1.0)
+    assert unlimited.capacity == _Rows.n_samples and not unlimited.stopped_growing
