@@ -7,7 +7,9 @@ A fit plans its memory (:mod:`mklearn.memory`) within the room left under each o
 - the data-segment limit ``RLIMIT_DATA`` (``ulimit -d``) minus its ``VmData``;
 - the memory limit of its cgroup (containers, systemd units): v2 ``memory.max`` minus
   ``memory.current``, v1 ``memory.limit_in_bytes`` minus ``memory.usage_in_bytes``, at the
-  process's cgroup (from ``/proc/self/cgroup``) and at each of its ancestors.
+  process's cgroup (from ``/proc/self/cgroup``) and at each of its ancestors; the usage less
+  the file pages the kernel reclaims first (``inactive_file`` of ``memory.stat``, as
+  container tools count a working set), or a data file just read would count as used.
 
 Each reader returns bytes, or None when its source sets no limit or cannot be read; the
 roots ``/proc`` and ``/sys/fs/cgroup`` are arguments (tests give fake trees). The two
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mklearn._sizes import GIB
@@ -35,6 +38,18 @@ PROC = Path("/proc")
 CGROUP = Path("/sys/fs/cgroup")
 NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as the largest page-aligned int64 (~2**63)
 UNKNOWN_BYTES = 8 * GIB  # assumed when no source can be read at all
+
+
+
+@dataclass(frozen=True)
+class _CgroupFiles:
+    limit: str  # file of the limit
+    usage: str  # file of the usage
+    reclaimable: str  # key of memory.stat: file pages reclaimed first
+
+
+V2_FILES = _CgroupFiles("memory.max", "memory.current", "inactive_file")
+V1_FILES = _CgroupFiles("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
 
 FREE = "the free memory"
 ADDRESS_SPACE = "the address-space limit (ulimit -v)"
@@ -95,7 +110,7 @@ def cgroup_v2_room(proc: Path = PROC, cgroup: Path = CGROUP) -> int | None:
     relative = _cgroup_path(proc, lambda controllers: controllers == "")
     if relative is None:
         return None
-    return _cgroup_room(Path(cgroup), relative, "memory.max", "memory.current")
+    return _cgroup_room(Path(cgroup), relative, V2_FILES)
 
 
 def cgroup_v1_room(proc: Path = PROC, cgroup: Path = CGROUP) -> int | None:
@@ -104,8 +119,7 @@ def cgroup_v1_room(proc: Path = PROC, cgroup: Path = CGROUP) -> int | None:
     relative = _cgroup_path(proc, lambda controllers: "memory" in controllers.split(","))
     if relative is None:
         return None
-    return _cgroup_room(Path(cgroup) / "memory", relative, "memory.limit_in_bytes",
-                        "memory.usage_in_bytes")
+    return _cgroup_room(Path(cgroup) / "memory", relative, V1_FILES)
 
 
 def _cgroup_path(proc: Path, wanted: Callable[[str], bool]) -> str | None:
@@ -122,7 +136,7 @@ def _cgroup_path(proc: Path, wanted: Callable[[str], bool]) -> str | None:
     return None
 
 
-def _cgroup_room(mount: Path, relative: str, limit_file: str, usage_file: str) -> int | None:
+def _cgroup_room(mount: Path, relative: str, files: _CgroupFiles) -> int | None:
     """Smallest ``limit - usage`` from the cgroup's directory up to the mount point (a
     container in its own cgroup namespace sees its cgroup at the mount point itself)."""
     leaf = mount / relative.strip("/")
@@ -130,7 +144,7 @@ def _cgroup_room(mount: Path, relative: str, limit_file: str, usage_file: str) -
         leaf = mount
     rooms = []
     for directory in (leaf, *leaf.parents):
-        room = _cgroup_level(directory, limit_file, usage_file)
+        room = _cgroup_level(directory, files)
         if room is not None:
             rooms.append(room)
         if directory == mount:
@@ -138,14 +152,29 @@ def _cgroup_room(mount: Path, relative: str, limit_file: str, usage_file: str) -
     return min(rooms) if rooms else None
 
 
-def _cgroup_level(directory: Path, limit_file: str, usage_file: str) -> int | None:
+def _cgroup_level(directory: Path, files: _CgroupFiles) -> int | None:
+    """``limit - (usage - reclaimable)`` of one cgroup directory; None: no limit there."""
     try:
-        limit = (directory / limit_file).read_text().strip()
+        limit = (directory / files.limit).read_text().strip()
         if limit == "max" or int(limit) >= NO_LIMIT:
             return None
-        return max(0, int(limit) - int((directory / usage_file).read_text().strip()))
+        usage = int((directory / files.usage).read_text().strip())
     except (OSError, ValueError):
         return None
+    used = max(0, usage - _stat_bytes(directory, files.reclaimable))
+    return max(0, int(limit) - used)
+
+
+def _stat_bytes(directory: Path, key: str) -> int:
+    """The ``key`` line of the cgroup's ``memory.stat`` (bytes), 0 when absent."""
+    try:
+        for line in (directory / "memory.stat").read_text().splitlines():
+            name, _, value = line.partition(" ")
+            if name == key:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _rooms(proc: Path | None, cgroup: Path | None, touched_only: bool) -> dict[str, int]:

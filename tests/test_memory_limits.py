@@ -90,6 +90,8 @@ def test_cgroup_v2_room_is_the_smallest_max_less_current_up_the_tree(tmp_path):
     assert cgroup_v2_room(proc, root) == 5 * GIB
     _files(root / "user.slice", memory_max=str(4 * GIB), memory_current=str(3 * GIB))
     assert cgroup_v2_room(proc, root) == GIB  # the parent's limit is tighter
+    _files(root / "user.slice", memory_stat=f"anon 5\ninactive_file {GIB}\nactive_file 7\n")
+    assert cgroup_v2_room(proc, root) == 2 * GIB  # its inactive file pages are reclaimed first
 
 
 def test_cgroup_v2_in_its_own_namespace_is_read_at_the_mount_point(tmp_path):
@@ -106,6 +108,8 @@ def test_cgroup_v1_room_is_the_limit_less_usage(tmp_path):
     _files(memory / "docker" / "abc", memory_limit_in_bytes=str(6 * GIB),
            memory_usage_in_bytes=str(2 * GIB))
     assert cgroup_v1_room(proc, tmp_path / "cgroup") == 4 * GIB
+    _files(memory / "docker" / "abc", memory_stat=f"total_inactive_file {3 * GIB}\n")
+    assert cgroup_v1_room(proc, tmp_path / "cgroup") == 6 * GIB  # never above the limit
     assert cgroup_v2_room(proc, tmp_path / "cgroup") is None  # hybrid: no v2 memory.max
 
 
