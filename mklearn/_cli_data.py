@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from mklearn import datasets
+from mklearn.datasets._readers import _sniff_format
 from mklearn.kernels import mwumkl_kernels
 from mklearn.kernels.strings import wd_sub_kernels
 
@@ -129,3 +133,27 @@ def describe(X, kind):
         return f"sequences of {lengths[0]}" + (f"-{lengths[-1]}" if len(lengths) > 1 else "") + \
             " letters"
     return f"{X.shape[1]} features"
+
+
+def load_for_model(path, label_column, n_features):
+    """(X, y) of a data file to predict with a model of ``n_features`` features
+    (:func:`mklearn.datasets.load_data_file`).
+
+    A LIBSVM file whose highest feature index is below ``n_features`` gets zero columns up
+    to it, with a ``UserWarning`` that says so: LIBSVM leaves zeros out, so a feature zero on
+    every line is absent from a file, but a file written for another model is then
+    predicted from features it does not have.
+    """
+    libsvm = Path(path).is_file() and _sniff_format(Path(path)).startswith("libsvm")
+    if label_column is not None or not libsvm:  # the reader's checks and messages
+        return datasets.load_data_file(path, label_column=label_column, n_features=n_features)
+    X, y = datasets.load_svmlight(path, dense=False)
+    if X.shape[1] > n_features:  # refused, with the reader's message
+        return datasets.load_svmlight(path, n_features=n_features)
+    if X.shape[1] < n_features:
+        warnings.warn(
+            f"{path} has {X.shape[1]} features (its highest index), fewer than the model's "
+            f"{n_features}: features {X.shape[1] + 1}-{n_features} are taken as zero; check "
+            "that the file was written for this model", UserWarning, stacklevel=2)
+        X = scipy.sparse.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    return X.toarray(), y

@@ -183,7 +183,8 @@ def _solver_options(fit):
     )
     fit.add_argument(
         "--memory-budget", type=float, metavar="MB",
-        help="memory a fit may plan for (default: half the memory available)",
+        help="memory a fit may plan for (default: half the room under every memory limit: "
+        "free memory, ulimit -v and -d, the cgroup limit)",
     )
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
     fit.add_argument("--max-iter", type=int, default=500)
@@ -654,9 +655,11 @@ def _predict(args) -> int:
         check_writable(args.output)
     model = load_model(args.model)
     final = model.steps[-1][1] if hasattr(model, "steps") else model
-    X, y = load_data_file(
-        args.data, label_column=args.label_column, n_features=model.n_features_in_
-    )
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", UserWarning)
+        X, y = _cli_data.load_for_model(args.data, args.label_column, model.n_features_in_)
+    for note in notes:
+        print(f"mklearn: note: {' '.join(str(note.message).split())}", file=sys.stderr)
     fitted = getattr(model, "feature_names_in_", None)
     if fitted is not None:
         header = csv_feature_names(args.data, label_column=args.label_column,

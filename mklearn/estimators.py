@@ -495,12 +495,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``SVC(probability=True)``, one-vs-rest for more than two classes, then normalised),
         which enables :meth:`predict_proba` and :meth:`predict_log_proba`; the fit then
         costs six fits. :meth:`predict` still uses the decision function.
-    n_jobs : int or None
+    n_jobs : int other than 0, or None
         Number of one-vs-rest problems (classes) solved in parallel threads, and of
         cross-validation folds for ``probability=True`` (joblib's meaning: None is 1, -1 all
-        processors). With one problem, or kernels computed on demand (whose row cache one
-        solve uses at a time), the classes run one after the other and kernel rows are
-        computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
+        processors, -2 all but one). With one problem, or kernels computed on demand (whose
+        row cache one solve uses at a time), the classes run one after the other and kernel
+        rows are computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
         ``second_order``, ``fallback``, ``aggregate_bound``, ``coarse_start``,
@@ -532,7 +532,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         stack when it fits in ``memory_budget``, else rows. The choice is ``kernel_storage_``
         (and said in verbose output). Precomputed stacks are used as given.
     memory_budget : float or None
-        Megabytes a fit may plan for; None: half the memory available when ``fit`` starts. A
+        Megabytes a fit may plan for; None: half the room under every memory limit (free
+        memory, ``ulimit -v`` and ``-d``, the cgroup limit) when ``fit`` starts. A
         fit whose every path needs more raises ``ValueError`` before any kernel is computed,
         naming the bytes needed (see :mod:`mklearn.memory`).
     groups : None, "view", "features", array-like of shape (n_kernels,) or list of lists
@@ -654,7 +655,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "probability": ["boolean"],
-        "n_jobs": [Integral, None],
+        # joblib's meaning; 0 threads is no meaning (joblib refused it only after the kernels)
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
         "p": [Interval(Real, None, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "C": [Interval(Real, 0, None, closed="neither")],

@@ -8,27 +8,30 @@ Two ways to hold ``m`` base kernels on ``n`` points:
   an LRU cache of ``cache_size`` MB plus ``O(m n)`` state.
 
 :func:`plan_kernel_storage` picks the stack when it fits in the budget, else the rows, and
-raises a ``ValueError`` naming the bytes needed and what to change when neither fits.
+raises a ``ValueError`` naming the bytes needed and what to change when neither fits. The
+default budget is a share of the room under every memory limit the process can read (free
+memory, ``ulimit -v`` and ``-d``, the cgroup limit: :mod:`mklearn._memory_limits`).
 """
 
 from __future__ import annotations
 
 import scipy.sparse
 
+from mklearn._memory_limits import FREE, available_memory, memory_room
 from mklearn._sizes import GIB, MB
-from mklearn.kernels.cache import available_memory
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budget", "densify",
            "plan_kernel_storage", "stack_bytes"]
 
-BUDGET_SHARE = 0.5  # of the memory available when the fit starts
+BUDGET_SHARE = 0.5  # of the room under every memory limit when the fit starts
 STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
 CACHE_SHARE = 0.5  # of the budget, for the row cache with cache_size="auto"
 
 
 def default_budget() -> int:
-    """Bytes a fit may plan for by default: half the memory available now."""
+    """Bytes a fit may plan for by default: half the room under every memory limit now
+    (:func:`mklearn._memory_limits.memory_room`)."""
     return int(BUDGET_SHARE * available_memory())
 
 
@@ -49,7 +52,7 @@ def auto_cache_size(n_samples: int, n_kernels: int, *, itemsize: int,
     itemsize : int
         Bytes per value (8 for float64, 4 for float32).
     memory_budget : float or None
-        MB a fit may use; None: half the memory available now.
+        MB a fit may use; None: half the room under every memory limit now.
 
     Returns
     -------
@@ -77,6 +80,16 @@ def _points_part(points_bytes: int) -> str:
     return f" and {_gib(points_bytes)} of feature blocks" if points_bytes else ""
 
 
+def _budget_words(memory_budget: float | None, budget: int) -> tuple[str, str]:
+    """How a refusal names the budget, and how to raise it: memory_budget, or the memory
+    limit the default budget is half of."""
+    if memory_budget is not None:
+        return f"the memory budget of {_gib(budget)}", "raise memory_budget"
+    source = memory_room()[1]
+    words = f"the memory budget of {_gib(budget)} (half the room under {source})"
+    return words, ("raise memory_budget" if source == FREE else f"raise {source}")
+
+
 def _gib(nbytes: int) -> str:
     return f"{nbytes / GIB:.3g} GiB" if nbytes >= GIB else f"{nbytes / MB:.3g} MB"
 
@@ -98,7 +111,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         "auto" takes the stack when it fits in the budget, else rows; the others force one
         (still checked against the budget).
     memory_budget : float or None
-        MB a fit may use; None: half the memory available now.
+        MB a fit may use; None: half the room under every memory limit now.
     rows_only : bool
         The solver reads rows only (SMO-MKL, MWUMKL): "stack" is never chosen.
     points_bytes : int
@@ -122,21 +135,21 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
     if storage == "stack" and not rows_only:
         if stack <= budget:
             return "stack"
+        words, raise_it = _budget_words(memory_budget, budget)
         raise ValueError(
             f"the kernel stack of {n_kernels} kernels on {n_samples} samples needs "
-            f"{_gib(stack)}, above the memory budget of {_gib(budget)}: use "
-            "kernel_storage='auto' or 'rows' (rows computed on demand), fewer kernels or "
-            "samples, or raise memory_budget")
+            f"{_gib(stack)}, above {words}: use kernel_storage='auto' or 'rows' (rows "
+            f"computed on demand), fewer kernels or samples, or {raise_it}")
     if storage == "auto" and not rows_only and stack <= budget:
         return "stack"
     if rows <= budget:
         return "rows"
+    words, raise_it = _budget_words(memory_budget, budget)
     raise ValueError(
         f"{n_kernels} kernels on {n_samples} samples need {_gib(rows)} even with rows "
         f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
-        f"per-kernel values{_points_part(points_bytes)}), above the memory budget of "
-        f"{_gib(budget)}: lower cache_size, use fewer kernels or samples, or raise "
-        "memory_budget")
+        f"per-kernel values{_points_part(points_bytes)}), above {words}: lower cache_size, "
+        f"use fewer kernels or samples, or {raise_it}")
 
 
 def densify(X, memory_budget: float | None = None):
@@ -154,9 +167,9 @@ def densify(X, memory_budget: float | None = None):
     budget = budget_bytes(memory_budget)
     need = 8 * X.shape[0] * X.shape[1]
     if need > budget:
+        words, raise_it = _budget_words(memory_budget, budget)
         raise ValueError(
             f"the sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros) needs {_gib(need)} "
-            f"as dense points for the kernels, above the memory budget of {_gib(budget)}: "
-            "select features (e.g. drop all-zero columns), use fewer samples, or raise "
-            "memory_budget")
+            f"as dense points for the kernels, above {words}: select features (e.g. drop "
+            f"all-zero columns), use fewer samples, or {raise_it}")
     return X.toarray()

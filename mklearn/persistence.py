@@ -407,21 +407,34 @@ def atomic_write(path, mode="w"):
 def check_writable(path) -> None:
     """OSError naming ``path`` unless a file can be written there (checked before any work).
 
+    The directory is tried by creating (and removing) an empty temporary file there, as
+    the write will: permission bits say nothing of ``/proc`` or a read-only mount, nor of
+    root's rights.
+
     Raises
     ------
     OSError
-        If ``path`` is a directory, or its directory is missing or not writable.
+        If ``path`` is a directory or another non-regular file (a device, a pipe: the write
+        renames a new file onto ``path``), or its directory is missing or not writable.
     """
     target = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(target))
     if os.path.isdir(target):
         raise IsADirectoryError(f"cannot write to {target}: it is a directory; give a file name")
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise OSError(f"cannot write {target}: it is not a regular file (a device or a pipe); "
+                      "give a file name")
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             f"cannot write {target}: directory {directory} does not exist; create it first"
         )
-    if not os.access(directory, os.W_OK):
-        raise PermissionError(f"cannot write {target}: directory {directory} is not writable")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX, dir=directory)
+    except OSError as exc:
+        raise PermissionError(f"cannot write {target}: files cannot be created in {directory} "
+                              f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _lock(fd) -> bool:

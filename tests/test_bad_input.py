@@ -237,6 +237,17 @@ def _fail_on_kernels(monkeypatch):
     monkeypatch.setattr(KernelBank, "fit_transform", forbidden)
 
 
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "all"])
+def test_n_jobs_zero_is_refused_by_the_parameter_check(data, monkeypatch, n_jobs):
+    """joblib used to refuse ``n_jobs=0`` after the kernels were computed."""
+    _fail_on_kernels(monkeypatch)
+    X, y = data
+    with pytest.raises(ValueError, match="'n_jobs' parameter of MKLClassifier .* or None"):
+        MKLClassifier(n_jobs=n_jobs).fit(X, y)
+    for fine in (-1, -2, 1, 2, None):
+        MKLClassifier(n_jobs=fine)._validate_params()
+
+
 @pytest.mark.parametrize(
     "estimator", list(_estimators_for_every_solver({"bogus": 1})),
     ids=lambda e: f"{type(e).__name__}-{e.solver}",
@@ -282,6 +293,41 @@ def test_predict_output_to_a_missing_directory_fails_first(tmp_path, capsys):
     status, _, err = _cli(capsys, "predict", tmp_path / "no-model.npz", "--data",
                           tmp_path / "no-data.csv", "--output", target)
     assert status == 2 and str(target) in err
+
+
+def _unwritable(kind, tmp_path):
+    """An output path no file can be written to, and a word of the message naming why."""
+    if kind == "proc":
+        if not os.path.isdir("/proc/self"):
+            pytest.skip("no /proc")
+        return "/proc/x.model", "cannot be created in /proc"
+    if kind == "directory":
+        return tmp_path, "is a directory"
+    if kind == "missing parent":
+        return tmp_path / "absent" / "x.model", "does not exist"
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)  # renaming a file onto it would replace it
+    return pipe, "not a regular file"
+
+
+@pytest.mark.parametrize("kind", ["proc", "directory", "missing parent", "pipe"])
+@pytest.mark.parametrize("option", ["--save", "--output"])
+def test_unwritable_output_path_fails_before_any_data_is_read(tmp_path, capsys, monkeypatch,
+                                                              kind, option):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("data or model read before the output path was checked")
+
+    import mklearn.cli
+
+    for name in ("_load", "load_model", "load_data_file"):
+        monkeypatch.setattr(mklearn.cli, name, forbidden)
+    monkeypatch.setattr(MKLClassifier, "fit", forbidden)
+    target, why = _unwritable(kind, tmp_path)
+    argv = (["fit", "--dataset", "sonar", "--save", target] if option == "--save" else
+            ["predict", tmp_path / "model.npz", "--data", "x.csv", "--output", target])
+    status, _, err = _cli(capsys, *argv)
+    assert status == 2 and err.count("\n") == 1 and err.startswith("mklearn: error: ")
+    assert "cannot write" in err and f"{target}:" in err and why in err and ".tmp" not in err
 
 
 def test_failed_write_leaves_no_temporary_file(tmp_path):

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 import mklearn.cli as cli
-from mklearn import MKLClassifier, load_model
+from mklearn import MKLClassifier, _cli_data, load_model
 from mklearn.cli import main
 from mklearn.datasets import load_data_file, load_dataset
 
@@ -450,7 +451,19 @@ def test_predict_libsvm_with_fewer_features_than_training(capsys, tmp_path):
     assert status == 0, err
     expected = load_model(model_path).predict(np.array([[0.5, 0.1, 0.0], [-1.5, 0.0, 0.0]]))
     assert out.split() == [f"{p:g}" for p in expected]
-    assert err.startswith("accuracy ") and "on 2 points" in err
+    note, score = err.splitlines()  # a one-line note that says so, then the score
+    assert note == (f"mklearn: note: {test} has 2 features (its highest index), fewer than "
+                    "the model's 3: features 3-3 are taken as zero; check that the file was "
+                    "written for this model")
+    assert score.startswith("accuracy ") and "on 2 points" in score
+    with pytest.warns(UserWarning, match="fewer than the model's 3"):
+        X_test, y_test = _cli_data.load_for_model(test, None, 3)
+    assert X_test.tolist() == [[0.5, 0.1, 0.0], [-1.5, 0.0, 0.0]] and y_test.tolist() == [1, -1]
+    with warnings.catch_warnings():  # as wide as the model: no note
+        warnings.simplefilter("error")
+        assert _cli_data.load_for_model(test, None, 2)[0].shape == (2, 2)
+    with pytest.raises(ValueError, match="more than n_features=1"):
+        _cli_data.load_for_model(test, None, 1)
 
 
 def _write_named_csv(path, X, labels, names):

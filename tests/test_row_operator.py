@@ -277,7 +277,7 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
         looks.append(len(looks))
         return 10 << 30 if len(looks) < 2 else 1 << 20  # short from the second look on
 
-    monkeypatch.setattr(cache_module, "available_memory", available)
+    monkeypatch.setattr(cache_module, "touched_room", available)
     cache = RowCache(provider, 1e6)
     assert cache.capacity == provider.n_samples  # planned: every row
     for i in range(provider.n_samples):
@@ -287,7 +287,7 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
         np.testing.assert_array_equal(cache.get(i), provider.rows([i])[:, 0, :])
     assert len(cache) == 6 and cache.misses > provider.n_samples
 
-    monkeypatch.setattr(cache_module, "available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(cache_module, "touched_room", lambda: 1 << 20)
     monkeypatch.setattr(mklearn.memory, "available_memory", lambda: 1 << 20)
     short = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
                           memory_budget=1e4, **TIGHT).fit(X, y)

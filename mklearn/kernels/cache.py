@@ -12,39 +12,28 @@ computes the row into the least recently used slot. By symmetry, row i is also c
 
 The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
 processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
-So the cache checks the machine's available memory every ``GROWTH_CHECK_BYTES`` of new slots
-and stops growing (then recycles its slots, least recently used first) when less than
-``MEMORY_RESERVE`` is left.
+So the cache checks the memory left to touch (the machine's free memory, the cgroup limit:
+:func:`mklearn._memory_limits.touched_room`) every ``GROWTH_CHECK_BYTES`` of new slots and
+stops growing (then recycles its slots, least recently used first) when less than
+``MEMORY_RESERVE`` is left. The slots are reserved at once, so under an address-space or data
+limit (``ulimit -v``, ``-d``) a cache holds no more slots than that limit leaves room for,
+``MEMORY_RESERVE`` kept for the rest of the fit.
 """
 
 from __future__ import annotations
 
-import os
+import sys
 from typing import Any
 
 import numpy as np
 
+from mklearn._memory_limits import reservable_room, touched_room
 from mklearn._sizes import GIB, LOAD_MANY_BYTES, MB
 
-__all__ = ["RowCache", "available_memory", "cache_capacity"]
+__all__ = ["RowCache", "cache_capacity"]
 
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
 MEMORY_RESERVE = GIB  # the cache stops growing when less than this is available
-
-
-def available_memory() -> int:
-    """Bytes of memory available now (Linux ``MemAvailable``; else free physical pages)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 8 * GIB  # no way to ask: assume 8 GiB
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
@@ -68,6 +57,16 @@ def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> i
             "cache_size"
         )
     return int(min(budget // row_bytes, n_rows))
+
+
+def _reservable_rows(row_bytes: int, least: int) -> int:
+    """Slots of ``row_bytes`` the address-space and data limits let a cache reserve now,
+    ``MEMORY_RESERVE`` kept for the rest of the fit (at least ``least``; unbounded without
+    such a limit)."""
+    room = reservable_room()
+    if room is None:
+        return sys.maxsize
+    return max(least, (room - MEMORY_RESERVE) // row_bytes)
 
 
 class RowCache:
@@ -113,7 +112,8 @@ class RowCache:
         Reads served from the cache (through :meth:`get`) and rows computed.
     stopped_growing : bool
         True when the cache stopped below its planned rows because the machine had less
-        than ``MEMORY_RESERVE`` available (:attr:`capacity` is then the rows it holds).
+        than ``MEMORY_RESERVE`` available (:attr:`capacity` is then the rows it holds), or
+        was made smaller for an address-space or data limit.
 
     Raises
     ------
@@ -129,6 +129,9 @@ class RowCache:
                                   f"{m} kernels x {n} samples")
         largest = capacity if most is None else max(
             capacity, cache_capacity(most, dtype.itemsize * m * n, n, f"{m} kernels x {n} samples"))
+        reservable = _reservable_rows(dtype.itemsize * m * n, min(2, n))
+        self.stopped_growing = largest > reservable
+        capacity, largest = min(capacity, reservable), min(largest, reservable)
         self.provider = provider
         if (spare is not None and spare.dtype == dtype and spare.shape[1:] == (m, n)
                 and spare.shape[0] >= largest and spare.flags.c_contiguous):
@@ -144,7 +147,6 @@ class RowCache:
         self._filled = 0
         self._limit = capacity
         self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
-        self.stopped_growing = False
         self._on_full = on_full if largest > capacity else None
         self._batch = int(provider.rows_per_call)
         self._fills_out = provider.capabilities.fills_out
@@ -167,7 +169,7 @@ class RowCache:
         if self._filled >= self._limit and not self.make_room(self._filled + 1):
             return False
         if self._filled >= 2 and self._filled % self._check_every == 0:
-            if available_memory() < MEMORY_RESERVE:
+            if touched_room() < MEMORY_RESERVE:
                 self._limit = self._filled
                 self.stopped_growing = True
                 return False
