@@ -12,8 +12,8 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,plot]"
-	@echo "compiling the numba functions of a default fit (once; cached in __pycache__)"
-	$(BIN)/python -W ignore -m mklearn.cli fit --n-samples 40 --max-iter 5 --json > /dev/null
+	@echo "compiling mklearn's numba code for every solver and input kind (once; cached in __pycache__)"
+	$(BIN)/python -m mklearn._warm_up
 	touch $(STAMP)
 
 demo: $(STAMP)

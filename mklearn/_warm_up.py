@@ -1,0 +1,95 @@
+"""Compile mklearn's numba code once, at set-up, so that no user's first fit pays for it.
+
+numba compiles a jitted function for each new argument signature at its first call and keeps
+the machine code in its on-disk cache (``cache=True``). :func:`warm_up` fits every solver on
+every input kind (dense and sparse X, a precomputed stack, float32 kernels), the regressor,
+one-class and the product of kernels, with ``n_jobs`` 1 and 2, on 120 Sonar points, and with
+every size threshold of the threaded passes at its least, so that the threaded variants that
+large problems take are compiled too. ``python -m mklearn._warm_up`` runs it (the Makefile's
+set-up does); ``benchmarks/bench_compile.py`` measures what a first fit still compiles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse
+
+SOLVERS = ("spg", "pgd", "mirror", "smo", "mwu", "silp")
+INPUTS = ("dense", "sparse", "precomputed", "float32")
+N_POINTS = 120  # Sonar points each warm-up fit reads
+
+
+@contextlib.contextmanager
+def _threads_at_any_size():
+    """Every threshold below which a pass stays on one thread at its least (restored after)."""
+    from mklearn.formulation import combinations
+    from mklearn.kernels import base_store, rbf_tables, threads
+
+    places = [(threads, "PARALLEL_MIN_VALUES", 0), (threads, "PARALLEL_MIN_POINTS", 0),
+              (base_store, "MIN_BLOCK", 16), (rbf_tables, "SPAN_MIN_POINTS", 16),
+              (rbf_tables, "SUM_MIN_LOADS", 0), (combinations, "PARALLEL_COMBINE_MIN_SAMPLES", 1)]
+    saved = [getattr(module, name) for module, name, _ in places]
+    try:
+        for module, name, least in places:
+            setattr(module, name, least)
+        yield
+    finally:
+        for (module, name, _), value in zip(places, saved, strict=True):
+            setattr(module, name, value)
+
+
+def _inputs(X):
+    """Each input kind: (X as given to fit, the parameters it comes with)."""
+    from mklearn.kernels import KernelBank, resolve_kernels, simple_mkl_kernels
+
+    stack = KernelBank(resolve_kernels(simple_mkl_kernels(), X)[0][:60]).fit_transform(X)
+    counts = scipy.sparse.csr_matrix(np.rint(np.abs(X) * 4))  # integers: RBF by table
+    return {"dense": (X, {}), "sparse": (counts, {}),
+            "precomputed": (stack, {"kernels": "precomputed"}),
+            "float32": (X, {"kernel_dtype": "float32"})}
+
+
+def _fits(X, y):
+    """(estimator, parameters, X) of every warm-up fit."""
+    from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+
+    fits = []
+    for data, params in _inputs(X).values():
+        for solver in SOLVERS:
+            for n_jobs in (1, 2):
+                fits.append((MKLClassifier, {**params, "solver": solver, "n_jobs": n_jobs}, data))
+        fits.append((MKLRegressor, params, data))
+        fits.append((OneClassMKL, params, data))
+    fits.append((MKLClassifier, {"combination": "product", "kernels": "features",
+                                 "regularizer": "l1"}, X))
+    return fits
+
+
+def warm_up(verbose: bool = False) -> float:
+    """Fit every warm-up case once (see the module's docstring); returns the seconds taken.
+
+    Raises whatever a fit raises: a warm-up that fails is a broken installation.
+    """
+    from mklearn.datasets import load_sonar
+
+    X, y = load_sonar()
+    X, y = X[:N_POINTS], y[:N_POINTS]
+    start = time.perf_counter()
+    with warnings.catch_warnings(), _threads_at_any_size():
+        warnings.simplefilter("ignore")  # tiny fits: convergence is not the point
+        for estimator, params, data in _fits(X, y):
+            estimator(max_iter=20, **params).fit(data, y)
+            if verbose:
+                print(f"{estimator.__name__}({params.get('solver', '')}) "
+                      f"{time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return time.perf_counter() - start
+
+
+if __name__ == "__main__":
+    seconds = warm_up(verbose="-v" in sys.argv[1:])
+    print(f"mklearn: numba code compiled or loaded from its cache in {seconds:.0f} s")
