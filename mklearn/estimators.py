@@ -433,7 +433,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
         :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
         "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
-        master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
+        master LP, ``tol`` bounds ``eps_MKL`` and the relative gap, ``max_iter`` caps the LP
+        solves (of the order of the number of kernels are needed); options
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps``, ``linadd``
         (string kernels with ``kernel_storage="rows"``: the interleaved algorithm on the
         linadd decomposition SVM, no kernel row ever formed; 10^5 sequences) (see

@@ -44,7 +44,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         ``mklearn fit --nu``) flags about one training point in ten; LIBSVM's and
         scikit-learn's ``OneClassSVM`` default 0.5 would flag about half of them.
     tol : float > 0
-        SILP: ``eps_MKL``; SPG: relative duality gap.
+        Relative duality gap (SILP: and the paper's ``eps_MKL``).
     max_iter : int >= 1
         Maximal number of outer iterations (LP solves for SILP).
     solver_options : dict, optional
