@@ -1282,7 +1282,11 @@ def _convergence_message(estimator, result):
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
     )
     if result.stop_reason == "max_iter":
-        return f"{where}; increase max_iter, or increase tol to accept a less precise solution"
+        m = np.size(result.kernel_weights)
+        many = (f" (SILP needs of the order of one LP solve per kernel, {m} here; solver='spg' "
+                "suits many kernels)") if estimator.solver_ == "silp" and m > result.n_iter else ""
+        return (f"{where}; increase max_iter{many}, or increase tol to accept a less precise "
+                "solution")
     advice = (
         ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
         if estimator.solver_ == "pgd"
