@@ -26,31 +26,32 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-# Seconds each example took in a subprocess (python start-up and numba's cache load, about
-# 5 s, included) with other test runs on the same 2 cores: python blocks per page, commands
-# per line. Above SLOW_SECONDS an example is marked slow.
+# Seconds each example took in a subprocess (python start-up and numba's cache load, 2-3 s,
+# included; 2 cores shared with another test run): python blocks per page, commands per line.
+# Above SLOW_SECONDS an example is marked slow.
 SLOW = {
-    "bad_input.md": 23, "distributed.md": 30, "extending.md": 27, "group_mkl.md": 18,
-    "large_scale.md": 14, "mwumkl.md": 18, "plots.md": 25, "products.md": 8, "README.md": 8,
-    "saving.md": 7, "silp.md": 13, "smo_mkl.md": 19, "string_kernels.md": 22,
-    "mklearn fit": 19, "mklearn fit --dataset ionosphere --cv 5": 21,
-    "mklearn fit --data my.libsvm --regularizer lp -p 1.33 --save model.npz": 12,
-    "mklearn fit --data my.csv --label-column 0 --json": 13,
-    "mklearn fit --solver smo --regularizer lp -p 1.33": 15,
-    "mklearn fit --solver silp --interleaved --kernels mwumkl_all": 10,
-    "mklearn fit --dataset abalone -C 10 --epsilon 0.5": 181,
-    "mklearn fit --dataset breast-cancer --task one-class --save oc.npz": 15,
-    "mklearn fit --plot plots/": 24,
-    "mklearn predict model.npz --data new.libsvm --output predictions.txt": 23,
-    "mklearn fit --dataset ionosphere --kernels mwumkl": 16,
-    "mklearn fit --dataset mfeat --n-samples 300": 15,
-    "mklearn fit --dataset splice --n-samples 500": 12,
-    "mklearn datasets": 8,
-    "mklearn fit --dataset sonar --combination product -C 10 --lam 1": 15,
-    "examples/silp_stars.py docs/silp_figures": 161,
-    "examples/silp_sine.py docs/silp_figures": 46,
+    "bad_input.md": 3.0, "distributed.md": 20, "extending.md": 13, "group_mkl.md": 13,
+    "large_scale.md": 10, "mwumkl.md": 11, "plots.md": 17, "products.md": 4.8,
+    "README.md": 4.1, "saving.md": 4.1, "silp.md": 8.4, "smo_mkl.md": 12,
+    "string_kernels.md": 11,
+    "mklearn fit": 5.3, "mklearn fit --dataset ionosphere --cv 5": 6.2,
+    "mklearn fit --data my.libsvm --regularizer lp -p 1.33 --save model.npz": 5.3,
+    "mklearn fit --data my.csv --label-column 0 --json": 5.1,
+    "mklearn fit --solver smo --regularizer lp -p 1.33": 6.0,
+    "mklearn fit --solver silp --interleaved --kernels mwumkl_all": 5.7,
+    "mklearn fit --dataset abalone -C 10 --epsilon 0.5": 58,
+    "mklearn fit --dataset breast-cancer --task one-class --save oc.npz": 2.9,
+    "mklearn fit --plot plots/": 4.2,
+    "mklearn predict model.npz --data new.libsvm --output predictions.txt": 5.0,
+    "mklearn fit --dataset ionosphere --kernels mwumkl": 2.8,
+    "mklearn fit --dataset mfeat --n-samples 300": 3.4,
+    "mklearn fit --dataset splice --n-samples 500": 3.6,
+    "mklearn datasets": 4.0,
+    "mklearn fit --dataset sonar --combination product -C 10 --lam 1": 4.5,
+    "examples/silp_stars.py docs/silp_figures": 49,
+    "examples/silp_sine.py docs/silp_figures": 13,
 }
-SLOW_SECONDS = 10
+SLOW_SECONDS = 5
 TIMEOUT = 600
 PRELUDE = (
     "import warnings\n"
