@@ -19,6 +19,7 @@ from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
 from mklearn.plotting import _pyplot, save_plots
 from mklearn.solvers import SOLVERS
+from mklearn.solvers.tasks import DEFAULT_NU
 from mklearn.validation import check_regression_targets, feature_order
 
 TOP_WEIGHTS = 15  # kernels the fit summary lists, largest weights first: one screen
@@ -159,8 +160,9 @@ def _model_options(fit):
         "--epsilon", type=float, default=0.1, help="regression: half-width of the tube"
     )
     fit.add_argument(
-        "--nu", type=float, default=0.1,
-        help="one-class: bound on the fraction of training points left outside (default 0.1)",
+        "--nu", type=float, default=DEFAULT_NU,
+        help="one-class: bound on the fraction of training points left outside, the expected "
+        f"share of outliers (default {DEFAULT_NU:g}, as OneClassMKL's)",
     )
     fit.add_argument(
         "--inlier-class", metavar="LABEL",

@@ -433,7 +433,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
         :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
         "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
-        master LP, ``tol`` is ``eps_MKL``, ``max_iter`` caps the LP solves; options
+        master LP, ``tol`` bounds ``eps_MKL`` and the relative gap, ``max_iter`` caps the LP
+        solves (of the order of the number of kernels are needed); options
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps``, ``linadd``
         (string kernels with ``kernel_storage="rows"``: the interleaved algorithm on the
         linadd decomposition SVM, no kernel row ever formed; 10^5 sequences) (see
@@ -1284,7 +1285,11 @@ def _convergence_message(estimator, result):
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
     )
     if result.stop_reason == "max_iter":
-        return f"{where}; increase max_iter, or increase tol to accept a less precise solution"
+        m = np.size(result.kernel_weights)
+        many = (f" (SILP needs of the order of one LP solve per kernel, {m} here; solver='spg' "
+                "suits many kernels)") if estimator.solver_ == "silp" and m > result.n_iter else ""
+        return (f"{where}; increase max_iter{many}, or increase tol to accept a less precise "
+                "solution")
     advice = (
         ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
         if estimator.solver_ == "pgd"

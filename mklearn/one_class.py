@@ -14,7 +14,7 @@ from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options
-from mklearn.solvers.tasks import OneClassTask
+from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
 from mklearn.views import is_views
 
 BOUNDARY_MARGIN = 1e-10
@@ -37,11 +37,14 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         "auto" (default) is "silp" (recorded in ``solver_``). SILP column generation
         (``solver_options={"interleaved": True}`` for the chunking
         algorithm) or SPG-GMKL with the one-class SVM as inner problem.
-    nu : float in (0, 1]
+    nu : float in (0, 1], default 0.1
         Upper bound on the fraction of training points outside the support (outliers), lower
-        bound on the fraction of support vectors.
+        bound on the fraction of support vectors (Schoelkopf et al. 2001, the nu-property): set
+        it to the share of outliers expected in the training data. The default 0.1 (also
+        ``mklearn fit --nu``) flags about one training point in ten; LIBSVM's and
+        scikit-learn's ``OneClassSVM`` default 0.5 would flag about half of them.
     tol : float > 0
-        SILP: ``eps_MKL``; SPG: relative duality gap.
+        Relative duality gap (SILP: and the paper's ``eps_MKL``).
     max_iter : int >= 1
         Maximal number of outer iterations (LP solves for SILP).
     solver_options : dict, optional
@@ -106,7 +109,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         *,
         kernels="simple_mkl",
         solver="auto",
-        nu=0.5,
+        nu=DEFAULT_NU,
         tol=1e-3,
         max_iter=500,
         solver_options=None,

@@ -4,8 +4,8 @@
 - :func:`plot_weight_map`: a heat map of the weights with one row per feature block ("all",
   then each feature) and one column per kernel parameter (e.g. each RBF width and polynomial
   degree of the SimpleMKL family), as in the papers' figures of selected kernels.
-- :func:`plot_convergence`: objective and duality gap against iterations and seconds, from
-  ``history_``.
+- :func:`plot_convergence`: objective and relative duality gap against iterations and
+  seconds, from ``history_``.
 - :func:`save_plots`: all that apply to a fitted model, as PNG files in a directory (what
   ``mklearn fit --plot DIR`` writes).
 """
@@ -203,20 +203,26 @@ def plot_weight_map(model, weights=None, *, ax=None, max_rows=40, title=None):
     return ax
 
 
-def plot_convergence(history, *, labels=None, axes=None, title=None):
-    """Objective and duality gap against iterations (left) and seconds (right).
+def plot_convergence(history, *, labels=None, axes=None, title=None, convex=None):
+    """Objective and relative duality gap against iterations (left) and seconds (right).
 
     Parameters
     ----------
     history : list of dict, or list of such lists
         ``history_`` of a fitted model (one list per class for one-vs-rest models). Each
-        record has ``objective``, ``gap`` and ``time`` (or ``seconds``); the gap is drawn
-        on a log scale as the solver records it (see the solver's docs). Product models,
-        which have no duality gap, show the projected-gradient norm ``pg_norm`` instead.
+        record has ``objective``, ``relative_duality_gap`` and ``time`` (see
+        :class:`mklearn.solvers.MKLResult`); the gap is drawn on a log scale (zeros, reached
+        at the optimum, are left out).
     labels : list of str, optional
         One label per list (e.g. the class), shown in a legend.
     axes : array of 2 x 2 matplotlib Axes, optional
     title : str, optional
+    convex : bool, optional
+        Whether the problem is convex: a sum of kernels (every regulariser) is, and has a
+        duality gap; a product of kernels is not, and its lower panels show the SPG solver's
+        projected-gradient norm ``pg_norm`` instead. Default: convex unless no record has a
+        finite gap and every record has a ``pg_norm`` (:func:`save_plots` passes
+        ``model.combination != "product"``).
 
     Returns
     -------
@@ -232,16 +238,17 @@ def plot_convergence(history, *, labels=None, axes=None, title=None):
     if not runs or not all(runs) or not all("objective" in r for run in runs for r in run):
         raise ValueError("history is empty or has no objective; fit the model first")
     labels = [None] * len(runs) if labels is None else [str(label) for label in labels]
-    # products of kernels are non-convex: no duality gap, the solver stops on the gradient
-    has_gap = any(np.isfinite(r.get("gap", np.nan)) for run in runs for r in run)
-    second = "gap" if has_gap or not all("pg_norm" in r for run in runs for r in run) \
-        else "pg_norm"
+    records = [r for run in runs for r in run]
+    if convex is None:
+        convex = any(np.isfinite(r.get("relative_duality_gap", np.nan)) for r in records) \
+            or not all("pg_norm" in r for r in records)
+    second = "relative_duality_gap" if convex else "pg_norm"
     plt = _pyplot()
     if axes is None:
         _, axes = plt.subplots(2, 2, figsize=(9.0, 5.5), sharex="col")
     for run, label in zip(runs, labels, strict=True):
         iterations = np.arange(1, len(run) + 1)
-        seconds = np.array([r.get("time", r.get("seconds", np.nan)) for r in run], float)
+        seconds = np.array([r.get("time", np.nan) for r in run], float)
         objective = np.array([r["objective"] for r in run], float)
         gap = np.array([r.get(second, np.nan) for r in run], float)
         for col, x in enumerate((iterations, seconds)):
@@ -250,8 +257,8 @@ def plot_convergence(history, *, labels=None, axes=None, title=None):
             axes[1, col].semilogy(x[positive], gap[positive], marker=".", markersize=3,
                                   label=label)
     axes[0, 0].set_ylabel("objective")
-    axes[1, 0].set_ylabel("duality gap (history_['gap'])" if second == "gap" else
-                          "projected-gradient norm\n(non-convex: no duality gap)")
+    axes[1, 0].set_ylabel("relative duality gap" if convex else
+                          "projected-gradient norm\n(product: non-convex, no duality gap)")
     axes[1, 0].set_xlabel("iteration")
     axes[1, 1].set_xlabel("seconds")
     for ax in axes.ravel():
@@ -314,7 +321,9 @@ def save_plots(model, directory):
         labels = None if weights.shape[0] == 1 else [label for label, _ in rows]
         solver = getattr(model, "solver_", getattr(model, "solver", ""))
         title = f"{solver} convergence ({len(np.ravel(model.kernel_names_))} kernels)"
-        save(plot_convergence(history, labels=labels, title=title), "convergence.png")
+        convex = getattr(model, "combination", "sum") != "product"
+        save(plot_convergence(history, labels=labels, title=title, convex=convex),
+             "convergence.png")
     return written
 
 

@@ -110,6 +110,49 @@ def test_convergence_plot_has_objective_and_gap_against_iterations_and_time(bina
         plotting.plot_convergence([])
 
 
+GAP_SOLVERS = [("spg", "l1", None), ("pgd", "l1", None), ("spg", "lp", None),
+               ("smo", "kl", None), ("smo", "lp", None), ("mirror", "l1", None),
+               ("mirror", "group", None), ("mwu", "l1", None), ("silp", "l1", None),
+               ("silp", "l1", {"interleaved": True})]
+
+
+def _panels_are_drawn(axes):
+    """Every line of every panel has at least 2 finite points."""
+    for ax in axes.ravel():
+        assert ax.lines, f"panel {ax.get_ylabel()!r} has no line"
+        for line in ax.lines:
+            xy = np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float)
+            assert np.isfinite(xy).all(axis=1).sum() >= 2, f"empty {ax.get_ylabel()!r} panel"
+
+
+@pytest.mark.parametrize(("solver", "regularizer", "options"), GAP_SOLVERS,
+                         ids=[f"{s}-{r}" + ("-interleaved" if o else "")
+                              for s, r, o in GAP_SOLVERS])
+def test_convergence_plot_draws_the_gap_of_every_convex_solver(solver, regularizer, options,
+                                                               tmp_path):
+    X, y = _data()
+    kernels = ({"a": RECIPE, "b": RECIPE} if regularizer == "group" else RECIPE)
+    X = {"a": X[:, :2], "b": X[:, 2:]} if regularizer == "group" else X
+    model = MKLClassifier(kernels=kernels, C=10, solver=solver, regularizer=regularizer,
+                          solver_options=options).fit(X, y)
+    assert np.isfinite([r["relative_duality_gap"] for r in model.history_]).any()
+    axes = plotting.plot_convergence(model.history_)
+    _panels_are_drawn(axes)
+    assert axes[1, 0].get_ylabel() == "relative duality gap"
+    gaps = [r["relative_duality_gap"] for r in model.history_ if r["relative_duality_gap"] > 0]
+    np.testing.assert_allclose(axes[1, 0].lines[0].get_ydata(), gaps)
+    plotting.save_plots(model, tmp_path)  # what `--plot` draws
+    assert (tmp_path / "convergence.png").stat().st_size > 5_000
+
+
+def test_convergence_plot_of_a_multiclass_model_draws_each_class():
+    X, y = _data(classes=3)
+    model = MKLClassifier(kernels=RECIPE, C=10, solver="spg", regularizer="l1").fit(X, y)
+    axes = plotting.plot_convergence(model.history_, labels=model.classes_)
+    _panels_are_drawn(axes)
+    assert all(len(ax.lines) == 3 for ax in axes.ravel())
+
+
 def test_save_plots_multiclass_writes_one_chart_per_class(tmp_path):
     X, y = _data(classes=3)
     model = MKLClassifier(kernels=RECIPE, C=10).fit(X, y.astype(float))
@@ -127,7 +170,11 @@ def test_save_plots_product_model_has_no_map(tmp_path):
     assert sorted(p.rsplit("/", 1)[1] for p in written) == ["convergence.png", "weights.png"]
     # no duality gap (non-convex): the lower panels show the projected-gradient norm
     axes = plotting.plot_convergence(model.history_)
+    _panels_are_drawn(axes)
     assert "projected-gradient norm" in axes[1, 0].get_ylabel()
+    assert "non-convex" in axes[1, 0].get_ylabel()
+    relabelled = plotting.plot_convergence(model.history_, convex=False)
+    assert relabelled[1, 0].get_ylabel() == axes[1, 0].get_ylabel()
     np.testing.assert_allclose(axes[1, 0].lines[0].get_ydata(),
                                [r["pg_norm"] for r in model.history_ if r["pg_norm"] > 0])
 

@@ -133,3 +133,23 @@ def test_silp_rejects_other_regularizers(small):
     stack, _, y = small
     with pytest.raises(ValueError, match="regularizer='l1'"):
         silp_mkl(SumOfKernels(stack), y, 1.0, LpNorm(2.0, 1.0))
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_a_converged_run_has_its_gap_within_tol(interleaved):
+    # eps_MKL met tol while the inner SVM's own gap left the certified one at 1.1-1.6e-3
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mklearn import MKLClassifier
+    from mklearn.datasets import load_sonar
+    from mklearn.kernels import mwumkl_kernels
+
+    X, y = load_sonar()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MKLClassifier(kernels=mwumkl_kernels(per_feature=False), solver="silp", C=10,
+                              solver_options={"interleaved": interleaved}).fit(X, y)
+    assert model.relative_duality_gap_ <= model.tol
+    assert model.history_[-1]["eps_mkl"] <= model.tol

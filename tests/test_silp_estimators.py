@@ -132,3 +132,12 @@ def test_interleaved_cut_short_warns_and_still_gives_a_model(blob):
     assert model.kernel_weights_.sum() == pytest.approx(1.0)
     assert model.duality_gap_ > 0 and np.isfinite(model.duality_gap_)
     assert model.predict(X).shape == labels.shape
+
+
+def test_one_default_nu_in_the_api_and_the_cli(blob):
+    from mklearn.cli import _parser
+
+    assert OneClassMKL().nu == _parser().parse_args(["fit"]).nu == 0.1
+    model = OneClassMKL(kernels=SMALL_FAMILY).fit(blob[0])
+    # nu bounds the share of training points left outside: about one in ten, not half
+    assert np.mean(model.predict(blob[0]) == -1) <= 0.1 + 1 / len(blob[0])

@@ -67,6 +67,8 @@ MAX_LAMBDA_SWEEPS = 100  # SVM / lambda alternations per evaluation of f(gamma)
 LOG_WEIGHT_FLOOR = -40.0  # log gamma_jk - max_k log gamma_jk is kept above this
 WEIGHT_CUTOFF = 1e-12  # kernels with gamma_jk below this are left out of the combined kernel
 STEP_RULES = ("armijo", "paper")
+STALL_ITERATIONS = 20  # iterations without the gap shrinking by 1% before the floor is lowered
+TIGHTEST_INNER_TOL = 1e-9  # lowest floor of the SMO tolerance (rounding dominates below)
 
 
 class _Problem:
@@ -224,7 +226,12 @@ def mirror_descent(
         ``precision_tuning`` is off.
     precision_tuning : bool
         Start the SMO tolerance at 0.1 and tighten it to ``0.1 * relative gap`` as the gap
-        shrinks (the schedule of :func:`mklearn.solvers.spg_gmkl`).
+        shrinks (the schedule of :func:`mklearn.solvers.spg_gmkl`); when the gap has not
+        shrunk by 1% in ``STALL_ITERATIONS`` iterations at the floor, divide the floor by 100
+        (down to ``TIGHTEST_INNER_TOL``) and solve lambda exactly. The floor is absolute (KKT
+        units) and the gap relative: on separable data the objective can be small (Sonar,
+        45 points, 61 groups, C = 100: 0.0075), where 1e-6 left the gap at 2.5e-2 for 400
+        iterations.
     d0 : ndarray of shape (m,), optional
         Starting weights ``gamma`` (non-negative, normalised per group; a weight of 0 starts
         at ``exp(LOG_WEIGHT_FLOOR)`` of its group's largest); default: uniform per group.
@@ -271,11 +278,19 @@ def mirror_descent(
     lipschitz = 0.0
     history, converged, stop_reason, n_iter = [], False, "max_iter", 0
 
+    progress_gap, progress_iter = np.inf, 0  # the gap at its last 1% decrease
     for n_iter in range(1, max_iter + 1):
         certificate.update(point, *problem.bounds(point))
         rel_gap = certificate.relative_gap
+        if rel_gap < 0.99 * progress_gap:
+            progress_gap, progress_iter = rel_gap, n_iter
         if precision_tuning:
             eps = min(eps, max(floor, 0.1 * rel_gap))
+            stalled = n_iter - progress_iter >= STALL_ITERATIONS
+            if stalled and eps <= floor and floor > TIGHTEST_INNER_TOL:
+                # the gap stalls at the floor: the inner SVM and lambda limit it
+                floor = eps = max(floor / 100.0, TIGHTEST_INNER_TOL)
+                problem.exact_lambda, progress_iter = True, n_iter
         record = {
             "iteration": n_iter - 1,
             "objective": certificate.upper,

@@ -17,11 +17,20 @@ Sonnenburg, Raetsch, Schaefer and Schoelkopf, "Large Scale Multiple Kernel Learn
   of the current alpha is added and the LP re-solved, so that alpha is never optimised to full
   precision for a beta far from optimal.
 
-Stopping (the paper's): ``eps_MKL = |1 - sum_k beta_k S_k(alpha_t) / theta_t| <= tol``, with
+Stopping: the paper's measure is ``eps_MKL = |1 - sum_k beta_k S_k(alpha_t) / theta_t|``, with
 alpha_t optimal (KKT violation below ``inner_tol``) for the LP's beta_t. In the library's
 convention the objective is ``T(beta) = W(beta) = -min_alpha sum_k beta_k S_k(alpha)``; the
 reported duality gap is a proof: the task's primal at (beta, alpha) bounds T from above and
-``-theta_t`` (a relaxation's value) bounds its minimum from below.
+``-theta_t`` (a relaxation's value) bounds its minimum from below. A run stops when both
+eps_MKL and that relative gap (every solver's measure) are at most ``tol``; when eps_MKL meets
+``tol`` first, the inner SVM is solved 10 times more precisely from then on
+(:class:`mklearn.solvers.silp_master.Progress`).
+
+Column generation is Kelley's cutting-plane method: the LP's bound ``theta`` says little
+until the master holds about as many constraints as there are kernels, so with m kernels it
+needs of the order of m LP solves (Sonar, 120 points, 794 kernels, C = 100: relative gap 5
+after 500 solves, 1e-3 after about 1,000 without pruning and 2,100 with it). For many
+kernels SPG-GMKL (``solver="spg"``) is the faster l1 solver.
 """
 
 from __future__ import annotations
@@ -71,13 +80,15 @@ def silp_mkl(
     regularizer : L1Simplex
         Must be the simplex (``name == "l1"``).
     tol : float
-        ``eps_MKL``: stop when ``|1 - sum_k beta_k S_k(alpha_t) / theta_t| <= tol``.
+        Stop when the paper's ``eps_MKL = |1 - sum_k beta_k S_k(alpha_t) / theta_t|`` and the
+        certified relative duality gap are both at most ``tol``.
     max_iter : int
         Maximal number of LP solves.
     interleaved : bool
         Chunking algorithm (paper's Algorithm 2) instead of the wrapper (Algorithm 1).
     inner_tol : float, optional
-        SMO tolerance on the maximal KKT violation; default ``min(1e-3, tol)``.
+        SMO tolerance on the maximal KKT violation at the start; default ``min(1e-3, tol)``
+        (divided by 10 whenever eps_MKL meets ``tol`` before the gap does).
     chunk_steps : int, optional
         SMO steps per chunk of the interleaved variant; default the number of dual variables.
     linadd : bool
@@ -131,13 +142,13 @@ def silp_mkl(
 
 def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, callback):
     m = combination.n_kernels
-    progress = Progress(task, tol, callback)
+    progress = Progress(task, tol, callback, inner_tol)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
     alpha, converged, n_iter = None, False, 0
     for n_iter in range(1, max_iter + 1):
         K = combination.kernel(beta)
-        qp = task.solve(K, alpha, inner_tol)
+        qp = task.solve(K, alpha, progress.inner_tol)
         alpha = qp.alpha
         g = combination.kernel_gradient(beta, task.coefficients(alpha))
         S, stop = progress.record(combination, beta, alpha, g, n_iter, True, K)
@@ -156,12 +167,12 @@ def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, callb
     v = st.coefficients()
     F = combination.products(v) if v.any() else np.zeros((m, n))
     chunk_steps = st.signs.size if chunk_steps is None else int(chunk_steps)
-    progress = Progress(task, tol, callback)
+    progress = Progress(task, tol, callback, inner_tol)
     master = MasterLP(m)
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
-        inner_done, v, K = _chunk(combination, st, F, beta, inner_tol, chunk_steps, v)
+        inner_done, v, K = _chunk(combination, st, F, beta, progress.inner_tol, chunk_steps, v)
         n_chunks += 1
         g = np.maximum(F @ v, 0.0)
         S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done, K)

@@ -42,12 +42,14 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
     C : float > 0 or ndarray of shape (n,)
         SVM cost (per sample: ``C * sample_weight * class_weight`` in the estimators).
     tol : float > 0, default=1e-3
-        ``eps_MKL``: stop when ``|1 - sum_k beta_k S_k(alpha_t) / theta_t| <= tol`` with alpha_t
-        optimal for beta_t.
+        Stop when ``eps_MKL = |1 - sum_k beta_k S_k(alpha_t) / theta_t|`` and the certified
+        relative duality gap are both at most ``tol``, with alpha_t optimal for beta_t (as
+        :func:`mklearn.solvers.silp_mkl`).
     max_iter : int >= 1, default=1000
         Maximal number of master LP solves.
     inner_tol : float > 0, optional
-        KKT tolerance of the SVM part; default ``min(1e-3, tol)``.
+        KKT tolerance of the SVM part at the start; default ``min(1e-3, tol)`` (divided by 10
+        whenever eps_MKL meets ``tol`` before the gap does).
     working_set : int >= 2, default=100
         Size q of the decomposition's working set.
     chunk_iterations : int >= 1, default=10
@@ -84,9 +86,10 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
     beta = np.full(m, 1.0 / m)
     state = Decomposition(provider, y, task.upper, beta, "linadd")
     master = MasterLP(m)
-    progress = Progress(task, tol, callback)
+    progress = Progress(task, tol, callback, inner_tol)
     converged, n_iter = False, 0
     while n_iter < max_iter:
+        inner_tol = progress.inner_tol
         for _ in range(int(chunk_iterations)):
             if state.violation() <= inner_tol or not state.step(int(working_set),
                                                                  inner_tol / 10):

@@ -39,7 +39,7 @@ from mklearn.formulation.losses import (
 )
 from mklearn.svm import one_class_dual, svc_dual, svr_dual
 
-__all__ = ["ClassificationTask", "OneClassTask", "RegressionTask", "make_task"]
+__all__ = ["DEFAULT_NU", "ClassificationTask", "OneClassTask", "RegressionTask", "make_task"]
 
 
 class ClassificationTask:
@@ -196,7 +196,12 @@ class OneClassTask:
         return 0.5 * float(alpha @ f) + loss, bias
 
 
-def make_task(name, y, C, *, epsilon=0.1, nu=0.5):
+# The default nu of one-class models (API and CLI): the expected share of outliers in the
+# training data. LIBSVM's 0.5 leaves half of the training points outside the support.
+DEFAULT_NU = 0.1
+
+
+def make_task(name, y, C, *, epsilon=0.1, nu=DEFAULT_NU):
     """The task object for ``name`` in {"classification", "regression", "one-class"}.
 
     ``y`` holds labels in {-1, +1}, real targets, or (one-class) anything of length n.
