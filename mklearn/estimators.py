@@ -902,7 +902,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     def _store(self, results, n_kernels):
         self._own_training_points()
         weights = np.array([r.kernel_weights for r, _ in results])
-        weights[weights <= _WEIGHT_EPS] = 0.0
+        # relative to each model's largest weight (lp weights scale with the kernels' values)
+        largest = np.maximum(weights.max(axis=1, keepdims=True), 1e-300)
+        weights[weights <= _WEIGHT_EPS * largest] = 0.0
         alphas = np.array([r.alpha * y_pm for r, y_pm in results])
         self.support_ = np.flatnonzero(np.any(alphas != 0.0, axis=0))
         self.dual_coef_ = alphas[:, self.support_]
