@@ -382,23 +382,26 @@ def check_test_stack(X, n_train, n_kernels):
     return stack
 
 
-# Decision values stay below this (times the largest kernel value) whatever C: with
-# ``alpha <= C_max = _COST_REACH / (n s)`` (s the largest base-kernel value), ``|f| <= 1e13 s``
-# and the quadratic terms ``g <= 1e26 / s`` stay finite in every solver (also squared, as lp);
-# on overlapping classes the inner SVMs' iterations grow with C (n = 40: 1 s at C = 1e12,
+# With ``alpha <= C_max`` (see largest_cost) the decision values stay below ``1e13 s`` and the
+# quadratic terms below ``1e26`` (s <= 1) or ``1e26 / s``: finite in every solver, also squared
+# (lp); on overlapping classes the inner SVMs' iterations grow with C (n = 40: 1 s at C = 1e12,
 # 25 s at 1e14)
 _COST_REACH = 1e13
 
 
 def largest_cost(kernels, n_samples):
     """The largest C the solvers take on ``kernels`` (a kernel operator with ``diagonal()``;
-    others, such as products of RBF kernels, have values at most 1): ``1e13 / (n s)``, ``s``
-    the largest diagonal entry of a base kernel.
+    others, such as products of RBF kernels, have values at most 1): ``1e13 / (n s)`` for
+    ``s <= 1`` and ``1e13 / (n sqrt(s))`` above, ``s`` the largest diagonal entry of a base
+    kernel.
 
-    On separable data the box ``alpha <= C`` is inactive above it unless the hard-margin
-    solution has ``sum(alpha) = ||w||^2`` near ``1e13 / s``: a margin of about
-    ``3e-7 sqrt(s)``, near the resolution of kernel values rounded to double precision.
-    LIBSVM's SVC gives the hard-margin solution at any larger C for the same reason.
+    The alphas of separable data scale with the kernels' values as ``1/s`` (l1),
+    ``s^(-2/3)`` (lp: its conjugate is homogeneous of degree 2) or about ``s^(-1/2)`` (KL),
+    so C_max stays above them by the same margin whatever s: the box ``alpha <= C`` is
+    inactive above it unless the hard-margin solution has ``sum(alpha) = ||w||^2`` near
+    ``C_max``, a margin of about ``3e-7`` in units of the kernels, near the resolution of
+    kernel values rounded to double precision. LIBSVM's SVC gives the hard-margin solution at
+    any larger C for the same reason.
     """
     diagonal = getattr(kernels, "diagonal", None)
     largest = 1.0
@@ -407,7 +410,8 @@ def largest_cost(kernels, n_samples):
             values = np.abs(np.asarray(diagonal(), dtype=np.float64))
         if values.size and np.isfinite(values).all() and values.max() > 0:
             largest = float(values.max())
-    return _COST_REACH / (max(n_samples, 1) * largest)
+    scale = largest if largest <= 1.0 else np.sqrt(largest)
+    return _COST_REACH / (max(n_samples, 1) * scale)
 
 
 def cap_costs(cost, kernels, n_samples):

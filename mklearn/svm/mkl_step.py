@@ -144,7 +144,7 @@ def _narrow_bracket(lower, upper, f_low, s_low, g, a, b, kind, lam, q, prior, c1
     or any range when that step is not defined, is
     narrowed to ``[s + 2^(e-1), s + 2^e]`` (or its mirror below ``s``), ``s`` the point of the
     range nearest 0 and e the least integer where ``phi'`` has changed sign, found by
-    bisection on e (``phi'`` decreases: about 11 evaluations from 2^-1075 up).
+    bisection on e (``phi'`` decreases: about 11 evaluations).
 
     Without it a box of 1e10 or more left the root to 60 Newton-bisection steps that ended
     where the KL exponent is capped (``_MAX_EXPONENT``): there ``phi`` is no longer the dual
@@ -159,7 +159,13 @@ def _narrow_bracket(lower, upper, f_low, s_low, g, a, b, kind, lam, q, prior, c1
         return start, start
     side = 1.0 if first > 0.0 else -1.0
     reach = upper - start if side > 0.0 else start - lower
-    low_e, high_e = -1075, int(np.ceil(np.log2(reach)))  # sign kept at 2^low_e, not 2^high_e
+    high_e = int(np.ceil(np.log2(reach)))  # phi' has changed sign at start + side 2^high_e
+    # the least step whose squares (t^2 a in g) stay normal numbers
+    low_e = min(high_e - 1, int(np.floor(0.5 * np.log2(1e-280 / max(np.max(np.abs(a)),
+                                                                     1e-300)))))
+    first, _ = _line_derivatives(start + side * 2.0 ** low_e, g, a, b, kind, lam, q, prior, c1)
+    if side * first <= 0.0:
+        high_e, low_e = low_e, -1075  # the root within 2^low_e of start
     while high_e - low_e > 1:
         mid = (low_e + high_e) // 2
         first, _ = _line_derivatives(start + side * 2.0 ** mid, g, a, b, kind, lam, q, prior,
