@@ -1317,7 +1317,7 @@ def _fit_task(estimator, kernels, task, regularizer):
 def _large_cost_note(estimator):
     """For a large C, why the gap may not close although the model is right: the primal
     bound holds ``C`` times the margins' violations, which rounding keeps above zero."""
-    if not float(estimator.C) >= _LARGE_COST:
+    if not float(getattr(estimator, "C", 0.0)) >= _LARGE_COST:  # one-class: no C
         return ""
     return (
         f" (at C={float(estimator.C):g} the duality gap holds C times the tiny margin "

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.kernels import RBF, Polynomial
@@ -50,6 +51,9 @@ def test_every_solver_on_the_grid_of_c(separable, solver, regularizer):
         assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], C
         if C >= 1e4:  # the hard margin: every training point on its side
             assert np.mean(model.predict(X) == y) == 1.0, C
+            for w in caught:  # a gap that does not close says how C enters it
+                if issubclass(w.category, ConvergenceWarning):
+                    assert f"at C={C:g} the duality gap" in str(w.message)
 
 
 def test_overlapping_classes_at_huge_c_warn_naming_c(separable):
@@ -67,7 +71,7 @@ def test_overlapping_classes_at_huge_c_warn_naming_c(separable):
 def test_regressor_at_huge_c_is_finite(separable):
     X, _ = separable
     target = np.sin(X[:, 0])
-    for solver in ("smo", "spg"):
+    for solver in ("smo", "spg", "silp"):
         regularizer = "kl" if solver == "smo" else "l1"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
