@@ -12,7 +12,12 @@ from mklearn.formulation.products import (
     check_distance_stack,
 )
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
-from mklearn.validation import validate_numeric
+from mklearn.validation import (
+    rows_are_identical,
+    validate_numeric,
+    warn_constant_model,
+    warn_degenerate,
+)
 from mklearn.views import is_views
 
 _KERNELS_HELP = (
@@ -71,6 +76,10 @@ def product_input(estimator, X, y):
             raise ValueError(
                 f"the distance stack has {stack.shape[0]} samples but y has {y.shape[0]}"
             )
+        if not np.any(stack):
+            warn_constant_model(estimator, "all precomputed distances are zero (every point "
+                                "is at distance 0 from every other)")
+            estimator._constant_said = True
         estimator.product_ = "distances"
         estimator.kernel_storage_ = "stack"
         estimator.n_train_ = stack.shape[0]
@@ -81,11 +90,23 @@ def product_input(estimator, X, y):
         raise ValueError("multi-view input is not supported with combination='product'; "
                          "concatenate the views into one X")
     X, y = validate_numeric(estimator, X, y, dtype=np.float64)
+    estimator.__dict__.pop("_constant_rows", None)
+    if rows_are_identical(X):  # said once: finish_product does not repeat it
+        warn_constant_model(estimator, "all rows of X are identical (every feature is constant)")
+        estimator._constant_said = estimator._constant_rows = True
     fitted = spec.fit(X)
     estimator.product_ = fitted
     estimator.n_train_ = X.shape[0]
     estimator.kernel_names_ = list(fitted.names)
-    estimator._product_X = fitted.transform(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        estimator._product_X = fitted.transform(X)
+        spread = np.ptp(estimator._product_X, axis=0) if X.shape[0] else np.zeros(1)
+    if not np.all(np.isfinite(spread) & (spread < 1e150)):  # squared distances overflow
+        raise ValueError(
+            "X is too large for the product of RBF kernels: distances between its points "
+            "overflow; rescale X, e.g. with sklearn.preprocessing.StandardScaler, or keep the "
+            "features standardised (FeatureProduct(standardize=True))"
+        )
     # one n x n kernel at a time: the plan of a one-kernel stack decides stack or rows
     estimator.kernel_storage_ = estimator._plan_storage(X.shape[0], 1, False)
     cache = (None if estimator.kernel_storage_ == "stack"
@@ -106,7 +127,17 @@ def product_regularizer(estimator):
 
 
 def finish_product(estimator):
-    """Keep the (standardised) support vectors that prediction needs."""
+    """Keep the (standardised) support vectors that prediction needs; warn when a learned
+    kernel is constant (every weight 0: ``exp(-0) = 1`` between all points)."""
+    said = estimator.__dict__.pop("_constant_said", False)
+    if not said and not np.all(np.any(np.atleast_2d(estimator.kernel_weights_) > 0, axis=1)):
+        warn_degenerate(
+            estimator,
+            "every learned width of the product kernel is 0, so the learned kernel "
+            "exp(-sum_k d_k D_k) is 1 between all points: the model cannot tell the training "
+            "points apart and gives them all the same decision. Lower lam (the penalty on the "
+            "widths) or raise C, or check that the features vary",
+        )
     train = estimator.__dict__.pop("_product_X", None)
     estimator.support_vectors_ = None if train is None else train[estimator.support_]
 

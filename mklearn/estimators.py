@@ -50,6 +50,8 @@ from mklearn.solvers import (
 from mklearn.solvers.tasks import RegressionTask
 from mklearn.validation import (
     DegenerateModelWarning,
+    at_bound,
+    cap_costs,
     check_kernel_stack,
     check_label_types,
     check_learned_kernel,
@@ -59,16 +61,30 @@ from mklearn.validation import (
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
+    warn_if_capped,
 )
 from mklearn.views import Views, is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
+_LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
 _OVERFLOW_MESSAGE = (
     "the kernels computed from X overflow (entries near the largest float): the features are "
     "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
 )
 _CONSTANT_KERNELS = ("the kernels do not vary over X (e.g. features so tiny or so equal that "
                      "every kernel entry rounds to the same value)")
+_CONSTANT_STRING_KERNELS = (
+    "the string kernels do not vary over the sequences (e.g. a spectrum order longer than every "
+    "sequence, which counts no substring, or identical sequences); choose a smaller order (or "
+    "kernels that see the differences)")
+
+
+def _edge(provider, diagonal=None):
+    """The diagonal and first row of the sum of the base kernels, shape (2 n,): the sum of PSD
+    kernels is constant iff these are (equal K(0,0), K(j,j) and K(0,j) put every point on
+    x_0 in feature space)."""
+    diagonal = provider.diagonal() if diagonal is None else diagonal
+    return np.concatenate([diagonal.sum(axis=0), _first_row_sum(provider)])
 
 
 def _first_row_sum(provider):
@@ -121,6 +137,7 @@ class _KernelInput:
         """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
         rows (no stack)."""
         given = X
+        self.__dict__.pop("_constant_rows", None)
         if self._precomputed:
             stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
             if kernel_is_constant(kernel_sum):
@@ -142,8 +159,13 @@ class _KernelInput:
             kernels, y = string_training_stack(self, X, y, True if rows_only else None)
             if isinstance(kernels, np.ndarray):
                 self.kernel_storage_ = "stack"
-                return SumOfKernels(kernels), y
+                combination = SumOfKernels(kernels)
+                if kernel_is_constant(combination.matrix(np.ones(kernels.shape[2]))):
+                    warn_constant_model(self, _CONSTANT_STRING_KERNELS)
+                return combination, y
             self.kernel_storage_ = "rows"
+            if kernel_is_constant(_edge(kernels)):
+                warn_constant_model(self, _CONSTANT_STRING_KERNELS)
             return (kernels if columns else self._row_operator(kernels, client)), y
         if is_views(X):
             self.views_, X = Views.from_fit(X)
@@ -151,6 +173,7 @@ class _KernelInput:
         X = densify(X, self.memory_budget)
         if rows_are_identical(X):
             warn_constant_model(self, "all rows of X are identical (every feature is constant)")
+            self._constant_rows = True
         if self.views_ is not None:
             specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
         else:
@@ -186,10 +209,7 @@ class _KernelInput:
                 diagonal = provider.diagonal()
                 if not np.isfinite(diagonal).all():
                     raise ValueError(_OVERFLOW_MESSAGE)
-            # the sum of PSD kernels is constant iff its diagonal and first row are: equal
-            # K(0,0), K(j,j) and K(0,j) put every point on x_0 in feature space
-            edge = np.concatenate([diagonal.sum(axis=0), _first_row_sum(provider)])
-            if not rows_are_identical(X) and kernel_is_constant(edge):
+            if not rows_are_identical(X) and kernel_is_constant(_edge(provider, diagonal)):
                 warn_constant_model(self, _CONSTANT_KERNELS)
             if columns:
                 return provider, y
@@ -314,16 +334,17 @@ class _KernelInput:
         if self.__dict__.pop("_borrowed_points", False):
             self.bank_.X_fit_ = self.bank_.X_fit_.copy()
 
-    def _store_single(self, result, support, step_name="iterations"):
+    def _store_single(self, result, support, step_name="iterations", zero_sum=False):
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
-        (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero)."""
+        (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero); ``zero_sum``:
+        the dual coefficients sum to 0 (see :meth:`_drop_constant_expansion`)."""
         self._own_training_points()
         if not result.converged:
             steps = step_name if self.solver_ == "smo" else "iterations"
             warnings.warn(
                 f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
-                f"{result.relative_duality_gap:.2e} above tol={self.tol:g}; increase max_iter "
-                "or tol",
+                f"{result.relative_duality_gap:.2e} above tol={self.tol:g}"
+                f"{_large_cost_note(self)}; increase max_iter or tol",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -338,6 +359,16 @@ class _KernelInput:
         self.relative_duality_gap_ = float(result.relative_duality_gap)
         self.n_iter_ = int(result.n_iter)
         self.history_ = result.history
+        self._drop_constant_expansion(zero_sum)
+
+    def _drop_constant_expansion(self, zero_sum=True):
+        """On identical training rows every kernel between a point and the training points is
+        the same number, and ``sum_i dual_coef_i = 0`` (the SVM's equality constraint): the
+        exact model is its intercept alone. Zero dual coefficients make it so, where
+        rounding of that sum (e.g. 7e-18 with MWUMKL) gave other points either class. (Not
+        for one-class models: their coefficients sum to ``nu n``.)"""
+        if self.__dict__.pop("_constant_rows", False) and zero_sum:
+            self.dual_coef_ = np.zeros_like(self.dual_coef_)
 
     def _kernel_expansion(self, X):
         """``sum_i dual_coef_i K(d)(x_i, x)`` for each test point, shape (n_test,) (one model)."""
@@ -779,6 +810,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 "needs labels of at least two classes"
             )
         cost = self._costs(y, sample_weight)
+        if self.solver_ != "mwu":  # MWUMKL's C only caps its normalised alpha: no overflow
+            cost, cap = cap_costs(cost, combination, len(y))
         if self.solver_ == "mwu":
             if not np.all(cost == cost[0]):
                 raise ValueError(
@@ -833,6 +866,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                            else _convergence_message)(self, result)
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
         self.solve_time_ = seconds_since(start)
+        if self.solver_ != "mwu":
+            warn_if_capped(self, cap, sum(at_bound(r.alpha, cost, cap) for r, _ in results))
         if not product:
             self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
         self._store(results, len(self.kernel_names_))
@@ -906,7 +941,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     def _store(self, results, n_kernels):
         self._own_training_points()
         weights = np.array([r.kernel_weights for r, _ in results])
-        weights[weights <= _WEIGHT_EPS] = 0.0
+        # relative to each model's largest weight (lp weights scale with the kernels' values)
+        largest = np.maximum(weights.max(axis=1, keepdims=True), 1e-300)
+        weights[weights <= _WEIGHT_EPS * largest] = 0.0
         alphas = np.array([r.alpha * y_pm for r, y_pm in results])
         self.support_ = np.flatnonzero(np.any(alphas != 0.0, axis=0))
         self.dual_coef_ = alphas[:, self.support_]
@@ -926,6 +963,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
             self.history_ = self.history_[0]
         self.kernel_weights_ = weights
+        self._drop_constant_expansion()
         if self.groups_ is not None:
             self.group_names_ = list(self.groups_.names)
             sums = np.array([self.groups_.sum(w) for w in np.atleast_2d(weights)])
@@ -1219,6 +1257,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         regularizer = self._regularizer_part()
         cost = float(self.C) * _check_sample_weight(sample_weight, np.empty((len(y), 0)),
                                                     ensure_non_negative=True)
+        cost, cap = cap_costs(cost, provider, len(y))
         start = time.perf_counter()
         if stacked:
             result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
@@ -1231,8 +1270,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 tol=self.tol, max_iter=self.max_iter, **options,
             )
         self.solve_time_ = seconds_since(start)
+        warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
         self._check_learned_kernels(provider, result.kernel_weights)
-        self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps")
+        self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps", zero_sum=True)
         return self
 
     def predict(self, X):
@@ -1278,11 +1318,24 @@ def _fit_task(estimator, kernels, task, regularizer):
     return result
 
 
+def _large_cost_note(estimator):
+    """For a large C, why the gap may not close although the model is right: the primal
+    bound holds ``C`` times the margins' violations, which rounding keeps above zero."""
+    if not float(getattr(estimator, "C", 0.0)) >= _LARGE_COST:  # one-class: no C
+        return ""
+    return (
+        f" (at C={float(estimator.C):g} the duality gap holds C times the tiny margin "
+        "violations that rounding leaves, so it may not close although the model is the "
+        "hard-margin one on separable data; a smaller C, e.g. 1e3, is solved to tol)"
+    )
+
+
 def _convergence_message(estimator, result):
     """What happened and what to do, for a fit that did not reach ``tol``."""
     where = (
         f"{estimator.solver_} stopped after {result.n_iter} iterations with relative duality "
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
+        + _large_cost_note(estimator)
     )
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)

@@ -48,6 +48,13 @@ def warn_constant_model(estimator, reason):
     )
 
 
+def warn_degenerate(estimator, message):
+    """Warn with ``message`` (why the model is constant, what to change) that ``estimator``
+    gives every point the same decision."""
+    warnings.warn(f"{type(estimator).__name__}: {message}", DegenerateModelWarning,
+                  stacklevel=4)
+
+
 def validate_numeric(estimator, *args, **kwargs):
     """:func:`sklearn.utils.validation.validate_data` with a plain message for strings in X.
 
@@ -437,3 +444,69 @@ def check_test_stack(X, n_train, n_kernels):
             "with the kernels (and scaling) of the training stack"
         )
     return stack
+
+
+# With ``alpha <= C_max`` (see largest_cost) the decision values stay below ``1e13 s`` and the
+# quadratic terms below ``1e26`` (s <= 1) or ``1e26 / s``: finite in every solver, also squared
+# (lp); on overlapping classes the inner SVMs' iterations grow with C (n = 40: 1 s at C = 1e12,
+# 25 s at 1e14)
+_COST_REACH = 1e13
+
+
+def largest_cost(kernels, n_samples):
+    """The largest C the solvers take on ``kernels`` (a kernel operator with ``diagonal()``;
+    others, such as products of RBF kernels, have values at most 1): ``1e13 / (n s)`` for
+    ``s <= 1`` and ``1e13 / (n sqrt(s))`` above, ``s`` the largest diagonal entry of a base
+    kernel.
+
+    The alphas of separable data scale with the kernels' values as ``1/s`` (l1),
+    ``s^(-2/3)`` (lp: its conjugate is homogeneous of degree 2) or about ``s^(-1/2)`` (KL),
+    so C_max stays above them by the same margin whatever s: the box ``alpha <= C`` is
+    inactive above it unless the hard-margin solution has ``sum(alpha) = ||w||^2`` near
+    ``C_max``, a margin of about ``3e-7`` in units of the kernels, near the resolution of
+    kernel values rounded to double precision. LIBSVM's SVC gives the hard-margin solution at
+    any larger C for the same reason.
+    """
+    diagonal = getattr(kernels, "diagonal", None)
+    largest = 1.0
+    if callable(diagonal):
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.abs(np.asarray(diagonal(), dtype=np.float64))
+        if values.size and np.isfinite(values).all() and values.max() > 0:
+            largest = float(values.max())
+    scale = largest if largest <= 1.0 else np.sqrt(largest)
+    return _COST_REACH / (max(n_samples, 1) * scale)
+
+
+def cap_costs(cost, kernels, n_samples):
+    """``(min(cost, C_max), C_max)`` (see :func:`largest_cost`); the cap is None when no cost
+    exceeds it."""
+    cap = largest_cost(kernels, n_samples)
+    cost = np.asarray(cost, dtype=np.float64)
+    if not np.any(cost > cap):
+        return cost, None
+    return np.minimum(cost, cap), cap
+
+
+def warn_if_capped(estimator, cap, at_bound):
+    """After a fit at the capped C: warn, naming C, when ``at_bound`` (points whose alpha
+    sits at the cap) is positive; the model then is that of C = ``cap``, not of C."""
+    if cap is None or at_bound == 0:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__}: C={estimator.C:g} is above the largest C these kernels "
+        f"support ({cap:.3g}: beyond it the solvers overflow or stall); the model was "
+        f"fitted at C={cap:.3g}, where {at_bound} training point(s) still sit at the bound "
+        "alpha = C (margin errors: the classes overlap, so C still matters). Lower C",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def at_bound(alpha, cost, cap):
+    """How many of ``alpha`` (shape (n,), magnitudes) sit at a bound ``cost`` lowered to
+    ``cap`` (to rounding); 0 when ``cap`` is None."""
+    if cap is None:
+        return 0
+    cost = np.broadcast_to(np.asarray(cost, dtype=np.float64), np.shape(alpha))
+    return int(np.count_nonzero((cost == cap) & (np.asarray(alpha) >= cap * (1 - 1e-9))))

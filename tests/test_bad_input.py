@@ -90,6 +90,71 @@ def test_targets_inside_the_tube_warn(data):
         MKLRegressor(kernels=FAMILY, epsilon=0.1).fit(X, np.full(40, 3.0))
 
 
+def test_mwu_on_constant_features_predicts_one_class_everywhere(data):
+    X, y = data
+    model = MKLClassifier(kernels=FAMILY, solver="mwu")
+    with pytest.warns(DegenerateModelWarning, match="rows of X are identical"):
+        model.fit(np.ones_like(X), y)
+    # other points used to get either class from rounding (dual coefficients summing to 7e-18)
+    assert np.unique(model.predict(X)).size == 1
+    assert np.all(model.decision_function(X) == model.intercept_[0])
+
+
+@pytest.mark.parametrize("features", [np.ones((40, 3)), np.full((40, 3), 1e300)],
+                         ids=["ones", "1e300"])
+def test_product_on_constant_features_warns(data, features):
+    X, y = data
+    model = MKLClassifier(kernels="features", combination="product")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(features, y)
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateModelWarning)]
+    assert len(degenerate) == 1 and "rows of X are identical" in str(degenerate[0].message)
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert np.unique(model.predict(X)).size == 1
+
+
+def test_product_on_features_near_1e300_is_the_model_of_the_features(data):
+    X, y = data
+    reference = MKLClassifier(kernels="features", combination="product").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow in the square
+        scaled = MKLClassifier(kernels="features", combination="product").fit(X * 1e300, y)
+    # the same standardised problem (a non-convex one: the two runs, which round
+    # differently, may stop at different stationary points)
+    np.testing.assert_allclose(scaled.product_.transform(X * 1e300),
+                               reference.product_.transform(X), rtol=1e-12, atol=1e-12)
+    assert np.any(scaled.kernel_weights_ > 0)
+    assert np.mean(scaled.predict(X * 1e300) == y) >= 0.9
+
+
+def test_product_whose_widths_all_vanish_warns(data):
+    X, y = data
+    with pytest.warns(DegenerateModelWarning, match="every learned width .* Lower lam"):
+        MKLClassifier(kernels="features", combination="product", lam=1e6).fit(X, y)
+
+
+def test_product_of_zero_distances_warns(data):
+    _, y = data
+    with pytest.warns(DegenerateModelWarning, match="all precomputed distances are zero"):
+        MKLClassifier(kernels="precomputed_distances", combination="product").fit(
+            np.zeros((40, 40, 2)), y)
+
+
+@pytest.mark.parametrize("storage", ["stack", "rows"])
+def test_spectrum_order_longer_than_every_sequence_warns(storage):
+    from mklearn.kernels.strings import Spectrum
+
+    rng = np.random.default_rng(0)
+    sequences = np.array(["".join(rng.choice(list("ACGT"), size=6)) for _ in range(30)])
+    y = np.where(np.arange(30) % 2 == 0, 1, -1)
+    model = MKLClassifier(kernels=[Spectrum(order=8), Spectrum(order=9)],
+                          kernel_storage=storage)
+    with pytest.warns(DegenerateModelWarning, match="spectrum order longer than every"):
+        model.fit(sequences, y)
+    assert np.unique(model.predict(sequences)).size == 1
+
+
 # ----------------------------------------------------------------------------- scale
 @pytest.mark.parametrize("factor", [1e307, 1e300, 1e-300])
 def test_standardisation_is_scale_invariant(data, factor):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["best_hinge_bias", "best_insensitive_bias", "best_one_class_offset", "kernel_outputs",
-           "svm_primal"]
+           "hard_margin_factor", "svm_primal"]
 
 
 def best_hinge_bias(f: np.ndarray, y: np.ndarray, cost: np.ndarray) -> float:
@@ -41,12 +41,32 @@ def kernel_outputs(task, K, alpha, grad=None):
 
 def svm_primal(K: np.ndarray, alpha: np.ndarray, y: np.ndarray, cost: np.ndarray, f=None):
     """SVM primal value at ``w = sum_i alpha_i y_i phi(x_i)`` and the best bias; returns (P, b).
-    ``f = K (alpha y)`` when known."""
+    ``f = K (alpha y)`` when known.
+
+    P is the smaller of the primal at (w, b) and at ``(w / m, b' / m)``, m the margin
+    ``max_b' min_i y_i (f_i + b')`` when positive (no hinge loss: ``1/2 ||w||^2 / m^2``), both
+    upper bounds of the optimum; the second closes the duality gap on separable data at a
+    large C, where the hinge term holds C times the margin violations that rounding leaves.
+    """
     v = alpha * y
     f = K @ v if f is None else f
     b = best_hinge_bias(f, y, cost)
     hinge = np.maximum(0.0, 1.0 - y * (f + b))
-    return 0.5 * float(v @ f) + float(cost @ hinge), b
+    quadratic = 0.5 * float(v @ f)
+    factor = hard_margin_factor(f, y, cost)
+    scaled = quadratic * factor if np.isfinite(factor) else np.inf
+    return min(quadratic + float(cost @ hinge), scaled), b
+
+
+def hard_margin_factor(f, y, cost):
+    """``1 / m^2``, m the largest ``min_i y_i (f_i + b)`` over b (samples of positive cost),
+    or inf when ``m <= 0``: ``(w / m, b / m)`` separates the samples with no hinge loss."""
+    weighted = np.asarray(cost) > 0
+    positive, negative = f[weighted & (y > 0)], f[weighted & (y < 0)]
+    if positive.size == 0 or negative.size == 0:
+        return np.inf
+    margin = 0.5 * (float(positive.min()) - float(negative.max()))
+    return 1.0 / margin**2 if margin > 0 else np.inf
 
 
 def best_one_class_offset(f, nu):

@@ -33,6 +33,7 @@ from mklearn.formulation._product_ops import (
     rbf_product_cross,
     rbf_product_gram,
 )
+from mklearn.kernels.bank import standard_moments
 from mklearn.kernels.row_sources import CachedRows, DenseRows
 
 
@@ -97,9 +98,10 @@ class FeatureProduct:
             gamma = float(self.gamma)
         else:
             raise ValueError(f"gamma must be 'scale' or a float > 0, got {self.gamma!r}")
-        mean = X.mean(axis=0) if self.standardize else np.zeros(n_features)
-        scale = X.std(axis=0) if self.standardize else np.ones(n_features)
-        scale[scale == 0.0] = 1.0  # a constant feature: distances on it are 0 anyway
+        if self.standardize:  # a constant feature gets scale 1: distances on it are 0 anyway
+            mean, scale = standard_moments(X)
+        else:
+            mean, scale = np.zeros(n_features), np.ones(n_features)
         names = [
             f"x[{b[0]}]" if len(b) == 1 else "x[" + ",".join(str(int(c)) for c in b) + "]"
             for b in ([np.atleast_1d(b).tolist() for b in blocks])

@@ -49,6 +49,18 @@ def block_key(columns, scales):
             None if scales is None else np.asarray(scales).tobytes())
 
 
+def standard_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations of X (n_samples, n_features), the deviation 1 for
+    constant columns. Columns of extreme magnitude are brought near 1 first, so that the
+    squares in the variance neither overflow (|x| ~ 1e300) nor underflow (|x| ~ 1e-300)."""
+    peak = np.max(np.abs(X), axis=0)
+    unit = np.where((peak > 1e150) | ((peak < 1e-150) & (peak > 0)), peak, 1.0)
+    mean = (X / unit).mean(axis=0) * unit
+    std = (X / unit).std(axis=0) * unit
+    constant = (std == 0.0) | np.all(X == X[:1], axis=0)
+    return mean, np.where(constant, 1.0, std)
+
+
 def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool = False) -> int:
     """Bytes that rows computed on demand keep of X's multi-column feature blocks, besides X
     itself: a mostly-zero block (at most ``SPARSE_DENSITY`` non-zeros) as its non-zeros in
@@ -570,14 +582,7 @@ class KernelBank:
         n_features = X.shape[1]
         check_feature_indices(self.specs, n_features)
         if self.standardize:
-            # columns of extreme magnitude are brought near 1 first, so that the squares in
-            # the variance neither overflow (|x| ~ 1e300) nor underflow (|x| ~ 1e-300)
-            peak = np.max(np.abs(X), axis=0)
-            unit = np.where((peak > 1e150) | ((peak < 1e-150) & (peak > 0)), peak, 1.0)
-            mean = (X / unit).mean(axis=0) * unit
-            std = (X / unit).std(axis=0) * unit
-            constant = (std == 0.0) | np.all(X == X[:1], axis=0)
-            scale = np.where(constant, 1.0, std)
+            mean, scale = standard_moments(X)
             X_fit = (X - mean) / scale
             if not np.isfinite(X_fit).all():
                 raise ValueError(

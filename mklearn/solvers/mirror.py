@@ -38,8 +38,11 @@ ALGORITHMS.md section 4) is at most the optimum; it is evaluated at the best res
 ``t alpha`` (``t <= C / max alpha`` keeps the box). Upper bound: ``w_jk = d_jk sum_i alpha_i y_i
 phi_jk(x_i)`` with ``d_jk = gamma_jk / lambda_j`` is feasible in (P-1) with the best bias and the
 hinge slacks, so ``1/2 (max_j sum_k d_jk sqrt(alpha' Q_jk alpha))^2 + sum_i C_i xi_i`` is at least
-the optimum; it equals ``D(alpha)`` at the saddle point. Both hold whatever the inner SVM's
-precision, so the gap is a proof. ``objective`` is this primal value of the returned model.
+the optimum; it equals ``D(alpha)`` at the saddle point. So is the first term over ``m^2`` when
+the outputs separate the classes with margin m > 0 (``w / m`` has no slack): at large C the
+bound that closes the gap, as the slacks rounding leaves are multiplied by C. Both hold
+whatever the inner SVM's precision, so the gap is a proof. ``objective`` is this primal value
+of the returned model.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ import time
 import numpy as np
 
 from mklearn.extending import SIMPLEX
-from mklearn.formulation.losses import best_hinge_bias
+from mklearn.formulation.losses import best_hinge_bias, hard_margin_factor
 from mklearn.groups import KernelGroups, check_groups
 from mklearn.kernels.base import prepare
 from mklearn.solvers.result import Certificate, MKLResult
@@ -132,6 +135,9 @@ class _Problem:
         norm = float(np.max(self.groups.sum(d * root_g)))
         point["bias"] = bias
         upper = 0.5 * norm**2 + float(self.cost @ hinge)
+        factor = hard_margin_factor(f, self.y, self.cost)  # (w / m, b / m): no hinge loss
+        if np.isfinite(factor):
+            upper = min(upper, 0.5 * norm**2 * factor)
         return upper, self._dual_bound(alpha, g)
 
     def _dual_bound(self, alpha, g):

@@ -352,7 +352,7 @@ def mwu_mkl(
     adaptive = variant == "adaptive"
     start = time.perf_counter()
     n = combination.n_samples
-    traces = combination.diagonal().sum(axis=1)
+    traces = combination.diagonal().sum(axis=1, dtype=np.float64)  # float32 sums overflow
     trace_ok = np.isfinite(traces) & (traces > 0)
     if not trace_ok.any():
         raise ValueError("every base kernel has zero trace; MWUMKL needs a non-zero kernel.")

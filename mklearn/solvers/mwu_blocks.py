@@ -48,7 +48,8 @@ def _update_quad(g_alpha, quad, row_pos, row_neg, j_pos, j_neg, inv_trace, valid
             + g_alpha[i, j_neg]
             + 0.25
             * inv_trace[i]
-            * (row_pos[i, j_pos] + row_neg[i, j_neg] - 2.0 * row_pos[i, j_neg])
+            # float64 before the sum: float32 rows near their largest value overflow
+            * (np.float64(row_pos[i, j_pos]) + row_neg[i, j_neg] - 2.0 * row_pos[i, j_neg])
         )
         quad[i] = q if q > 0.0 else 0.0
         if valid[i]:

@@ -34,6 +34,7 @@ from mklearn.formulation.losses import (
     best_hinge_bias,
     best_insensitive_bias,
     best_one_class_offset,
+    hard_margin_factor,
     kernel_outputs,
     svm_primal,
 )
@@ -84,6 +85,11 @@ class ClassificationTask:
         ``grad``: the QP's gradient at alpha (see :func:`kernel_outputs`)."""
         return svm_primal(K, alpha, self.y, self.cost, kernel_outputs(self, K, alpha, grad))
 
+    def margin_factor(self, f):
+        """:func:`~mklearn.formulation.losses.hard_margin_factor`: the primal with the
+        quadratic term times this factor and no loss is an upper bound too."""
+        return hard_margin_factor(f, self.y, self.cost)
+
 
 class RegressionTask:
     """epsilon-SVR: 2n variables ``[a+; a-]``, signs ``[+1, -1]``, rows ``[0..n-1, 0..n-1]``,
@@ -126,6 +132,11 @@ class RegressionTask:
         bias = best_insensitive_bias(f, self.y, self.epsilon, self.cost)
         loss = np.maximum(0.0, np.abs(self.y - f - bias) - self.epsilon)
         return float(self.cost @ loss), bias
+
+    def margin_factor(self, f):
+        """inf: no scaling of w removes an epsilon-insensitive loss (see
+        :meth:`ClassificationTask.margin_factor`)."""
+        return np.inf
 
     def primal(self, K, alpha, grad=None):
         """``1/2 v'Kv`` plus :meth:`loss` at ``f = K v``; returns (value, b). ``grad``: the

@@ -347,7 +347,8 @@ def _pair_range(alpha, y, upper, i, j):
 @njit(cache=True)
 def _mkl_step_length(qp, slots, mkl, i, j, si, sj, slot_i, slot_j, lower, upper_t, a_k, b_k):
     """SMO-MKL's step along the pair: ``a_k``, ``b_k = F[k, si] - F[k, sj]``, then the
-    cubic (p = 2) or Newton's line search of :mod:`mklearn.svm.mkl_step`."""
+    cubic (p = 2) or Newton's line search of :mod:`mklearn.svm.mkl_step` (whose bracket is
+    narrowed first when the pair's range is wide: a large C)."""
     base_store.pair_terms(slots.base, slot_i, slot_j, si, sj, a_k)
     F = mkl.F
     for k in range(a_k.size):

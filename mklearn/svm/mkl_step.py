@@ -132,20 +132,66 @@ def _line_derivatives(t, g, a, b, kind, lam, q, prior, c1):
     return first, second
 
 
+_WIDE_BRACKET = 1e3  # ranges this many Newton steps (from their lower end) wide are narrowed
+
+
+@njit(cache=True)
+def _narrow_bracket(lower, upper, f_low, s_low, g, a, b, kind, lam, q, prior, c1):
+    """A bracket ``(lo, hi)`` of the root of ``phi'`` within ``[lower, upper]``
+    (``phi'(lower) = f_low > 0 > phi'(upper)``, ``phi''(lower) = s_low``). A range wider than
+    ``_WIDE_BRACKET`` Newton steps ``f_low / -s_low`` (a large C, or kernels of large values),
+    or any range when that step is not defined, is
+    narrowed to ``[s + 2^(e-1), s + 2^e]`` (or its mirror below ``s``), ``s`` the point of the
+    range nearest 0 and e the least integer where ``phi'`` has changed sign, found by
+    bisection on e (``phi'`` decreases: about 11 evaluations).
+
+    Without it a box of 1e10 or more left the root to 60 Newton-bisection steps that ended
+    where the KL exponent is capped (``_MAX_EXPONENT``): there ``phi`` is no longer the dual
+    along the pair, its curvature is wrong by orders of magnitude, and the step stopped
+    there with weights near 1e260.
+    """
+    if s_low < 0.0 and upper - lower <= _WIDE_BRACKET * (f_low / -s_low):
+        return lower, upper
+    start = min(max(0.0, lower), upper)
+    first, _ = _line_derivatives(start, g, a, b, kind, lam, q, prior, c1)
+    if first == 0.0:
+        return start, start
+    side = 1.0 if first > 0.0 else -1.0
+    reach = upper - start if side > 0.0 else start - lower
+    high_e = int(np.ceil(np.log2(reach)))  # phi' has changed sign at start + side 2^high_e
+    # the least step whose squares (t^2 a in g) stay normal numbers
+    low_e = min(high_e - 1, int(np.floor(0.5 * np.log2(1e-280 / max(np.max(np.abs(a)),
+                                                                     1e-300)))))
+    first, _ = _line_derivatives(start + side * 2.0 ** low_e, g, a, b, kind, lam, q, prior, c1)
+    if side * first <= 0.0:
+        high_e, low_e = low_e, -1075  # the root within 2^low_e of start
+    while high_e - low_e > 1:
+        mid = (low_e + high_e) // 2
+        first, _ = _line_derivatives(start + side * 2.0 ** mid, g, a, b, kind, lam, q, prior,
+                                     c1)
+        if side * first <= 0.0:
+            high_e = mid
+        else:
+            low_e = mid
+    near = start + side * min(2.0 ** low_e, reach)
+    far = start + side * min(2.0 ** high_e, reach)
+    return max(lower, min(near, far)), min(upper, max(near, far))
+
+
 @njit(cache=True)
 def newton_step_length(lower, upper, g, a, b, kind, lam, q, prior, c1):
     """Maximiser of the concave ``phi`` on ``[lower, upper]``: Newton-Raphson on ``phi'``
     safeguarded by bisection (Press et al., Numerical Recipes, ``rtsafe``): the root stays
     bracketed, and a Newton step that leaves the bracket or does not halve the step size
     is replaced by a bisection."""
-    f_low, _ = _line_derivatives(lower, g, a, b, kind, lam, q, prior, c1)
+    f_low, s_low = _line_derivatives(lower, g, a, b, kind, lam, q, prior, c1)
     if f_low <= 0.0:
         return lower
     f_up, _ = _line_derivatives(upper, g, a, b, kind, lam, q, prior, c1)
     if f_up >= 0.0:
         return upper
-    lo, hi = lower, upper
-    t = 0.0 if lower < 0.0 < upper else 0.5 * (lower + upper)
+    lo, hi = _narrow_bracket(lower, upper, f_low, s_low, g, a, b, kind, lam, q, prior, c1)
+    t = 0.0 if lo < 0.0 < hi else 0.5 * (lo + hi)
     dx_old = hi - lo
     dx = dx_old
     for _ in range(_NEWTON_ITER):
