@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
@@ -519,9 +519,7 @@ def test_string_kernels_end_in_an_own_error_or_a_valid_model(data, kind, solver)
     event(_outcome(fit, X, X_bad))
 
 
-@pytest.mark.xfail(reason="string kernels do not warn of a constant model yet", strict=False)
-@settings(STRING_BUDGET, max_examples=max(PROFILES[PROFILE]["max_examples"] // 30, 1),
-          phases=[Phase.generate])  # no shrinking of the expected failure
+@settings(STRING_BUDGET, max_examples=max(PROFILES[PROFILE]["max_examples"] // 30, 1))
 @given(data=st.data(), kind=st.sampled_from(["spectrum", "spectrum-pair", "wd"]))
 def test_string_kernels_that_cannot_vary_warn_of_a_constant_model(data, kind):
     """Spectrum orders longer than every string, or one string repeated: every kernel is
