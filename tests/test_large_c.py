@@ -92,7 +92,8 @@ def test_float32_stack_near_its_largest_value(separable):
     sq = ((X[:, None] - X[None]) ** 2).sum(-1)
     stack = np.stack([np.exp(-sq), np.exp(-sq / 9.0), (1 + X @ X.T) ** 2], axis=-1)
     stack = (stack / stack.max() * 0.9 * np.finfo(np.float32).max).astype(np.float32)
-    for solver, regularizer in [("smo", "kl"), ("smo", "lp"), ("spg", "l1"), ("mwu", "l1")]:
+    for solver, regularizer in [("smo", "kl"), ("smo", "lp"), ("spg", "l1"), ("mwu", "l1"),
+                                ("silp", "l1")]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # ConvergenceWarning: gap of rounding
             model = MKLClassifier(kernels="precomputed", solver=solver, regularizer=regularizer,
@@ -100,6 +101,19 @@ def test_float32_stack_near_its_largest_value(separable):
         assert _finite(model, stack)
         assert np.max(model.kernel_weights_) < 1e3
         assert np.mean(model.predict(stack) == y) == 1.0, solver
+
+
+def test_silp_converges_whatever_the_kernels_units(separable):
+    # its master LP sees the cuts in units of the first one (values near 1e-37 here)
+    X, y = separable
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    stack = np.stack([np.exp(-sq), np.exp(-sq / 9.0), (1 + X @ X.T) ** 2], axis=-1)
+    stack = (stack / stack.max() * 0.9 * np.finfo(np.float32).max).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MKLClassifier(kernels="precomputed", solver="silp", regularizer="l1").fit(stack, y)
+    assert model.relative_duality_gap_ <= model.tol
+    assert np.mean(model.predict(stack) == y) == 1.0
 
 
 @pytest.mark.parametrize("kind", [KIND_KL, KIND_LP])

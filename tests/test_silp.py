@@ -7,8 +7,11 @@ from reference import l1_mkl_optimum, l1_one_class_optimum, l1_svr_optimum
 from scipy.optimize import linprog
 from test_spg_reference import _problem
 
+from mklearn.datasets import load_dataset
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import L1Simplex
+from mklearn.kernels import KernelBank
+from mklearn.kernels.recipes import resolve_kernels
 from mklearn.solvers import silp_mkl, spg_gmkl
 from mklearn.solvers.silp import _chunk
 from mklearn.solvers.silp_master import MasterLP
@@ -35,8 +38,9 @@ def test_classification_reaches_the_exact_optimum(small, C):
     optimum = l1_mkl_optimum(stack, y, C)
     combination = SumOfKernels(stack)
     spg = spg_gmkl(combination, y, C, L1Simplex(), tol=1e-6, max_iter=3000)
-    for interleaved in (False, True):
-        result = silp_mkl(combination, y, C, L1Simplex(), interleaved=interleaved, **TIGHT)
+    for interleaved, level_method in [(False, True), (True, True), (False, False)]:
+        result = silp_mkl(combination, y, C, L1Simplex(), interleaved=interleaved,
+                          level_method=level_method, **TIGHT)
         assert result.converged
         assert result.objective == pytest.approx(optimum, rel=1e-4)
         assert result.objective == pytest.approx(spg.objective, rel=1e-4)
@@ -79,6 +83,34 @@ def test_master_lp_prints_nothing(capfd):
     master.solve()
     captured = capfd.readouterr()  # HiGHS writes to the C-level stdout: fd 1
     assert captured.out == "" and captured.err == ""
+
+
+def test_the_level_method_needs_far_fewer_lp_solves_for_the_same_optimum():
+    X, y = load_dataset("sonar")
+    rows = np.random.default_rng(0).choice(len(y), size=50, replace=False)
+    X, y = X[rows], np.where(y[rows] == y.max(), 1.0, -1.0)
+    specs, standardize = resolve_kernels("simple_mkl", X)  # 793 kernels
+    combination = SumOfKernels(KernelBank(specs, standardize=standardize).fit_transform(X))
+    runs = {level: silp_mkl(combination, y, 100.0, L1Simplex(), tol=1e-3, max_iter=3000,
+                            level_method=level) for level in (True, False)}
+    assert all(run.converged for run in runs.values())
+    assert runs[True].objective == pytest.approx(runs[False].objective, rel=2e-3)
+    assert 3 * runs[True].n_iter < runs[False].n_iter  # 87 and 568
+
+
+def test_master_lp_is_scale_free():
+    # the same cuts in units 1e-37 and 1: the same weights, theta in the cuts' units
+    rng = np.random.default_rng(3)
+    cuts = rng.normal(size=(12, 4))
+    points = []
+    for scale in (1.0, 1e-37):
+        master = MasterLP(4)
+        for S in cuts:
+            master.add(scale * S)
+            beta, theta = master.solve()
+        points.append((beta, theta / scale))
+    np.testing.assert_allclose(points[0][0], points[1][0], atol=1e-9)
+    assert points[0][1] == pytest.approx(points[1][1], rel=1e-9)
 
 
 def test_master_lp_matches_linprog_and_pruning_keeps_the_optimum():

@@ -81,6 +81,7 @@ _SILP_OPTIONS = {
     "inner_tol": [_POSITIVE, None],
     "chunk_steps": [Interval(Integral, 1, None, closed="left"), None],
     "linadd": ["boolean"],
+    "level_method": ["boolean"],
 }
 
 

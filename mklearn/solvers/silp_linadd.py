@@ -29,7 +29,8 @@ __all__ = ["silp_linadd"]
 
 
 def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
-                working_set=100, chunk_iterations=10, callback=None) -> MKLResult:
+                working_set=100, chunk_iterations=10, level_method=True,
+                callback=None) -> MKLResult:
     """l1-MKL over string sub-kernels by SILP with the linadd decomposition SVM.
 
     Parameters
@@ -54,6 +55,8 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
         Size q of the decomposition's working set.
     chunk_iterations : int >= 1, default=10
         Decomposition subproblems between two LP solves.
+    level_method : bool, default=True
+        Stabilise the master LP by the level method (as :func:`mklearn.solvers.silp_mkl`).
     callback : callable, optional
         Called with the history record after each LP solve.
 
@@ -85,7 +88,7 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
     task = ClassificationTask(y, cost)
     beta = np.full(m, 1.0 / m)
     state = Decomposition(provider, y, task.upper, beta, "linadd")
-    master = MasterLP(m)
+    master = MasterLP(m, level=level_method)
     progress = Progress(task, tol, callback, inner_tol)
     converged, n_iter = False, 0
     while n_iter < max_iter:
@@ -106,8 +109,7 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
         if stop:
             converged = True
             break
-        master.add(S)
-        beta, progress.theta = master.solve()
+        beta, progress.theta = master.next_weights(S, beta, progress.best)
         state.reweight(beta)
         n_iter += 1
     return progress.result(n_iter, state.n_iter, converged)
