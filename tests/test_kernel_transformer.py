@@ -256,3 +256,38 @@ def test_pickle_round_trips_and_save_model_refuses(blobs, tmp_path):
     np.testing.assert_array_equal(loaded.transform(X[:7]), model.transform(X[:7]))
     with pytest.raises(ValueError, match="save_model stores .* got MKLKernel"):
         save_model(model, tmp_path / "model.npz")
+
+
+# ------------------------------------------------------------------- other kinds of input
+def test_sequences_views_and_sparse_input_give_the_classifiers_kernel(blobs):
+    """Whatever the input, transform is the classifier's learned kernel: its decision values
+    are the kernel's columns at the support vectors times the dual coefficients."""
+    import scipy.sparse
+
+    from mklearn.kernels.strings import Spectrum
+
+    X, y = blobs
+    rng = np.random.default_rng(2)
+    sequences = ["".join(rng.choice(list("ACGT"), size=12)) for _ in range(40)]
+    labels = np.array(["A" in s[:3] for s in sequences])
+    cases = [
+        ([Spectrum(1), Spectrum(2)], sequences, labels),
+        (RBF_FAMILY, {"left": X[:, :2], "right": X[:, 2:]}, y),
+        (RBF_FAMILY, scipy.sparse.csr_matrix(X), y),
+        ("svc+feature_rbf", X, y),
+    ]
+    for kernels, inputs, targets in cases:
+        model = MKLKernel(kernels=kernels, regularizer="l1", C=10.0).fit(inputs, targets)
+        svm = model.estimator_
+        K = model.transform(inputs)
+        assert K.shape == (len(targets), len(targets))
+        scores = K[:, svm.support_] @ svm.dual_coef_[0] + svm.intercept_[0]
+        np.testing.assert_allclose(scores, svm.decision_function(inputs), atol=1e-8)
+
+
+def test_float32_kernels_give_a_float64_kernel(blobs):
+    X, y = blobs
+    model = MKLKernel(kernels=RBF_FAMILY, kernel_dtype="float32").fit(X, y)
+    K = model.transform(X)
+    assert K.dtype == np.float64
+    np.testing.assert_allclose(K, _direct_kernel(model, X, X), rtol=1e-5, atol=1e-6)
