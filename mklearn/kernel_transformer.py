@@ -224,7 +224,8 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             Class labels or real targets (``task``). None: only with ``solver="average"``
             (uniform weights); ValueError otherwise.
         sample_weight : array-like of shape (n_samples,), optional
-            Passed to the estimator that learns the weights (it multiplies C).
+            Passed to the estimator that learns the weights (it multiplies C); unused
+            without y.
 
         Returns
         -------
