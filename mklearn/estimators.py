@@ -36,7 +36,7 @@ from mklearn.kernels.columns import KernelColumns, StackColumns
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
 from mklearn.kernels.string_bank import StringKernelBank
-from mklearn.kernels.string_input import string_test_stack, string_training_stack
+from mklearn.kernels.string_input import string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
 from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
@@ -376,36 +376,51 @@ class _KernelInput:
 
     def _expansions(self, X):
         """``sum_i dual_coef_[c, i] K(d_c)(x_i, x)`` for each test point and model c, shape
-        (n_test, n_models); test points from X in blocks of about ``PREDICT_BLOCK_BYTES`` of
-        test-versus-support kernels."""
+        (n_test, n_models)."""
         weights = np.atleast_2d(self.kernel_weights_)
         active = np.flatnonzero(np.any(weights > 0, axis=0))
         if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, gives zeros
             active = np.arange(1)
+        parts = [self._combine_cross(cross, weights, active)
+                 for cross in self._cross_kernels(X, self.support_, active)]
+        return np.concatenate(parts) if parts else np.zeros((0, weights.shape[0]))
+
+    def _cross_kernels(self, X, rows, active, validator=None):
+        """The base kernels ``active`` between the test points X and the training points
+        ``rows`` (None: all), in blocks of test points of about ``PREDICT_BLOCK_BYTES``: each
+        of shape (n_block, n_rows, n_active).
+
+        X is checked against the fit by ``validator`` (default this estimator: its
+        ``n_features_in_`` and ``feature_names_in_``) or, precomputed, as a stack of shape
+        (n_test, n_train, n_kernels); ValueError if it does not match.
+        """
+        n_kernels = np.atleast_2d(self.kernel_weights_).shape[1]
         if self._precomputed:
-            stack = check_test_stack(X, self.n_train_, weights.shape[1])
-            return self._combine_cross(stack[:, self.support_][:, :, active], weights, active)
+            stack = check_test_stack(X, self.n_train_, n_kernels)
+            yield (stack if rows is None else stack[:, rows])[:, :, active]
+            return
         if isinstance(getattr(self, "bank_", None), StringKernelBank):
-            return self._combine_cross(string_test_stack(self, X, active), weights, active)
+            yield self.bank_.transform(X, rows=rows, kernel_indices=active)
+            return
         views = getattr(self, "views_", None)  # models read by load_model have no views
         if views is not None:
             X = views.concatenate(X)
-        X = validate_numeric(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
-        block = max(1, PREDICT_BLOCK_BYTES // (8 * max(self.support_.size, 1) * active.size))
-        parts = []
+        X = validate_numeric(self if validator is None else validator, X, dtype=np.float64,
+                             reset=False, accept_sparse="csr")
+        n_rows = self.n_train_ if rows is None else len(rows)
+        block = max(1, PREDICT_BLOCK_BYTES // (8 * max(n_rows, 1) * active.size))
         for start in range(0, X.shape[0], block):
             points = X[start:start + block]
             points = points.toarray() if scipy.sparse.issparse(points) else points
             with np.errstate(over="ignore", invalid="ignore"):
-                cross = self.bank_.transform(points, rows=self.support_, kernel_indices=active)
+                cross = self.bank_.transform(points, rows=rows, kernel_indices=active)
             if not np.isfinite(cross).all():
                 raise ValueError(
                     "the kernels between X and the training points overflow: X has values far "
                     "outside the range of the training data (near the largest float); rescale "
                     "X as the training data was"
                 )
-            parts.append(self._combine_cross(cross, weights, active))
-        return np.concatenate(parts) if parts else np.zeros((0, weights.shape[0]))
+            yield cross
 
     def _combine_cross(self, cross, weights, active):
         """``cross`` (n_test, n_SV, n_active) combined by each model's weights and dual

@@ -21,8 +21,8 @@ from mklearn._memory_limits import FREE, available_memory, memory_room
 from mklearn._sizes import GIB, MB
 from mklearn.kernels.operator import row_path_bytes
 
-__all__ = ["auto_cache_size", "available_memory", "budget_bytes", "default_budget", "densify",
-           "plan_kernel_storage", "stack_bytes"]
+__all__ = ["auto_cache_size", "available_memory", "budget_bytes", "check_dense_output",
+           "default_budget", "densify", "plan_kernel_storage", "stack_bytes"]
 
 BUDGET_SHARE = 0.5  # of the room under every memory limit when the fit starts
 STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
@@ -173,3 +173,32 @@ def densify(X, memory_budget: float | None = None):
             f"as dense points for the kernels, above {words}: select features (e.g. drop "
             f"all-zero columns), use fewer samples, or {raise_it}")
     return X.toarray()
+
+
+def check_dense_output(n_rows: int, n_cols: int, *, what: str, fix: str,
+                       memory_budget: float | None = None) -> None:
+    """Refuse a float64 result of shape ``(n_rows, n_cols)`` that needs more than the budget.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        Shape of the result.
+    what : str
+        What the result is, for the message (e.g. "the learned kernel between 10 points and
+        the 100 training points").
+    fix : str
+        What to change besides the budget, for the message.
+    memory_budget : float or None
+        MB the result may use; None: half the room under every memory limit now.
+
+    Raises
+    ------
+    ValueError
+        If ``8 n_rows n_cols`` bytes exceed the budget; the message gives the bytes.
+    """
+    budget = budget_bytes(memory_budget)
+    need = 8 * int(n_rows) * int(n_cols)
+    if need > budget:
+        words, raise_it = _budget_words(memory_budget, budget)
+        raise ValueError(f"{what} needs {_gib(need)} ({n_rows} x {n_cols} float64), above "
+                         f"{words}: {fix}, or {raise_it}")

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 from .string_bank import StringColumns, StringKernelBank
 from .strings import resolve_string_kernels
 
-__all__ = ["string_training_stack", "string_test_stack"]
+__all__ = ["string_training_stack"]
 
 
 def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
@@ -43,7 +43,3 @@ def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
         return StringColumns(bank), y
     return bank._stack(bank.X_fit_, bank.X_fit_, symmetric=True, kernels=None), y
 
-
-def string_test_stack(estimator: Any, X: Any, active: np.ndarray) -> np.ndarray:
-    """Kernels between test sequences and the support vectors, kernels ``active`` only."""
-    return estimator.bank_.transform(X, rows=estimator.support_, kernel_indices=active)
