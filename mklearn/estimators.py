@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -850,7 +851,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
 
         def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
-            with _progress(self, target if len(targets) > 1 else None, info) as callback:
+            with _progress(self, target if len(targets) > 1 else None, info) as bar:
+                beats = {"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat else {}
                 result = info.function(
                     combination,
                     y_pm,
@@ -858,8 +860,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                     regularizer,
                     tol=self.tol,
                     max_iter=self.max_iter,
-                    callback=callback,
+                    callback=None if bar is None else bar.callback,
                     **options,
+                    **beats,
                 )
             return result, y_pm
 
@@ -1372,40 +1375,75 @@ def _convergence_message(estimator, result):
 class _progress:
     """A tqdm bar fed by the solver's callback when ``verbose > 0``; a no-op otherwise.
 
-    It counts the solver's history records (``SolverInfo.record_unit``) and shows
-    ``max_iter`` as the total only where ``max_iter`` caps exactly those records; it shows
-    the ``objective`` and the ``relative_duality_gap`` (as the attribute of that name).
+    Its total is 100 (%) and its ETA tqdm's: the share of the run done is the way from the
+    first relative duality gap down to ``tol``, on a log scale (never moving back); for a
+    solver with a planned number of iterations (records with ``iterations_planned``:
+    MWUMKL), the iterations done. Where no gap exists (products) it counts the history
+    records (``SolverInfo.record_unit``), with ``max_iter`` as the total where ``max_iter``
+    caps exactly those. It shows the ``objective`` and the ``relative_duality_gap``; a solver
+    that declares ``heartbeat`` reports its SMO steps between two records at least every
+    ``mklearn.svm.smo.HEARTBEAT_SECONDS``.
     """
 
     def __init__(self, estimator, target, info):
         self.enabled = bool(estimator.verbose)
-        self.total = estimator.max_iter if info.max_iter_counts_records else None
+        self.records_total = estimator.max_iter if info.max_iter_counts_records else None
         self.unit = info.record_unit
+        self.tol = float(estimator.tol)
         solver = getattr(estimator, "solver_", estimator.solver)
         self.label = f"{solver} (class {target})" if target is not None else solver
-        self.bar = None
+        self.bar, self.first_gap, self.done, self.n_records = None, None, 0.0, 0
+        self.postfix = {}
 
     def __enter__(self):
         if not self.enabled:
             return None
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=self.total, desc=self.label, leave=True, unit=f" {self.unit}")
-        return self._update
+        self.bar = tqdm(total=100, desc=self.label, leave=True, unit="%",
+                        bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt}% [{elapsed}<{remaining}"
+                                   "{postfix}]")
+        return self
 
-    def _update(self, record):
-        self.bar.update(1)
-        postfix = {
+    def callback(self, record):
+        """The solver's ``callback``: one history record."""
+        self.n_records += 1
+        self._advance(self._share(record))
+        self.postfix = {
             "objective": f"{record['objective']:.6g}",
             "relative_duality_gap": f"{record['relative_duality_gap']:.2e}",
         }
         if "n_steps" in record:
-            postfix["smo_steps"] = record["n_steps"]
+            self.postfix["smo_steps"] = record["n_steps"]
         elif record.get("n_svm_solves"):
-            postfix["svm_solves"] = record["n_svm_solves"]
-        self.bar.set_postfix(postfix, refresh=True)
+            self.postfix["svm_solves"] = record["n_svm_solves"]
+        self.bar.set_postfix(self.postfix, refresh=True)
+
+    def heartbeat(self, n_steps):
+        """Between two records: the SMO steps taken so far."""
+        self.bar.set_postfix({**self.postfix, "smo_steps": n_steps}, refresh=True)
+
+    def _share(self, record):
+        """The share of the run done at ``record``, in [0, 1]."""
+        if record.get("iterations_planned"):
+            return record["iteration"] / record["iterations_planned"]
+        gap = record["relative_duality_gap"]
+        if not math.isfinite(gap):
+            total = self.records_total
+            return self.done if total is None else self.n_records / total
+        if self.first_gap is None:
+            self.first_gap = gap
+        if gap <= self.tol or self.first_gap <= self.tol:
+            return 1.0
+        return math.log(self.first_gap / gap) / math.log(self.first_gap / self.tol)
+
+    def _advance(self, share):
+        self.done = min(max(self.done, share), 1.0)
+        self.bar.n = 100.0 * self.done
 
     def __exit__(self, *exc):
         if self.bar is not None:
+            if exc[0] is None:
+                self._advance(1.0)  # stopped: done, whatever the last record said
             self.bar.close()
         return False

@@ -3,6 +3,8 @@ weights, probabilities and n_jobs, kernel names from column names."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.calibration import CalibratedClassifierCV
@@ -14,6 +16,7 @@ from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
 from mklearn.datasets import load_dataset
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.kernels import RBF, KernelBank, Polynomial
+from mklearn.svm import smo
 
 SMALL_FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2), RBF(sigma=1.0, features=0)]
 
@@ -143,15 +146,34 @@ def test_one_relative_duality_gap_everywhere(liver, solver):
         model.duality_gap_ / abs(model.objective_), rel=2e-3, abs=1e-12)
 
 
-def test_the_progress_bar_never_shows_a_misleading_total(liver, capsys):
+def _shares(err):
+    """The percentages a progress bar showed, in order."""
+    return [int(share) for share in re.findall(r"(\d+)/100%", err)]
+
+
+@pytest.mark.parametrize("solver", ["smo", "spg", "mwu"])
+def test_the_progress_bar_has_a_total_and_an_eta(liver, capsys, solver):
     X, y = liver
-    MKLClassifier(kernels=SMALL_FAMILY, regularizer="lp", max_iter=500, verbose=1).fit(X, y)
+    regularizer = "lp" if solver == "smo" else "l1"
+    MKLClassifier(kernels=SMALL_FAMILY, solver=solver, regularizer=regularizer, max_iter=500,
+                  verbose=1).fit(X, y)
     err = capsys.readouterr().err
-    assert "relative_duality_gap=" in err and "gap check" in err
-    assert "/500" not in err  # SMO's n_iter_ counts SMO steps, max_iter the gap checks
-    MKLClassifier(kernels=SMALL_FAMILY, regularizer="l1", max_iter=500, verbose=1).fit(X, y)
-    err = capsys.readouterr().err
-    assert "/500" in err and "iteration" in err  # SPG: max_iter caps exactly these
+    shares = _shares(err)
+    assert shares and shares[-1] == 100 and shares == sorted(shares)  # never moves back
+    assert "relative_duality_gap=" in err and "<" in err  # tqdm's elapsed<remaining
+    assert "/500" not in err  # the total is the share done, not max_iter
+
+
+def test_a_long_smo_solve_beats_between_gap_checks(liver, capsys, monkeypatch):
+    X, y = liver
+    quiet = MKLClassifier(kernels=SMALL_FAMILY, regularizer="lp").fit(X, y)
+    monkeypatch.setattr(smo, "HEARTBEAT_SECONDS", 0.0)
+    monkeypatch.setattr(smo, "HEARTBEAT_STEPS", 8)
+    loud = MKLClassifier(kernels=SMALL_FAMILY, regularizer="lp", verbose=1).fit(X, y)
+    steps = [int(n) for n in re.findall(r"smo_steps=(\d+)", capsys.readouterr().err)]
+    assert len(steps) > len(loud.history_) + 2  # beats between the gap checks
+    assert steps == sorted(steps)
+    np.testing.assert_array_equal(loud.kernel_weights_, quiet.kernel_weights_)  # same path
 
 
 # ------------------------------------------------------ class and sample weights

@@ -58,6 +58,9 @@ class SolverInfo:
     # keeps per-kernel state that a column provider may hold on Dask workers
     # (mklearn.distributed.DaskColumns, inside joblib's Dask backend)
     state_on_workers: bool = False
+    # takes ``heartbeat`` (called with its SMO steps so far at least every few seconds
+    # between two records: a progress bar's sign of life)
+    heartbeat: bool = False
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -135,6 +138,7 @@ SOLVERS = {
         record_unit="gap check",  # n_iter_ counts SMO steps, max_iter the gap checks
         max_iter_counts_records=False,
         n_iter_unit="SMO steps",
+        heartbeat=True,
     ),
     "mwu": SolverInfo(
         mwu_mkl,

@@ -336,9 +336,9 @@ def mwu_mkl(
         ``0 <= alpha <= C, y'alpha = 0``, by SMO to 1e-8, when evaluated, else NaN.
         ``duality_gap`` is ``U - L`` (module notes; NaN when U is infinite).
         ``n_svm_solves`` is 1 if J(mu) was evaluated, else 0. ``history`` records
-        ``iteration``, ``lower`` (L), ``upper`` (U at the current weights), ``gap``,
-        ``max_weight``, ``cap`` (normalised bound on alpha), ``forced`` (picks made above
-        the cap so far), ``cache_hits``, ``cache_misses`` and ``seconds``.
+        ``iteration``, ``iterations_planned`` (T), ``lower`` (L), ``upper`` (U at the current
+        weights), ``gap``, ``max_weight``, ``cap`` (normalised bound on alpha), ``forced``
+        (picks made above the cap so far), ``cache_hits``, ``cache_misses`` and ``seconds``.
 
     Raises
     ------
@@ -396,6 +396,7 @@ def mwu_mkl(
             hits, misses = blocks.counts()
             record = {
                 "iteration": t,
+                "iterations_planned": T,
                 "lower": lower,
                 "upper": upper,
                 "duality_gap": upper - lower,

@@ -76,6 +76,7 @@ def smo_mkl(
     cache_size=200.0,
     closed_form=True,
     shrinking=True,
+    heartbeat=None,
 ) -> MKLResult:
     """Solve lp-MKL (p > 1) or KL-regularised MKL in the dual by SMO.
 
@@ -105,6 +106,9 @@ def smo_mkl(
     shrinking : bool
         LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): shrunk variables leave
         the working-set search and the gradient updates (the per-kernel outputs stay exact).
+    heartbeat : callable, optional
+        Called with the SMO steps taken so far at least every
+        :data:`mklearn.svm.smo.HEARTBEAT_SECONDS` between two gap checks.
 
     Returns
     -------
@@ -121,7 +125,8 @@ def smo_mkl(
     y = np.asarray(y, dtype=np.float64)
     task = ClassificationTask(y, np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy())
     return _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
-                  cache_size=cache_size, closed_form=closed_form, shrinking=shrinking)
+                  cache_size=cache_size, closed_form=closed_form, shrinking=shrinking,
+                  heartbeat=heartbeat)
 
 
 def smo_mkl_regression(
@@ -180,7 +185,7 @@ def smo_mkl_regression(
 
 
 def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
-           shrinking):
+           shrinking, heartbeat=None):
     """The SMO-MKL loop shared by the losses (:mod:`mklearn.solvers.tasks`): the task's
     signs, rows,
     linear term and bounds, and ``task.loss(f)`` (loss, best bias) for the primal bound."""
@@ -204,8 +209,10 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     kkt_tol = KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
+        beat = None if heartbeat is None else (lambda steps, done=n_steps: heartbeat(done + steps))
         solved, steps, violation, _ = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
-                                           shrinking=shrinking, reconstruct=reconstruct, mkl=mkl)
+                                           shrinking=shrinking, reconstruct=reconstruct, mkl=mkl,
+                                           heartbeat=beat)
         n_steps += steps
         beta = st.coefficients()
         g[:] = np.maximum(F @ beta, 0.0)  # exact quadratic terms from the outputs (no drift)

@@ -15,6 +15,7 @@ precomputed kernel) or a row source of :mod:`mklearn.kernels.row_sources`; the l
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numba
@@ -133,6 +134,8 @@ _NO_MKL = core.MKLStep(F=np.zeros((1, 1)), g=np.zeros(1), d=np.zeros(1), fd=np.e
 _NO_BASE = base_store.held_rows(np.zeros((1, 1, 1)))
 GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: each is O(l))
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
+HEARTBEAT_SECONDS = 2.0  # at most this long between two heartbeats of a long solve
+HEARTBEAT_STEPS = 1000  # first steps between two looks at the clock (doubled while cheap)
 
 
 def duality_gap_bound(st):
@@ -202,7 +205,7 @@ def _compiled_loop(*args):
 
 
 def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None,
-            stop_below=None):
+            stop_below=None, heartbeat=None):
     """Drive :func:`mklearn.svm.core.smo_loop` on ``st`` (an :class:`SMOState`) until it is
     solved to ``tol`` or ``max_steps`` steps are spent: load missing rows into ``rows``, and
     call ``reconstruct()`` (which must refresh ``st.G`` for every variable) when the loop asks
@@ -220,6 +223,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     (rebuilt first if variables are shrunk and the stale one says so; a rebuild that does not
     stop the run doubles that interval); SMO steps only lower the objective, so the solve
     would have ended below it too.
+    ``heartbeat``: called with the steps taken so far at least every ``HEARTBEAT_SECONDS``
+    while the solve runs (a progress bar's sign of life between two gap checks).
     Returns ``(converged, steps, violation, stopped_below)``.
     """
     # numba starts its threading layer when a parallel function is compiled or called from
@@ -241,11 +246,14 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     next_gap = gap_every if gap is not None and mkl is _NO_MKL else never
     stop_every = min(STOP_CHECK_STEPS, n_var)
     next_stop = stop_every if stop_below is not None and mkl is _NO_MKL else never
+    pulse = _Pulse(heartbeat, never)
     loop = _compiled_loop(qp, it, slots, search, mkl, settings)
     while True:
-        settings = settings._replace(max_steps=int(min(max_steps, next_gap, next_stop) - total))
+        settings = settings._replace(
+            max_steps=int(min(max_steps, next_gap, next_stop, pulse.next) - total))
         status, missing, steps, violation = loop(qp, it, slots, search, mkl, settings)
         total += steps
+        pulse.beat(total)
         if status == core.STATUS_NEED_ROW:
             rows.load(int(missing))
             continue
@@ -281,6 +289,29 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
             if status == core.STATUS_RECONSTRUCT and total < max_steps:
                 continue
         return status == core.STATUS_KKT, total, float(violation), False
+
+
+class _Pulse:
+    """When to call a solve's ``heartbeat``: the loop returns every ``next`` steps (a span
+    doubled while it passes in under a tenth of ``HEARTBEAT_SECONDS``, so that a fast solve
+    barely notices) and at each missing row; the clock is read then."""
+
+    def __init__(self, heartbeat, never):
+        self.heartbeat, self.span = heartbeat, HEARTBEAT_STEPS
+        self.next = never if heartbeat is None else HEARTBEAT_STEPS
+        self.last = self.span_start = time.perf_counter()
+
+    def beat(self, total):
+        if self.heartbeat is None:
+            return
+        now = time.perf_counter()
+        if now - self.last >= HEARTBEAT_SECONDS:
+            self.heartbeat(total)
+            self.last = now
+        if total >= self.next:
+            if now - self.span_start < 0.1 * HEARTBEAT_SECONDS:
+                self.span *= 2
+            self.next, self.span_start = total + self.span, now
 
 
 def solve_qp(K, y, p, upper, *, index=None, alpha0=None, tol=1e-3, max_iter=None,
