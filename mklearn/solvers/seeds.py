@@ -85,10 +85,16 @@ def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
     -------
     MKLResult
         See :func:`~mklearn.solvers.fixed_weights.fixed_weight_svm`.
+
+    Raises
+    ------
+    ValueError
+        Not PSD kernels (:func:`check_psd`).
     """
     start = time.perf_counter()
     prepare(provider, "average")
     task = classification_task(y, C) if task is None else task
+    check_psd(provider)
     d = np.full(provider.n_kernels, 1.0 / provider.n_kernels)
     return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
                             callback=callback, start=start)
