@@ -46,13 +46,16 @@ import numpy as np
 from scipy.optimize import nnls
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
 
+from mklearn._sizes import MB
 from mklearn.kernels.base import prepare
+from mklearn.kernels.columns import StackColumns
 from mklearn.solvers.fixed_weights import classification_task, fixed_weight_svm
 from mklearn.solvers.kernel_sums import kernel_sums, point_subset
 
 PSD_CHECK_POINTS = 200  # points of the principal submatrices whose eigenvalues are checked
-PSD_RTOL = 1e-6  # eigenvalue below -PSD_RTOL * largest: not PSD (float32 rounds at 6e-8)
+PSD_RTOL = 1e-6  # eigenvalue below -PSD_RTOL * trace: not PSD (float32 rounds at 6e-8)
 SUBSAMPLE_SIZE = 5000  # default points of the estimate; exact up to this many points
 
 
@@ -204,8 +207,7 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
             f"of each class; y has {counts[0]} of the target class and {counts[1]} of the "
             "others: lower solver_options['cv'] or add points")
     check_psd(provider, random_state)
-    accuracy = np.array([_cv_accuracy(provider, task, k, cv, tol, cache_size)
-                         for k in range(provider.n_kernels)])
+    accuracy = _cv_accuracies(provider, task, cv, tol, cache_size)
     scores = accuracy - delta * accuracy.min()
     d = _normalised(np.maximum(scores, 0.0), "pwmk", "every cross-validated accuracy is 0 "
                     "after subtracting delta times the smallest")
@@ -215,20 +217,32 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
                                     "weight_time": time.perf_counter() - start})
 
 
-def _cv_accuracy(provider, task, kernel, cv, tol, cache_size):
-    """Mean accuracy of the SVM on kernel ``kernel`` alone over ``cv`` stratified folds."""
-    y, cost = task.y, task.cost
-    d = np.zeros(provider.n_kernels)
-    d[kernel] = 1.0
-    scores = []
+def _cv_accuracies(provider, task, cv, tol, cache_size):
+    """Mean accuracy of the SVM on each kernel alone over ``cv`` stratified folds, shape
+    (m,). Per fold, groups of kernels of about ``cache_size`` MB: their rows of the test
+    points and, when a kernel's training block fits in ``cache_size``, those blocks in one
+    call (else that kernel's rows on demand, restricted to the training points)."""
+    y, cost, m = task.y, task.cost, provider.n_kernels
+    correct = np.zeros(m)
+    budget = cache_size * MB
     for train, test in StratifiedKFold(cv).split(np.zeros(y.size), y):
         part = point_subset(provider, train)
-        fit = fixed_weight_svm(part, classification_task(y[train], cost[train]), d, tol=tol,
-                               cache_size=cache_size)
-        cross = provider.rows(test, [kernel])[0][:, train]
-        decision = cross @ (fit.alpha * y[train]) + fit.intercept
-        scores.append(float(np.mean(np.where(decision > 0, 1.0, -1.0) == y[test])))
-    return float(np.mean(scores))
+        fold = classification_task(y[train], cost[train])
+        dense = 8.0 * train.size**2 <= budget
+        group = max(1, int(budget // (8 * (train.size**2 * dense + test.size * y.size))))
+        for lo in range(0, m, group):
+            kernels = np.arange(lo, min(m, lo + group))
+            cross = provider.rows(test, kernels)[:, :, train]
+            blocks = part.rows(np.arange(train.size), kernels) if dense else None
+            for t, k in enumerate(kernels):
+                if dense:
+                    source, d = StackColumns(blocks[t][:, :, None]), np.ones(1)
+                else:
+                    source, d = part, np.eye(m)[k]
+                fit = fixed_weight_svm(source, fold, d, tol=tol, cache_size=cache_size)
+                decision = cross[t] @ (fit.alpha * y[train]) + fit.intercept
+                correct[k] += np.mean(np.where(decision > 0, 1.0, -1.0) == y[test]) / cv
+    return correct
 
 
 def _aligned(provider, y, C, task, name, *, tol, callback, cache_size, estimate,
@@ -319,9 +333,9 @@ def _normalised(weights, name, why):
 
 def check_psd(provider, random_state=0):
     """ValueError naming a kernel that is not PSD: a negative diagonal entry, or a negative
-    eigenvalue below ``-PSD_RTOL`` times the largest on a random principal submatrix of
+    eigenvalue below ``-PSD_RTOL`` times the trace on a random principal submatrix of
     ``PSD_CHECK_POINTS`` points (PSD kernels have PSD principal submatrices: a cheap test,
-    not a proof)."""
+    not a proof). Cholesky with that ridge passes the PSD ones."""
     names = provider.kernel_names
     diagonal = np.asarray(provider.diagonal(), dtype=np.float64)
     negative = np.flatnonzero((diagonal < 0).any(axis=1))
@@ -338,8 +352,21 @@ def check_psd(provider, random_state=0):
     for lo in range(0, m, group):
         kernels = np.arange(lo, min(m, lo + group))
         blocks = part.rows(np.arange(points.size), kernels)
-        values = np.linalg.eigvalsh(0.5 * (blocks + blocks.transpose(0, 2, 1)))
-        low = values[:, 0] < -PSD_RTOL * np.maximum(values[:, -1], 1e-300)
+        blocks = 0.5 * (blocks + blocks.transpose(0, 2, 1))
+        trace = np.einsum("kii->k", blocks)
+        # tiny entries (narrow RBF kernels) make subnormal products that slow LAPACK tenfold;
+        # flushing those below 1e-20 of the trace moves no eigenvalue by more than 1e-17 of it
+        blocks[np.abs(blocks) < 1e-20 * np.abs(trace).max(initial=0.0)] = 0.0
+        ridge = PSD_RTOL * np.maximum(trace, 0.0) + 1e-300
+        # one BLAS thread: small batched factorisations on several threads took 10-500 times
+        # as long on a loaded machine (0.04 s against up to 25 s for 100 blocks of 200)
+        with threadpool_limits(1, user_api="blas"):
+            try:  # Cholesky is cheap; the eigenvalues only to name a failure
+                np.linalg.cholesky(blocks + ridge[:, None, None] * np.eye(points.size))
+                continue
+            except np.linalg.LinAlgError:
+                values = np.linalg.eigvalsh(blocks)
+        low = values[:, 0] < -ridge
         if low.any():
             t = int(np.flatnonzero(low)[0])
             raise ValueError(
