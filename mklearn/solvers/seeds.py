@@ -57,6 +57,7 @@ from mklearn.solvers.kernel_sums import kernel_sums, point_subset
 PSD_CHECK_POINTS = 200  # points of the principal submatrices whose eigenvalues are checked
 PSD_RTOL = 1e-6  # eigenvalue below -PSD_RTOL * trace: not PSD (float32 rounds at 6e-8)
 SUBSAMPLE_SIZE = 5000  # default points of the estimate; exact up to this many points
+SUMS_BLOCK_MB = 64.0  # most MB of rows a block of the sums holds (larger blocks gain no speed)
 
 
 def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
@@ -260,7 +261,7 @@ def _aligned(provider, y, C, task, name, *, tol, callback, cache_size, estimate,
     sample, used = _points_used(provider.n_samples, estimate, subsample_size, rng, name)
     part = provider if sample is None else point_subset(provider, sample)
     sums = kernel_sums(part, targets if sample is None else targets[sample],
-                       frobenius=name == "alignf", block_mb=cache_size)
+                       frobenius=name == "alignf", block_mb=min(cache_size, SUMS_BLOCK_MB))
     d = {"align": _align_weights, "alignf": _alignf_weights,
          "fheuristic": _fheuristic_weights}[name](sums)
     return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
