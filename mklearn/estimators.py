@@ -41,6 +41,7 @@ from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
 from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
 from mklearn.solvers import (
+    ONE_SHOT,
     REGRESSION_SEEDS,
     SOLVERS,
     check_solver_options,
@@ -342,10 +343,13 @@ class _KernelInput:
         self._own_training_points()
         if not result.converged:
             steps = step_name if self.solver_ == "smo" else "iterations"
+            advice = "tol" if self.solver_ in ONE_SHOT else "max_iter or tol"
+            if self.solver_ in ONE_SHOT:
+                steps = "SMO steps of its SVM"
             warnings.warn(
                 f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
                 f"{result.relative_duality_gap:.2e} above tol={self.tol:g}"
-                f"{_large_cost_note(self)}; increase max_iter or tol",
+                f"{_large_cost_note(self)}; increase {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -1345,6 +1349,11 @@ def _convergence_message(estimator, result):
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
         + _large_cost_note(estimator)
     )
+    if estimator.solver_ in ONE_SHOT:
+        return (f"{estimator.solver_}'s SVM on its fixed kernel weights stopped after "
+                f"{result.n_iter} SMO steps at the tightest KKT tolerance with relative duality "
+                f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
+                f"{_large_cost_note(estimator)}: rounding limits the gap; increase tol")
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)
         many = (f" (SILP needs of the order of one LP solve per kernel, {m} here; solver='spg' "

@@ -204,8 +204,9 @@ SOLVERS = {
                       takes_task=False),
 }
 
-# the one-shot learners MKLRegressor takes (a "columns" input and a task)
-REGRESSION_SEEDS = frozenset(name for name, info in SOLVERS.items() if info.takes_task)
+# the one-shot learners (weights once, then one SVM), and those MKLRegressor takes
+ONE_SHOT = frozenset({"average", "align", "alignf", "fheuristic", "pwmk"})
+REGRESSION_SEEDS = frozenset(name for name in ONE_SHOT if SOLVERS[name].takes_task)
 
 
 def check_solver_options(name: str, info: SolverInfo, options) -> dict:
@@ -293,6 +294,7 @@ def choose_solver(regularizer, combination: str = "sum", task: str = "classifica
 
 __all__ = [
     "MKLResult",
+    "ONE_SHOT",
     "REGRESSION_SEEDS",
     "align_mkl",
     "alignf_mkl",
