@@ -10,6 +10,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.svm import SVC, SVR
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn_checks import expected_failed_checks
 
 from mklearn import MKLClassifier, MKLRegressor, load_model, save_model
 from mklearn.cli import main
@@ -106,6 +108,7 @@ def test_pwmk_weights_follow_the_cross_validated_accuracies():
     expected = accuracy - 0.5 * accuracy.min()
     np.testing.assert_allclose(model.kernel_weights_, expected / expected.sum(), atol=1e-12)
     assert np.all((accuracy > 0.4) & (accuracy <= 1.0))
+    assert model.n_svm_solves_ == 1 + 3 * len(FAMILY)
 
 
 @pytest.mark.parametrize("input_kind", ["stack", "rows"])
@@ -333,3 +336,13 @@ def test_every_one_shot_learner_is_registered_for_columns():
         info = SOLVERS[name]
         assert info.input == "columns" and info.accepts(None)
     assert not SOLVERS["pwmk"].takes_task and SOLVERS["alignf"].takes_task
+
+
+@parametrize_with_checks(
+    [MKLClassifier(kernels=FAMILY[:3], solver="alignf", C=10.0),
+     MKLClassifier(kernels=FAMILY[:3], solver="pwmk", C=10.0),
+     MKLRegressor(kernels=FAMILY[:3], solver="align", C=100.0)],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_contract(estimator, check):
+    check(estimator)

@@ -187,7 +187,8 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
     Returns
     -------
     MKLResult
-        Its history record has the accuracies (``accuracies``).
+        Its history record has the accuracies (``accuracies``); ``n_svm_solves`` counts the
+        ``cv m`` SVMs of the cross-validation and the final one.
 
     Raises
     ------
@@ -212,10 +213,13 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
     scores = accuracy - delta * accuracy.min()
     d = _normalised(np.maximum(scores, 0.0), "pwmk", "every cross-validated accuracy is 0 "
                     "after subtracting delta times the smallest")
-    return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
-                            callback=callback, start=start,
-                            record={"accuracies": accuracy.tolist(),
-                                    "weight_time": time.perf_counter() - start})
+    n_solves = 1 + cv * provider.n_kernels
+    result = fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
+                              callback=callback, start=start,
+                              record={"accuracies": accuracy.tolist(), "n_svm_solves": n_solves,
+                                      "weight_time": time.perf_counter() - start})
+    result.n_svm_solves = n_solves
+    return result
 
 
 def _cv_accuracies(provider, task, cv, tol, cache_size):
