@@ -111,15 +111,16 @@ def test_pwmk_weights_follow_the_cross_validated_accuracies():
     assert model.n_svm_solves_ == 1 + 3 * len(FAMILY)
 
 
-@pytest.mark.parametrize("input_kind", ["stack", "rows"])
-def test_fixed_weight_svm_equals_svc_on_the_combined_kernel(input_kind):
+@pytest.mark.parametrize("input_kind, cache_size", [("stack", 1.0), ("rows", 1.0),
+                                                    ("rows", 0.02)])  # K(d) at once, by rows
+def test_fixed_weight_svm_equals_svc_on_the_combined_kernel(input_kind, cache_size):
     X, y = _data(80)
     stack = _stack(X)
     d = np.array([0.5, 0.0, 0.3, 0.2, 0.0])
     provider = StackColumns(stack) if input_kind == "stack" else KernelColumns(
         KernelBank(FAMILY).fit(X))
     result = fixed_weight_svm(provider, classification_task(y, 2.0), d, tol=1e-10,
-                              cache_size=1.0)
+                              cache_size=cache_size)
     svc = SVC(kernel="precomputed", C=2.0, tol=1e-10).fit(stack @ d, y)
     dual = np.zeros(len(y))
     dual[svc.support_] = svc.dual_coef_[0]

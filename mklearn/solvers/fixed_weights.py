@@ -11,9 +11,9 @@ kernels with ``d_k > 0`` are read; the rows of ``K(d)`` come
   :class:`~mklearn.formulation.combinations.SumOfKernels`): ``K(d)`` formed once, dense;
 - from any other provider (rows computed from X): combined on demand through an LRU cache of
   ``cache_size`` MB (:class:`~mklearn.kernels.row_sources.CombinedRows`); no ``n x n``
-  matrix is formed unless it fits in ``cache_size`` (then it is computed in blocks of rows,
-  a call per block rather than per missing row: PWMK's many small SVMs on Sonar took 70 s
-  row by row).
+  matrix is formed unless it is small (``DENSE_MAX_MB``) and fits in ``cache_size``: then it
+  is computed in blocks of rows, a call per block rather than per missing row (PWMK's many
+  small SVMs on Sonar took 70 s row by row).
 
 The SVM is solved to a relative duality gap ``(P - D) / |P| <= tol``: ``P`` the primal at
 ``w = sum_i v_i phi(x_i)`` with its best bias, ``D`` the dual value; the KKT tolerance of
@@ -35,13 +35,15 @@ from mklearn.solvers.tasks import ClassificationTask
 KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance
 KKT_TOL_FLOOR = 1e-9  # tightest: below it rounding in the gradient dominates the violation
 BLOCK_BYTES = 64 * MB  # base-kernel rows a block of combined rows may read at once
+DENSE_MAX_MB = 32.0  # K(d) from rows computed at once up to this size (2,048 points)
 
 
 def combined_kernel_rows(provider, d, cache_size):
     """A row source of ``K(d)`` for the SMO core: dense from a stack in memory, or when
-    the ``8 n^2`` bytes of ``K(d)`` fit in ``cache_size`` MB (computed in blocks of rows:
-    one call per block, not one per row as a cache miss is); else rows combined over the
-    kernels with ``d_k > 0`` on demand, in an LRU cache of ``cache_size`` MB."""
+    the ``8 n^2`` bytes of ``K(d)`` fit in ``cache_size`` and ``DENSE_MAX_MB`` MB (computed
+    in blocks of rows: one call per block, not one per row as a cache miss is); else rows
+    combined over the kernels with ``d_k > 0`` on demand, in an LRU cache of ``cache_size``
+    MB (an SVM reads little more than its support vectors' rows)."""
     d = np.asarray(d, dtype=np.float64)
     stack = getattr(provider, "kernel_major", None)
     if isinstance(stack, np.ndarray):
@@ -49,7 +51,7 @@ def combined_kernel_rows(provider, d, cache_size):
             return provider.kernel(d)
         return SumOfKernels(stack.transpose(1, 2, 0)).kernel(d)
     n = provider.n_samples
-    if 8.0 * n * n <= cache_size * MB:
+    if 8.0 * n * n <= min(cache_size, DENSE_MAX_MB) * MB:
         return DenseRows(_dense_combined(provider, d))
     return CombinedRows(provider, d, max(cache_size, 2 * 8.0 * n / MB))
 
