@@ -42,6 +42,8 @@ from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
 from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
 from mklearn.solvers import (
+    ONE_SHOT,
+    REGRESSION_SEEDS,
     SOLVERS,
     check_solver_options,
     choose_solver,
@@ -342,10 +344,13 @@ class _KernelInput:
         self._own_training_points()
         if not result.converged:
             steps = step_name if self.solver_ == "smo" else "iterations"
+            advice = "tol" if self.solver_ in ONE_SHOT else "max_iter or tol"
+            if self.solver_ in ONE_SHOT:
+                steps = "SMO steps of its SVM"
             warnings.warn(
                 f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
                 f"{result.relative_duality_gap:.2e} above tol={self.tol:g}"
-                f"{_large_cost_note(self)}; increase max_iter or tol",
+                f"{_large_cost_note(self)}; increase {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -1111,6 +1116,10 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         (Sonnenburg et al., JMLR 2006; ``solver_options={"interleaved": True}`` for the
         chunking algorithm, see :func:`mklearn.solvers.silp_mkl`); "spg": SPG-GMKL with the
         epsilon-SVR as inner problem. "silp" and "spg" build the base-kernel stack.
+        "average", "align", "alignf", "fheuristic": weights computed once (uniform,
+        centred alignments, ALIGNF, uncentred alignments with the real targets; see
+        :mod:`mklearn.solvers.seeds`), then one epsilon-SVR on ``K(d)``; kernel rows are
+        computed on demand and the regulariser does not enter.
     regularizer : {"lp", "kl", "l1"} or mklearn.extending.Regularizer
         As in :class:`MKLClassifier`; "l1" (the simplex) is solved by "spg" or "silp".
     p : float > 1
@@ -1174,7 +1183,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"auto", "smo", "silp", "spg"})],
+        "solver": [StrOptions({"auto", "smo", "silp", "spg", *REGRESSION_SEEDS})],
         "regularizer": [StrOptions({"lp", "kl", "l1"}), Regularizer],
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "p": [Interval(Real, None, None, closed="neither")],
@@ -1277,12 +1286,13 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                                                     ensure_non_negative=True)
         cost, cap = cap_costs(cost, provider, len(y))
         start = time.perf_counter()
-        if stacked:
+        if not stacked:
+            options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
+        if stacked or info.takes_task:
             result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
-                               regularizer)
+                               regularizer, options)
         else:
             get_solver(self.solver_, regularizer)
-            options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
             result = smo_mkl_regression(
                 provider, y, cost, regularizer, epsilon=float(self.epsilon),
                 tol=self.tol, max_iter=self.max_iter, **options,
@@ -1324,12 +1334,14 @@ def _on_one_thread(solve, target):
         return solve(target)
 
 
-def _fit_task(estimator, kernels, task, regularizer):
-    """Run the estimator's stack solver ("silp" or "spg") on ``task``; the result's ``alpha``
-    becomes the signed coefficients ``v`` (one per training sample)."""
+def _fit_task(estimator, kernels, task, regularizer, options=None):
+    """Run the estimator's solver that takes a task ("silp", "spg", a one-shot learner) on
+    ``task`` with ``options`` (default: the checked ``solver_options``); the result's
+    ``alpha`` becomes the signed coefficients ``v`` (one per training sample)."""
     info = get_solver(estimator.solver_, regularizer)
-    options = {**info.defaults,
-               **check_solver_options(estimator.solver_, info, estimator.solver_options)}
+    if options is None:
+        options = check_solver_options(estimator.solver_, info, estimator.solver_options)
+    options = {**info.defaults, **options}
     result = info.function(kernels, None, None, regularizer, tol=estimator.tol,
                            max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
@@ -1355,6 +1367,11 @@ def _convergence_message(estimator, result):
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
         + _large_cost_note(estimator)
     )
+    if estimator.solver_ in ONE_SHOT:
+        return (f"{estimator.solver_}'s SVM on its fixed kernel weights stopped after "
+                f"{result.n_iter} SMO steps at the tightest KKT tolerance with relative duality "
+                f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
+                f"{_large_cost_note(estimator)}: rounding limits the gap; increase tol")
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)
         many = (f" (SILP needs of the order of one LP solve per kernel, {m} here; solver='spg' "

@@ -284,7 +284,7 @@ def _estimators_for_every_solver(options):
         regularizer = _a_regularizer(info)
         yield MKLClassifier(kernels=FAMILY, solver=name, regularizer=regularizer,
                             solver_options=options)
-    for solver, regularizer in [("smo", "lp"), ("silp", "l1"), ("spg", "l1")]:
+    for solver, regularizer in [("smo", "lp"), ("silp", "l1"), ("spg", "l1"), ("alignf", "lp")]:
         yield MKLRegressor(kernels=FAMILY, solver=solver, regularizer=regularizer,
                            solver_options=options)
     for solver in ("silp", "spg"):

@@ -32,8 +32,8 @@ PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 SLOW = {
     "bad_input.md": 3.0, "distributed.md": 20, "extending.md": 13, "group_mkl.md": 13,
     "large_scale.md": 10, "learned_kernel.md": 6.1, "mwumkl.md": 11, "plots.md": 17,
-    "products.md": 4.8,
-    "README.md": 4.1, "saving.md": 4.1, "silp.md": 8.4, "smo_mkl.md": 12,
+    "products.md": 4.8, "README.md": 4.1, "saving.md": 4.1, "seed_solvers.md": 14,
+    "silp.md": 8.4, "smo_mkl.md": 12,
     "string_kernels.md": 11,
     "mklearn fit": 5.3, "mklearn fit --dataset ionosphere --cv 5": 6.2,
     "mklearn fit --data my.libsvm --regularizer lp -p 1.33 --save model.npz": 5.3,

@@ -53,7 +53,8 @@ def _problem(seed=0, n=60):
 
 # (solver, regularizer) for every solver of a sum of kernels in classification
 CASES = [("spg", "l1"), ("pgd", "l1"), ("silp", "l1"), ("mirror", "l1"), ("mwu", "l1"),
-         ("smo", "lp"), ("smo", "kl"), ("spg", "lp")]
+         ("smo", "lp"), ("smo", "kl"), ("spg", "lp"), ("average", "l1"), ("align", "l1"),
+         ("alignf", "l1"), ("fheuristic", "l1"), ("pwmk", "l1")]
 
 
 @pytest.mark.parametrize(("solver", "regularizer"), CASES)

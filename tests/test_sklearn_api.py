@@ -125,7 +125,8 @@ def test_an_explicit_solver_that_cannot_take_the_regularizer_names_auto(liver):
 
 
 # --------------------------------------------------------------- one duality gap
-@pytest.mark.parametrize("solver", ["spg", "pgd", "smo", "mirror", "silp", "mwu"])
+@pytest.mark.parametrize("solver", ["spg", "pgd", "smo", "mirror", "silp", "mwu", "average",
+                                    "alignf", "pwmk"])
 def test_one_relative_duality_gap_everywhere(liver, solver):
     X, y = liver
     regularizer = "lp" if solver == "smo" else "l1"
@@ -183,7 +184,7 @@ def _svc_reference(K, y, weights, C, class_weight=None, sample_weight=None):
     return svc.fit(weights[0] * K, y, sample_weight=sample_weight)
 
 
-@pytest.mark.parametrize("solver", ["spg", "smo", "mirror", "silp"])
+@pytest.mark.parametrize("solver", ["spg", "smo", "mirror", "silp", "average", "alignf"])
 @pytest.mark.parametrize("weighting", ["class_weight", "balanced", "sample_weight"])
 def test_weights_match_svc_with_one_kernel(one_kernel, solver, weighting):
     K, y = one_kernel

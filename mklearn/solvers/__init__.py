@@ -12,6 +12,7 @@ from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
+from mklearn.solvers.seeds import align_mkl, alignf_mkl, average_mkl, fheuristic_mkl, pwmk_mkl
 from mklearn.solvers.silp import silp_mkl
 from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
@@ -61,6 +62,9 @@ class SolverInfo:
     # takes ``heartbeat`` (called with its SMO steps so far at least every few seconds
     # between two records: a progress bar's sign of life)
     heartbeat: bool = False
+    # a "columns" solver that also takes ``task=`` (mklearn.solvers.tasks), as the stack
+    # solvers do: regression by MKLRegressor
+    takes_task: bool = False
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -86,6 +90,25 @@ _SILP_OPTIONS = {
     "linadd": ["boolean"],
     "level_method": ["boolean"],
 }
+
+_SUBSAMPLE_OPTIONS = {
+    "cache_size": [_POSITIVE],
+    "estimate": [StrOptions({"auto", "exact", "subsample"})],
+    "subsample_size": [Interval(Integral, 2, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+def _any_regularizer(regularizer):
+    return True  # the one-shot learners ignore the regulariser
+
+
+def _one_shot(function, description, options, takes_task=True):
+    """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM."""
+    return SolverInfo(function, _any_regularizer, "nothing (the regulariser does not enter)",
+                      frozenset({"sum"}), description=description, input="columns",
+                      options=options, record_unit="SVM solve", max_iter_counts_records=False,
+                      n_iter_unit="SMO steps", takes_task=takes_task)
 
 
 SOLVERS = {
@@ -169,7 +192,26 @@ SOLVERS = {
         record_unit="LP solve",
         n_iter_unit="LP solves",
     ),
+    "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
+                         {"cache_size": [_POSITIVE]}),
+    "align": _one_shot(align_mkl, "each kernel's centred alignment with yy' (Cortes et al., "
+                       "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS),
+    "alignf": _one_shot(alignf_mkl, "ALIGNF, non-negative maximal centred alignment (Cortes "
+                        "et al., JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS),
+    "fheuristic": _one_shot(fheuristic_mkl, "FHeuristic, uncentred alignments (Qiu and Lane, "
+                            "TCBB 2009; MKLpy), then the SVM", _SUBSAMPLE_OPTIONS),
+    "pwmk": _one_shot(pwmk_mkl, "PWMK, cross-validated accuracies (Tanabe et al., RIVF 2008; "
+                      "MKLpy), then the SVM",
+                      {"cache_size": [_POSITIVE],
+                       "cv": [Interval(Integral, 2, None, closed="left")],
+                       "delta": [Interval(Real, 0, 1, closed="both")],
+                       "random_state": ["random_state"]},
+                      takes_task=False),
 }
+
+# the one-shot learners (weights once, then one SVM), and those MKLRegressor takes
+ONE_SHOT = frozenset({"average", "align", "alignf", "fheuristic", "pwmk"})
+REGRESSION_SEEDS = frozenset(name for name in ONE_SHOT if SOLVERS[name].takes_task)
 
 
 def check_solver_options(name: str, info: SolverInfo, options) -> dict:
@@ -257,6 +299,13 @@ def choose_solver(regularizer, combination: str = "sum", task: str = "classifica
 
 __all__ = [
     "MKLResult",
+    "ONE_SHOT",
+    "REGRESSION_SEEDS",
+    "align_mkl",
+    "alignf_mkl",
+    "average_mkl",
+    "fheuristic_mkl",
+    "pwmk_mkl",
     "SOLVERS",
     "SolverInfo",
     "check_solver_options",

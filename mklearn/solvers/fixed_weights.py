@@ -1,0 +1,156 @@
+"""The SVM on a combined kernel with fixed weights: the last step of every one-shot learner.
+
+The weight learners of :mod:`mklearn.solvers.seeds` (average, alignment, ALIGNF, heuristics)
+choose ``d`` once, from the kernels and the targets, and then solve one SVM on
+``K(d) = sum_k d_k K_k``. That SVM is LIBSVM's dual (Chang and Lin, ACM TIST 2011, section
+4.1) on the one SMO core of :mod:`mklearn.svm` (WSS2 of Fan, Chen and Lin, JMLR 2005):
+C-SVC for classification, epsilon-SVR for regression (:mod:`mklearn.solvers.tasks`). Only the
+kernels with ``d_k > 0`` are read; the rows of ``K(d)`` come
+
+- from a kernel-major stack in memory (:class:`~mklearn.kernels.columns.StackColumns`,
+  :class:`~mklearn.formulation.combinations.SumOfKernels`): ``K(d)`` formed once, dense;
+- from any other provider (rows computed from X): combined on demand through an LRU cache of
+  ``cache_size`` MB (:class:`~mklearn.kernels.row_sources.CombinedRows`); no ``n x n``
+  matrix is formed unless it is small (``DENSE_MAX_MB``) and fits in ``cache_size``: then it
+  is computed in blocks of rows, a call per block rather than per missing row (PWMK's many
+  small SVMs on Sonar took 70 s row by row).
+
+The SVM is solved to a relative duality gap ``(P - D) / |P| <= tol``: ``P`` the primal at
+``w = sum_i v_i phi(x_i)`` with its best bias, ``D`` the dual value; the KKT tolerance of
+SMO starts at LIBSVM's 1e-3 and is tightened tenfold (warm started) until the gap is met.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mklearn._sizes import MB
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.kernels.row_sources import CombinedRows, DenseRows
+from mklearn.solvers.result import MKLResult
+from mklearn.solvers.tasks import ClassificationTask
+
+KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance
+KKT_TOL_FLOOR = 1e-9  # tightest: below it rounding in the gradient dominates the violation
+BLOCK_BYTES = 64 * MB  # base-kernel rows a block of combined rows may read at once
+DENSE_MAX_MB = 32.0  # K(d) from rows computed at once up to this size (2,048 points)
+
+
+def combined_kernel_rows(provider, d, cache_size):
+    """A row source of ``K(d)`` for the SMO core: dense from a stack in memory, or when
+    the ``8 n^2`` bytes of ``K(d)`` fit in ``cache_size`` and ``DENSE_MAX_MB`` MB (computed
+    in blocks of rows: one call per block, not one per row as a cache miss is); else rows
+    combined over the kernels with ``d_k > 0`` on demand, in an LRU cache of ``cache_size``
+    MB (an SVM reads little more than its support vectors' rows)."""
+    d = np.asarray(d, dtype=np.float64)
+    stack = getattr(provider, "kernel_major", None)
+    if isinstance(stack, np.ndarray):
+        if isinstance(provider, SumOfKernels):
+            return provider.kernel(d)
+        return SumOfKernels(stack.transpose(1, 2, 0)).kernel(d)
+    n = provider.n_samples
+    if 8.0 * n * n <= min(cache_size, DENSE_MAX_MB) * MB:
+        return DenseRows(_dense_combined(provider, d))
+    return CombinedRows(provider, d, max(cache_size, 2 * 8.0 * n / MB))
+
+
+def _dense_combined(provider, d):
+    """``K(d)`` of shape (n, n) from ``provider.combined_rows`` in blocks of rows whose
+    per-kernel rows take about ``BLOCK_BYTES``."""
+    n, kernels = provider.n_samples, np.flatnonzero(d > 0)
+    step = max(1, int(BLOCK_BYTES // (8 * n * kernels.size)))
+    out = np.empty((n, n))
+    for lo in range(0, n, step):
+        block = np.arange(lo, min(n, lo + step))
+        out[block] = provider.combined_rows(block, kernels, d[kernels])
+    return out
+
+
+def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=None,
+                     start=None, record=None) -> MKLResult:
+    """Solve the SVM of ``task`` on ``K(d) = sum_k d_k K_k`` for fixed weights ``d``.
+
+    Parameters
+    ----------
+    provider : KernelOperator
+        The base kernels (``rows(indices, kernels)`` of shape (len(kernels), len(indices), n)
+        and ``diagonal()`` of shape (m, n)): a column provider, a stack or a row operator.
+    task : ClassificationTask or RegressionTask
+        The SVM (:mod:`mklearn.solvers.tasks`): labels in {-1, +1} and per-sample costs C_i,
+        or real targets, costs and the tube half-width epsilon.
+    d : ndarray of shape (m,)
+        Kernel weights, ``d >= 0`` with at least one positive.
+    tol : float
+        Stop when the SVM's relative duality gap ``(P - D) / |P|`` is at most ``tol``.
+    cache_size : float
+        MB of combined rows kept when the rows are computed on demand.
+    callback : callable, optional
+        Called once with the history record.
+    start : float, optional
+        ``time.perf_counter()`` when the weight learner started (the record's time counts
+        from it); now by default.
+    record : dict, optional
+        Keys of the weight learner added to the history record.
+
+    Returns
+    -------
+    MKLResult
+        ``kernel_weights = d``; ``alpha`` the task's dual vector (n for C-SVC, 2n for
+        epsilon-SVR, see :meth:`RegressionTask.coefficients`); ``intercept = -rho``
+        (LIBSVM's); ``objective`` the SVM's dual value ``D`` (no regulariser term: the
+        weights are not optimised against one); ``duality_gap = P - D``;
+        ``n_iter`` the SMO steps; ``n_svm_solves = 1``; one history record.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` has a negative or non-finite entry, no positive entry, or the wrong length.
+    """
+    start = time.perf_counter() if start is None else start
+    d = _checked_weights(d, provider.n_kernels)
+    rows = combined_kernel_rows(provider, d, cache_size)
+    kkt_tol, alpha, n_steps = KKT_TOL_START, None, 0
+    while True:
+        qp = task.solve(rows, alpha, kkt_tol)
+        alpha, n_steps = qp.alpha, n_steps + qp.n_iter
+        primal, _ = task.primal(rows, alpha, qp.grad)
+        dual = -qp.objective
+        gap = max(primal - dual, 0.0)
+        relative_gap = gap / max(abs(primal), 1e-12)
+        if relative_gap <= tol or kkt_tol <= KKT_TOL_FLOOR:
+            break
+        kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)
+    converged = relative_gap <= tol
+    entry = {"iteration": 0, "objective": dual, "relative_duality_gap": relative_gap,
+             "inner_tol": kkt_tol, "n_steps": n_steps, "n_svm_solves": 1,
+             "time": time.perf_counter() - start, **(record or {})}
+    if callback is not None:
+        callback(entry)
+    return MKLResult(
+        kernel_weights=d, alpha=alpha, intercept=-qp.rho, objective=dual, duality_gap=gap,
+        relative_duality_gap=relative_gap, n_iter=n_steps, n_svm_solves=1,
+        converged=converged, history=[entry],
+        stop_reason="converged" if converged else "stalled",
+    )
+
+
+def classification_task(y, C):
+    """The C-SVC task of labels ``y`` in {-1, +1} and costs ``C`` (float or shape (n,))."""
+    y = np.asarray(y, dtype=np.float64)
+    return ClassificationTask(y, np.broadcast_to(np.asarray(C, dtype=np.float64),
+                                                 y.shape).copy())
+
+
+def _checked_weights(d, n_kernels):
+    d = np.array(d, dtype=np.float64).ravel()
+    if d.shape != (n_kernels,):
+        raise ValueError(f"kernel weights d must have one entry per kernel ({n_kernels}), "
+                         f"got shape {d.shape}")
+    if not np.all(np.isfinite(d)) or np.any(d < 0):
+        raise ValueError(f"kernel weights d must be finite and >= 0, got {d}")
+    if not np.any(d > 0):
+        raise ValueError("kernel weights d are all zero: at least one kernel must have a "
+                         "positive weight")
+    return d

@@ -1,0 +1,150 @@
+"""Sums over the n^2 entries of the base kernels, streamed in row blocks (no stack).
+
+The alignment-based weight learners (:mod:`mklearn.solvers.seeds`) need, for m kernels on n
+points and a target vector y,
+
+- the row sums ``u_k = K_k 1`` (shape (m, n)) and totals ``t_k = 1'u_k``;
+- ``y'K_k y`` (shape (m,));
+- the Frobenius products ``<K_k, K_l>_F`` (shape (m, m), ALIGNF) or only the squared norms
+  ``||K_k||_F^2`` (shape (m,)).
+
+Each block of b rows of every kernel, ``B`` of shape (m, b, n) from ``provider.rows``, adds
+its part: ``B.sum(axis=2)``, ``(B y) y[block]`` and, reshaped to (m, b n), ``B B'`` (one BLAS
+product) or its diagonal. Blocks hold at most ``block_mb`` MB (at least one row), so the
+memory is ``O(m n)`` plus one block whatever n.
+
+The centred quantities (Cortes, Mohri and Rostamizadeh, "Algorithms for Learning Kernels
+Based on Centered Alignment", JMLR 13, 2012, section 2.1: ``K^c = H K H``,
+``H = I - 11'/n``) follow from these uncentred sums:
+
+- ``<K_k^c, K_l^c>_F = <K_k, K_l>_F - (2/n) u_k'u_l + t_k t_l / n^2``;
+- ``<K_k^c, y y'>_F = ytilde' K_k ytilde`` with ``ytilde = y - mean(y)``, i.e.
+  ``y'K_k y - 2 mean(y) u_k'y + mean(y)^2 t_k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mklearn._sizes import MB
+from mklearn.kernels.base import KernelOperator
+from mklearn.kernels.columns import StackColumns
+
+
+@dataclass
+class KernelSums:
+    """Uncentred sums of m kernels on n points (see the module notes).
+
+    Attributes
+    ----------
+    row_sums : ndarray of shape (m, n)
+        ``u_k = K_k 1``.
+    yky : ndarray of shape (m,)
+        ``y'K_k y``.
+    frobenius : ndarray of shape (m, m) or None
+        ``<K_k, K_l>_F`` when asked for.
+    squares : ndarray of shape (m,)
+        ``||K_k||_F^2``.
+    y : ndarray of shape (n,)
+        The targets the sums were taken with.
+    """
+
+    row_sums: np.ndarray
+    yky: np.ndarray
+    frobenius: np.ndarray | None
+    squares: np.ndarray
+    y: np.ndarray
+
+    @property
+    def totals(self):
+        """``t_k = 1'K_k 1``, shape (m,)."""
+        return self.row_sums.sum(axis=1)
+
+    def centred_products(self):
+        """``<K_k^c, K_l^c>_F``, shape (m, m) (needs ``frobenius``)."""
+        n, u, t = self.y.size, self.row_sums, self.totals
+        M = self.frobenius - (2.0 / n) * (u @ u.T) + np.outer(t, t) / n**2
+        return 0.5 * (M + M.T)
+
+    def centred_squares(self):
+        """``||K_k^c||_F^2``, shape (m,)."""
+        n, u, t = self.y.size, self.row_sums, self.totals
+        return self.squares - (2.0 / n) * np.einsum("ij,ij->i", u, u) + t**2 / n**2
+
+    def centred_targets(self):
+        """``<K_k^c, y y'>_F = ytilde' K_k ytilde``, shape (m,)."""
+        mean = float(self.y.mean())
+        return self.yky - 2.0 * mean * (self.row_sums @ self.y) + mean**2 * self.totals
+
+
+def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
+    """Stream the rows of every kernel of ``provider`` in blocks and sum (module notes).
+
+    Parameters
+    ----------
+    provider : KernelOperator
+        ``rows(indices)`` of shape (m, len(indices), n).
+    y : ndarray of shape (n,)
+        Targets (labels in {-1, +1} or real values).
+    frobenius : bool
+        Also the (m, m) Frobenius products (``O(m^2 n^2)`` flops), else their diagonal only
+        (``O(m n^2)``).
+    block_mb : float
+        MB of rows held at once (at least one row of every kernel, ``8 m n`` bytes).
+
+    Returns
+    -------
+    KernelSums
+    """
+    n, m = provider.n_samples, provider.n_kernels
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    step = max(1, int(block_mb * MB // (8 * m * n)))
+    row_sums, yky = np.empty((m, n)), np.zeros(m)
+    gram = np.zeros((m, m)) if frobenius else None
+    squares = np.zeros(m)
+    for lo in range(0, n, step):
+        block = np.arange(lo, min(n, lo + step))
+        rows = np.ascontiguousarray(provider.rows(block), dtype=np.float64)  # (m, b, n)
+        row_sums[:, block] = rows.sum(axis=2)
+        yky += (rows @ y) @ y[block]
+        flat = rows.reshape(m, -1)
+        if frobenius:
+            gram += flat @ flat.T
+        else:
+            squares += np.einsum("ij,ij->i", flat, flat)
+    if frobenius:
+        gram = 0.5 * (gram + gram.T)
+        squares = np.diag(gram).copy()
+    return KernelSums(row_sums, yky, gram, squares, y)
+
+
+class _PointSubset(KernelOperator):
+    """The kernels of a provider on the points ``indices`` only (rows read whole, then
+    sliced): for providers that cannot restrict themselves."""
+
+    def __init__(self, provider, indices):
+        self._provider, self._points = provider, np.asarray(indices, dtype=np.int64)
+        self.n_samples, self.n_kernels = self._points.size, provider.n_kernels
+        self.value_dtype = provider.value_dtype
+
+    def rows(self, indices, kernels=None):
+        picked = self._points[np.atleast_1d(np.asarray(indices, dtype=np.int64))]
+        return self._provider.rows(picked, kernels)[:, :, self._points]
+
+    def diagonal(self):
+        return np.asarray(self._provider.diagonal(), dtype=np.float64)[:, self._points]
+
+
+def point_subset(provider, indices):
+    """The kernels of ``provider`` on the points ``indices``: a provider of
+    ``len(indices)`` points (computed on those points only when the provider can restrict
+    itself, a slice of the stack for a stack, else rows read whole and sliced)."""
+    indices = np.asarray(indices, dtype=np.int64)
+    if hasattr(provider, "restricted"):
+        return provider.restricted(indices)
+    stack = getattr(provider, "kernel_major", None)
+    if isinstance(stack, np.ndarray):
+        return StackColumns(stack[:, indices][:, :, indices].transpose(1, 2, 0))
+    return _PointSubset(provider, indices)
