@@ -24,9 +24,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_small_sets import machine_info, save_run  # noqa: E402
 
+from mklearn.solvers import SOLVERS as REGISTRY  # noqa: E402
+
 OUTPUT = Path(__file__).resolve().parent / "results" / "compile.json"
 GOAL_SECONDS = 1.0
-SOLVERS = ("auto", "spg", "pgd", "mirror", "smo", "mwu", "silp")
+SOLVERS = ("auto", *REGISTRY)
 INPUTS = ("dense", "sparse", "precomputed", "float32")
 EXTRA = ("regressor", "one-class", "product")
 

@@ -19,8 +19,6 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-SOLVERS = ("spg", "pgd", "mirror", "smo", "mwu", "silp", "average", "align", "alignf",
-           "fheuristic", "pwmk")
 INPUTS = ("dense", "sparse", "precomputed", "float32")
 N_POINTS = 120  # Sonar points each warm-up fit reads
 FEW_KERNELS = ("align", "alignf", "fheuristic", "pwmk")  # fitted on FEW kernels
@@ -71,10 +69,11 @@ def _few_kernels(data, params, X):
 def _fits(X, y):
     """(estimator, parameters, X) of every warm-up fit."""
     from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+    from mklearn.solvers import SOLVERS
 
     fits = []
     for data, params in _inputs(X).values():
-        for solver in SOLVERS:
+        for solver in SOLVERS:  # every solver of the registry
             few_data, few_params = _few_kernels(data, params, X) if solver in FEW_KERNELS else (
                 data, params)
             for n_jobs in (1, 2):
