@@ -9,6 +9,7 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
 from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
+from mklearn.solvers import easymkl as _easymkl
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
@@ -163,6 +164,18 @@ SOLVERS = {
         options=_SILP_OPTIONS,
         record_unit="LP solve",
         n_iter_unit="LP solves",
+    ),
+    "easymkl": SolverInfo(
+        _easymkl.easymkl,
+        is_l1_simplex,
+        _L1_NEEDS,
+        frozenset({"sum"}),
+        description="EasyMKL (Aiolli and Donini, Neurocomputing 2015)",
+        input="columns",
+        options=_easymkl.OPTIONS,
+        record_unit="gap check",
+        max_iter_counts_records=False,
+        n_iter_unit="SMO steps",
     ),
 }
 
