@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-SOLVERS = ("spg", "pgd", "mirror", "smo", "mwu", "silp")
+SOLVERS = ("spg", "pgd", "mirror", "smo", "mwu", "silp", "easymkl")
 INPUTS = ("dense", "sparse", "precomputed", "float32")
 N_POINTS = 120  # Sonar points each warm-up fit reads
 

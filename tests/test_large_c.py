@@ -18,7 +18,8 @@ FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2)]
 GRID = [1e-6, 1.0, 1e4, 1e10, 1e300]
 # (solver, regularizer) for every solver of the registry, classification
 PAIRS = [("smo", "kl"), ("smo", "lp"), ("spg", "l1"), ("spg", "lp"), ("pgd", "l1"),
-         ("mwu", "l1"), ("silp", "l1"), ("mirror", "l1"), ("mirror", "group")]
+         ("mwu", "l1"), ("silp", "l1"), ("mirror", "l1"), ("mirror", "group"),
+         ("easymkl", "l1")]
 
 
 def test_the_grid_covers_every_solver():
