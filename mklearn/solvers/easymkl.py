@@ -67,28 +67,40 @@ OPTIONS = {
 
 
 @njit(cache=True, nogil=True)
+def _extremes(y, a, b, gamma, w, row_i, row_j, change):
+    """``w += change (row_j - row_i)``, then per class the largest gradient
+    ``G = a y w + b gamma`` among ``gamma > 0`` with its index, and the smallest:
+    ``(up+, up-, low+, low-, top+, top-)``."""
+    up_p, up_n, low_p, low_n, top_p, top_n = -np.inf, -np.inf, np.inf, np.inf, -1, -1
+    for t in range(gamma.size):
+        if change != 0.0:
+            w[t] += change * (row_j[t] - row_i[t])
+        G = a * y[t] * w[t] + b * gamma[t]
+        if y[t] > 0:
+            if G > up_p and gamma[t] > 0.0:
+                up_p, top_p = G, t
+            low_p = min(low_p, G)
+        else:
+            if G > up_n and gamma[t] > 0.0:
+                up_n, top_n = G, t
+            low_n = min(low_n, G)
+    return up_p, up_n, low_p, low_n, top_p, top_n
+
+
+@njit(cache=True, nogil=True)
 def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, max_steps):
     """SMO steps on ``F = a v'Kv + b ||gamma||^2`` (``v = y gamma``, ``w = K v`` kept) over
     one simplex per class, in place, until a row is missing, the largest per-class KKT
-    violation of ``G = a y w + b gamma`` is at most ``tol``, or ``max_steps`` steps.
+    violation of ``G = a y w + b gamma`` is at most ``tol``, or ``max_steps`` steps. Two
+    passes over n per step: the choice of j, and the update of w fused with the next i's.
 
     Returns ``(status, missing_sample, steps, violation)``.
     """
     n = gamma.size
     steps = 0
     violation = np.inf
+    up_p, up_n, low_p, low_n, top_p, top_n = _extremes(y, a, b, gamma, w, w, w, 0.0)
     while steps < max_steps:
-        up_p, up_n, low_p, low_n, top_p, top_n = -np.inf, -np.inf, np.inf, np.inf, -1, -1
-        for t in range(n):
-            G = a * y[t] * w[t] + b * gamma[t]
-            if y[t] > 0:
-                if gamma[t] > 0.0 and G > up_p:
-                    up_p, top_p = G, t
-                low_p = min(low_p, G)
-            else:
-                if gamma[t] > 0.0 and G > up_n:
-                    up_n, top_n = G, t
-                low_n = min(low_n, G)
         if up_p - low_p >= up_n - low_n:
             violation, i, G_i = up_p - low_p, top_p, up_p
         else:
@@ -131,19 +143,20 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
         else:
             gamma[i] -= step
         gamma[j] += step
-        change = sign * step  # v_j += change, v_i -= change
-        for t in range(n):
-            w[t] += change * (row_j[t] - row_i[t])
+        # v_j += sign step, v_i -= sign step
+        up_p, up_n, low_p, low_n, top_p, top_n = _extremes(y, a, b, gamma, w, row_i, row_j,
+                                                           sign * step)
         steps += 1
     return _STEPS, -1, steps, violation
 
 
 def _start(y, lam):
-    """gamma uniform on each class (the optimum at lam = 1) when the ridge is strong, else
-    one point per class (a support of two: the hull points SMO grows from)."""
+    """gamma uniform on each class (the optimum at lam = 1) when there is a ridge (whose
+    optimum then has most points in its support: fewer steps than growing it), else one
+    point per class (lam = 0: a support of two, the hull points SMO grows from)."""
     positive = y > 0
     gamma = np.zeros(y.size)
-    if lam >= 0.5:
+    if lam > 0.0:
         gamma[positive] = 1.0 / np.count_nonzero(positive)
         gamma[~positive] = 1.0 / np.count_nonzero(~positive)
     else:
@@ -188,9 +201,7 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     start = time.perf_counter()
     n = y.size
     lam = b / max(a + b, 1e-300) if lam_hint is None else lam_hint
-    gamma = _start(y, lam)
-    if a == 0.0:  # no quadratic term: the uniform start is optimal
-        gamma = _start(y, 1.0)
+    gamma = _start(y, 1.0 if a == 0.0 else lam)  # a = 0: the uniform start is optimal
     diag = np.ascontiguousarray(rows.diagonal()[0], dtype=np.float64)
     w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)
     floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
@@ -232,7 +243,11 @@ def _weights(provider, v):
         If every ``v' K_k v`` is zero (to rounding): every kernel is zero or constant on the
         training points, or (lam = 0) the class hulls meet in the sum kernel's space.
     """
-    terms = np.maximum(np.asarray(provider.kernel_gradient(None, v), dtype=np.float64), 0.0)
+    if isinstance(provider, StackColumns):
+        terms = _stack_terms(provider.kernel_major, v)
+    else:
+        terms = np.asarray(provider.kernel_gradient(None, v), dtype=np.float64)
+    terms = np.maximum(terms, 0.0)
     total = float(terms.sum())
     scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
     if not total > 1e-12 * max(scale, 1e-300):
@@ -243,6 +258,19 @@ def _weights(provider, v):
             "space; check the kernels, or use solver_options={'lam': 0.1}"
         )
     return terms / total
+
+
+def _stack_terms(km, v):
+    """``v' K_k v`` for a kernel-major stack ``km`` (m, n, n), one kernel at a time over the
+    support of v."""
+    support = np.flatnonzero(v)
+    dense = 4 * support.size >= v.size
+    v_s = v if dense else v[support]
+    terms = np.empty(km.shape[0])
+    for k in range(km.shape[0]):
+        block = km[k] if dense else km[k][np.ix_(support, support)]
+        terms[k] = v_s @ (block @ v_s)
+    return terms
 
 
 def _sum_rows(provider, d, cache_size):
