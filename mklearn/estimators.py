@@ -445,7 +445,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         solvers read it kernel by kernel: a stack whose memory is kernel-major, such as
         ``np.moveaxis(K, 0, -1)`` of a C-contiguous ``(n_kernels, n, n)`` array ``K``, is used
         without a copy; any other layout is copied once, in blocks.
-    solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp"}
+    solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp", "easymkl"}
         "auto" (default) picks by what the regulariser declares and by the combination
         (:func:`mklearn.solvers.choose_solver`): "smo" for "lp" and "kl" (no stack is built),
         "mirror" for "group", "spg" for "l1", for products and for user regularisers; the
@@ -469,7 +469,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps``, ``linadd``
         (string kernels with ``kernel_storage="rows"``: the interleaved algorithm on the
         linadd decomposition SVM, no kernel row ever formed; 10^5 sequences) (see
-        :func:`mklearn.solvers.silp_mkl`).
+        :func:`mklearn.solvers.silp_mkl`);
+        "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
+        simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
+        learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
+        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam``, ``cache_size`` (see
+        :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
         except for a single kernel with solver "auto" (a 2-D precomputed kernel, one spec);
