@@ -473,7 +473,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
         simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
         learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
-        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam``, ``cache_size`` (see
+        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam`` (see
         :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,

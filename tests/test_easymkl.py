@@ -9,8 +9,10 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from mklearn import MKLClassifier, MKLRegressor
+from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import RBF, KernelBank, Polynomial
-from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.columns import KernelColumns
+from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.row_sources import CombinedRows, DenseRows
 from mklearn.solvers.easymkl import easymkl, hull_qp
 
@@ -49,7 +51,7 @@ def test_gamma_and_weights_equal_the_cvxpy_reference(lam, positive_share):
     gamma, *_, converged, _ = hull_qp(rows, y, 1.0 - lam, lam, qp_tol=1e-10, max_checks=500)
     assert converged
     np.testing.assert_allclose(gamma, gamma_ref, atol=1e-4)
-    result = easymkl(StackColumns(stack), y, 1.0, lam=lam)
+    result = easymkl(SumOfKernels(stack), y, 1.0, lam=lam)
     np.testing.assert_allclose(result.kernel_weights, d_ref, atol=1e-4)
     assert result.kernel_weights.sum() == pytest.approx(1.0)
     assert result.relative_duality_gap <= 1e-8
@@ -58,7 +60,7 @@ def test_gamma_and_weights_equal_the_cvxpy_reference(lam, positive_share):
 def test_gamma_from_cached_rows_equals_the_dense_sum():
     """Rows of K through an LRU cache of a few rows (evictions) reach the same gamma."""
     X, y, stack = _problem(n=60)
-    provider = StackColumns(stack)
+    provider = SumOfKernels(stack)
     dense = hull_qp(DenseRows(stack.sum(axis=2)), y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)
     cached = hull_qp(CombinedRows(provider, np.ones(3), 5 * 8 * 60 / 2**20), y, 0.9, 0.1,
                      qp_tol=1e-10, max_checks=500)
@@ -69,6 +71,7 @@ def test_rows_from_x_equal_the_stack():
     X, y, stack = _problem(n=50, positive_share=0.3)
     common = dict(solver="easymkl", C=3.0, tol=1e-8, solver_options={"qp_tol": 1e-10})
     rows = MKLClassifier(kernels=FAMILY, kernel_normalization="trace", cache_size=0.01,
+                         kernel_storage="rows",
                          **common).fit(X, y)
     assert rows.kernel_storage_ == "rows"
     stacked = MKLClassifier(kernels="precomputed", **common).fit(stack, y)
@@ -108,7 +111,7 @@ def test_multiclass_is_one_versus_rest_with_threads():
     model = MKLClassifier(kernels="precomputed", solver="easymkl", n_jobs=2).fit(stack, y)
     assert model.kernel_weights_.shape == (3, 3)
     for c in range(3):
-        binary = easymkl(StackColumns(stack), np.where(y == c, 1.0, -1.0), 1.0)
+        binary = easymkl(SumOfKernels(stack), np.where(y == c, 1.0, -1.0), 1.0)
         np.testing.assert_allclose(model.kernel_weights_[c], binary.kernel_weights, atol=1e-9)
 
 
@@ -144,11 +147,10 @@ def test_regression_is_refused():
         MKLRegressor(kernels=FAMILY, solver="easymkl").fit(X, y)
 
 
-def test_rows_source_reads_the_support_only_for_the_weights():
-    """The weights come from ``kernel_gradient`` of the provider (rows of the support)."""
+def test_rows_computed_from_x_through_a_small_cache_equal_the_stack():
     X, y, stack = _problem(n=30)
     bank = KernelBank(FAMILY, normalize="trace")
     bank.fit(X)
-    from_x = easymkl(KernelColumns(bank), y, 1.0, cache_size=1.0)
-    from_stack = easymkl(StackColumns(stack), y, 1.0)
+    from_x = easymkl(RowKernels(KernelColumns(bank), cache_size=0.2), y, 1.0)
+    from_stack = easymkl(SumOfKernels(stack), y, 1.0)
     np.testing.assert_allclose(from_x.kernel_weights, from_stack.kernel_weights, atol=1e-8)

@@ -171,7 +171,6 @@ SOLVERS = {
         _L1_NEEDS,
         frozenset({"sum"}),
         description="EasyMKL (Aiolli and Donini, Neurocomputing 2015)",
-        input="columns",
         options=_easymkl.OPTIONS,
         record_unit="gap check",
         max_iter_counts_records=False,

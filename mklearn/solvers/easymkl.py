@@ -10,8 +10,9 @@ Aiolli and Donini, "EasyMKL: a scalable multiple kernel learning algorithm", Neu
 a distance between a point of each class's convex hull, regularised towards the class means
 (``lam = 1``: gamma uniform on each class, the closed form used here). The weights are
 ``d_k = v' K_k v / sum_l v' K_l v`` (paper eq. 10), computed from the rows of the support of
-gamma in blocks. The final model is an SVM with the estimator's costs on ``K(d)``, or, for
-parity with MKLpy, KOMD (Aiolli, Da San Martino and Sperduti, ICANN 2008) on ``K(d)``: the
+gamma in blocks. The final model is an SVM with the estimator's costs on ``K(d)`` (the
+project's SMO core, :func:`mklearn.svm.smo.svc_dual`), or, for parity with MKLpy, KOMD
+(Aiolli, Da San Martino and Sperduti, ICANN 2008) on ``K(d)``: the
 same QP with ridge ``lam_komd n_+ n_- / n`` and the weight ``1 - lam_komd`` on ``v'K(d)v``,
 decision ``f(x) = sum_i gamma_i y_i K(d)(x_i, x) - b`` with ``b = gamma' K(d) Y gamma / 2``
 (the midpoint between the two hull points).
@@ -45,8 +46,6 @@ from numba import njit
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
-from mklearn.kernels.columns import StackColumns
-from mklearn.kernels.row_sources import CombinedRows, DenseRows
 from mklearn.solvers.result import MKLResult
 from mklearn.svm.smo import svc_dual
 
@@ -62,7 +61,6 @@ OPTIONS = {
     "learner": [StrOptions({"svm", "komd"})],
     "qp_tol": [_POSITIVE],
     "komd_lam": [_UNIT],
-    "cache_size": [_POSITIVE],
 }
 
 
@@ -243,11 +241,8 @@ def _weights(provider, v):
         If every ``v' K_k v`` is zero (to rounding): every kernel is zero or constant on the
         training points, or (lam = 0) the class hulls meet in the sum kernel's space.
     """
-    if isinstance(provider, StackColumns):
-        terms = _stack_terms(provider.kernel_major, v)
-    else:
-        terms = np.asarray(provider.kernel_gradient(None, v), dtype=np.float64)
-    terms = np.maximum(terms, 0.0)
+    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
+    terms = np.maximum(np.asarray(terms, dtype=np.float64), 0.0)
     total = float(terms.sum())
     scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
     if not total > 1e-12 * max(scale, 1e-300):
@@ -260,51 +255,34 @@ def _weights(provider, v):
     return terms / total
 
 
-def _stack_terms(km, v):
-    """``v' K_k v`` for a kernel-major stack ``km`` (m, n, n), one kernel at a time over the
-    support of v."""
-    support = np.flatnonzero(v)
-    dense = 4 * support.size >= v.size
-    v_s = v if dense else v[support]
-    terms = np.empty(km.shape[0])
-    for k in range(km.shape[0]):
-        block = km[k] if dense else km[k][np.ix_(support, support)]
-        terms[k] = v_s @ (block @ v_s)
-    return terms
-
-
-def _sum_rows(provider, d, cache_size):
-    """Rows of ``K(d)``: the dense sum for a stack, else an LRU cache of combined rows."""
-    if isinstance(provider, StackColumns):
-        return DenseRows(np.tensordot(d, provider.kernel_major, axes=(0, 0)))
-    return CombinedRows(provider, d, cache_size)
-
-
-def _svm_on_learned_kernel(provider, d, y, C, tol, cache_size):
+def _svm_on_learned_kernel(provider, d, y, C, tol):
     """The C-SVM on ``K(d)`` by the project's SMO core: ``(alpha, intercept)``."""
-    result = svc_dual(_sum_rows(provider, d, cache_size), y, C, tol=tol)
+    result = svc_dual(provider.kernel(d), y, C, tol=tol)
     return result.alpha, -float(result.rho)
 
 
-def _komd(provider, d, y, lam, qp_tol, max_checks, cache_size):
+def _komd(provider, d, y, lam, qp_tol, max_checks):
     """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
     n_pos = np.count_nonzero(y > 0)
     ridge = lam * n_pos * (y.size - n_pos) / y.size
-    rows = _sum_rows(provider, d, cache_size)
+    rows = provider.kernel(d)
     gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=qp_tol,
                                               max_checks=max_checks, lam_hint=lam)
     return gamma, -0.5 * float(gamma @ w), converged
 
 
 def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
-            cache_size=200.0, lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1) -> MKLResult:
+            lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1) -> MKLResult:
     """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).
 
     Parameters
     ----------
-    provider : KernelColumns, StackColumns or another column provider
-        Rows of the base kernels; a stack is summed densely, kernels from X are read as rows
-        of ``K`` through an LRU cache of ``cache_size`` MB.
+    provider : KernelOperator
+        The base kernels: a stack (:class:`~mklearn.formulation.combinations.SumOfKernels`,
+        whose ``K`` and ``K(d)`` are dense) or rows computed on demand
+        (:class:`~mklearn.kernels.operator.RowKernels`, rows of ``K`` and ``K(d)`` through
+        its LRU cache); ``kernel(d)`` gives the row sources, ``kernel_gradient`` the terms
+        ``v'K_k v`` from the rows of the support of v.
     y : ndarray of shape (n,)
         Labels in {-1, +1}, both present.
     C : float or ndarray of shape (n,)
@@ -317,8 +295,6 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
         Gap checks of each QP at most (each after at most ``max(n, 1000)`` SMO steps).
     callback : callable, optional
         Called with the history record of each gap check of the gamma QP.
-    cache_size : float
-        MB of rows of ``K`` (and then of ``K(d)``) kept, for kernels computed from X.
     lam : float in [0, 1]
         EasyMKL's regularisation (MKLpy's default 0.1); 1 gives the class means.
     learner : {"svm", "komd"}
@@ -342,17 +318,16 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     """
     prepare(provider, "easymkl")
     y = np.asarray(y, dtype=np.float64)
-    m = provider.n_kernels
-    rows = _sum_rows(provider, np.ones(m), cache_size)
+    rows = provider.kernel(np.ones(provider.n_kernels))
     gamma, _, F, gap, steps, converged, history = hull_qp(
         rows, y, 1.0 - lam, lam, qp_tol=qp_tol, max_checks=max_iter, callback=callback)
     del rows
     d = _weights(provider, y * gamma)
     if learner == "komd":
-        alpha, intercept, fine = _komd(provider, d, y, komd_lam, qp_tol, max_iter, cache_size)
+        alpha, intercept, fine = _komd(provider, d, y, komd_lam, qp_tol, max_iter)
         converged = converged and fine
     else:
-        alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol, cache_size)
+        alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
     return MKLResult(
         kernel_weights=d, alpha=alpha, intercept=intercept, objective=F, duality_gap=gap,
         n_iter=steps, n_svm_solves=1, converged=converged, history=history,
