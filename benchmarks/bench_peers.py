@@ -17,8 +17,9 @@ cores (mklearn's ``n_jobs``, torch's threads and every BLAS pool).
   for the comparison and may be negative) and ``max |d - d_peer|`` is reported.
 
 ``--timing``: EasyMKL alone against MKLpy's EasyMKL (both with the KOMD learner; mklearn's
-SVM learner too) on the same stack of ``--timing-kernels`` RBF kernels on ``--timing-data``
-points, for each n of ``--timing-n``, ``--repeats`` times alternating, medians reported.
+SVM learner too, and its solver function without the estimator's input checks) on the same
+stack of ``--timing-kernels`` RBF kernels (widths 0.25-4 times sqrt(d)) on n seeded points of
+a9a, for each n of ``--timing-n``, ``--repeats`` times alternating, medians reported.
 
     PYTHONPATH=. python benchmarks/bench_peers.py --sets sonar liver --problems w8a-1000
     PYTHONPATH=. python benchmarks/bench_peers.py --timing --timing-n 1000 3000 --run timing
@@ -99,6 +100,22 @@ def fit_mklearn(name, train, y, test, y_test, C, threads):
             seconds = time.perf_counter() - start
     return {"fit_seconds": seconds, "accuracy": float(model.score(test, y_test)),
             "weights": np.asarray(model.kernel_weights_, dtype=float).tolist()}
+
+
+def fit_solver(name, train, y, test, y_test, C, threads):
+    """EasyMKL's solver function alone (KOMD learner) on the stack: no input checks."""
+    from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.solvers.easymkl import easymkl
+
+    y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    small = np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
+    easymkl(SumOfKernels(train[np.ix_(small, small)]), y_pm[small], C, learner="komd")
+    gc.collect()
+    with threadpool_limits(limits=threads):
+        start = time.perf_counter()
+        result = easymkl(SumOfKernels(train), y_pm, C, learner="komd")
+        seconds = time.perf_counter() - start
+    return {"fit_seconds": seconds, "weights": result.kernel_weights.tolist()}
 
 
 def _as_list(stack):
@@ -231,10 +248,11 @@ def timing(args):
     rows = []
     for n in args.timing_n:
         train, y = _timing_stack(n, args.timing_kernels, args.seed)
-        runs = {"mklearn-komd": [], "mklearn-svm": [], "MKLpy": []}
+        runs = {"mklearn-komd": [], "mklearn-svm": [], "mklearn-solver": [], "MKLpy": []}
         for _ in range(args.repeats):
             for key, fn, name in (("mklearn-komd", fit_mklearn, "easymkl-komd"),
                                   ("mklearn-svm", fit_mklearn, "easymkl"),
+                                  ("mklearn-solver", fit_solver, "easymkl"),
                                   ("MKLpy", fit_peer, "EasyMKL")):
                 if key == "MKLpy" and not mklpy_available():
                     continue
@@ -245,7 +263,8 @@ def timing(args):
         ratio = (medians["MKLpy"] / medians["mklearn-komd"]
                  if medians["MKLpy"] and medians["mklearn-komd"] else None)
         print(f"n={n} m={args.timing_kernels}: mklearn (KOMD) {medians['mklearn-komd']:.3f} s, "
-              f"mklearn (SVM) {medians['mklearn-svm']:.3f} s, MKLpy "
+              f"mklearn (SVM) {medians['mklearn-svm']:.3f} s, solver alone (KOMD) "
+              f"{medians['mklearn-solver']:.3f} s, MKLpy "
               f"{medians['MKLpy'] if medians['MKLpy'] is None else round(medians['MKLpy'], 3)}"
               f" s; MKLpy / mklearn {ratio if ratio is None else round(ratio, 1)}", flush=True)
         rows.append({"n": n, "n_kernels": args.timing_kernels, "seconds": runs,
