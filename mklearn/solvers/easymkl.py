@@ -286,7 +286,9 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     y : ndarray of shape (n,)
         Labels in {-1, +1}, both present.
     C : float or ndarray of shape (n,)
-        Costs of the final SVM (``learner="svm"``); unused by the gamma QP and by KOMD.
+        Costs of the final SVM (``learner="svm"``; the estimators' ``C`` times
+        ``sample_weight`` and ``class_weight``); unused by the gamma QP, which weighs every
+        training point alike (as the paper), and by KOMD.
     regularizer : optional
         Unused: the weights lie on the simplex by construction.
     tol : float
