@@ -154,3 +154,14 @@ def test_rows_computed_from_x_through_a_small_cache_equal_the_stack():
     from_x = easymkl(RowKernels(KernelColumns(bank), cache_size=0.2), y, 1.0)
     from_stack = easymkl(SumOfKernels(stack), y, 1.0)
     np.testing.assert_allclose(from_x.kernel_weights, from_stack.kernel_weights, atol=1e-8)
+
+
+def test_lam_zero_on_meeting_hulls_stops_and_says_why():
+    """Linear kernels on overlapping classes: the hulls meet, every v'K_k v is 0 at the
+    optimum; the hard problem (lam = 0) terminates and the error names the cause."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(rng.random(200) > 0.5, 1.0, -1.0)
+    stack = np.stack([X[:, :1] @ X[:, :1].T, X @ X.T], axis=-1)
+    with pytest.raises(ValueError, match="convex hulls meet"):
+        easymkl(SumOfKernels(stack), y, 1.0, lam=0.0)
