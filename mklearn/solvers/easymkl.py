@@ -53,6 +53,8 @@ _NEED_ROW = 0
 _KKT = 1
 _STEPS = 2
 _TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 2005, eq. 19)
+SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
+CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
 _UNIT = Interval(Real, 0, 1, closed="both")
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -65,12 +67,13 @@ OPTIONS = {
 
 
 @njit(cache=True, nogil=True)
-def _extremes(y, a, b, gamma, w, row_i, row_j, change):
-    """``w += change (row_j - row_i)``, then per class the largest gradient
-    ``G = a y w + b gamma`` among ``gamma > 0`` with its index, and the smallest:
+def _extremes(active, n_active, y, a, b, gamma, w, row_i, row_j, change):
+    """On ``active[:n_active]``: ``w += change (row_j - row_i)``, then per class the largest
+    gradient ``G = a y w + b gamma`` among ``gamma > 0`` with its index, and the smallest:
     ``(up+, up-, low+, low-, top+, top-)``."""
     up_p, up_n, low_p, low_n, top_p, top_n = -np.inf, -np.inf, np.inf, np.inf, -1, -1
-    for t in range(gamma.size):
+    for s in range(n_active):
+        t = active[s]
         if change != 0.0:
             w[t] += change * (row_j[t] - row_i[t])
         G = a * y[t] * w[t] + b * gamma[t]
@@ -86,18 +89,39 @@ def _extremes(y, a, b, gamma, w, row_i, row_j, change):
 
 
 @njit(cache=True, nogil=True)
-def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, max_steps):
+def _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n):
+    """Drop from ``active[:n_active]`` the points at zero whose gradient is above every
+    gradient of their class's support (LIBSVM's shrinking, Chang and Lin 2011, section 5.1):
+    they can be neither i (gamma_i > 0) nor j (``G_j < G_i``) while that holds. Returns the
+    new count."""
+    kept = 0
+    for s in range(n_active):
+        t = active[s]
+        G = a * y[t] * w[t] + b * gamma[t]
+        if not (gamma[t] == 0.0 and G > (up_p if y[t] > 0 else up_n)):
+            active[kept] = t
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, max_steps,
+                active, state):
     """SMO steps on ``F = a v'Kv + b ||gamma||^2`` (``v = y gamma``, ``w = K v`` kept) over
     one simplex per class, in place, until a row is missing, the largest per-class KKT
-    violation of ``G = a y w + b gamma`` is at most ``tol``, or ``max_steps`` steps. Two
-    passes over n per step: the choice of j, and the update of w fused with the next i's.
+    violation of ``G = a y w + b gamma`` over ``active[:state[0]]`` is at most ``tol``, or
+    ``max_steps`` steps. Two passes over the active points per step: the choice of j, and
+    the update of w fused with the next i's; every ``SHRINK_EVERY`` steps (``state[1]``
+    counts down) the active points shrink (:func:`_shrink`; w of the others goes stale
+    until the caller rebuilds it).
 
     Returns ``(status, missing_sample, steps, violation)``.
     """
-    n = gamma.size
     steps = 0
     violation = np.inf
-    up_p, up_n, low_p, low_n, top_p, top_n = _extremes(y, a, b, gamma, w, w, w, 0.0)
+    n_active = state[0]
+    up_p, up_n, low_p, low_n, top_p, top_n = _extremes(active, n_active, y, a, b, gamma, w, w,
+                                                       w, 0.0)
     while steps < max_steps:
         if up_p - low_p >= up_n - low_n:
             violation, i, G_i = up_p - low_p, top_p, up_p
@@ -105,6 +129,11 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
             violation, i, G_i = up_n - low_n, top_n, up_n
         if violation <= tol:
             return _KKT, -1, steps, violation
+        state[1] -= 1
+        if state[1] <= 0:
+            state[1] = SHRINK_EVERY
+            n_active = _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n)
+            state[0] = n_active
         slot_i = slot_of[i]
         if slot_i < 0:
             return _NEED_ROW, i, steps, violation
@@ -115,7 +144,8 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
         best = 0.0
         j = -1
         curv_j = 1.0
-        for t in range(n):
+        for s in range(n_active):
+            t = active[s]
             if y[t] != sign:
                 continue
             diff = G_i - (a * sign * w[t] + b * gamma[t])
@@ -142,8 +172,8 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
             gamma[i] -= step
         gamma[j] += step
         # v_j += sign step, v_i -= sign step
-        up_p, up_n, low_p, low_n, top_p, top_n = _extremes(y, a, b, gamma, w, row_i, row_j,
-                                                           sign * step)
+        up_p, up_n, low_p, low_n, top_p, top_n = _extremes(active, n_active, y, a, b, gamma, w,
+                                                           row_i, row_j, sign * step)
         steps += 1
     return _STEPS, -1, steps, violation
 
@@ -185,7 +215,8 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     qp_tol : float
         Stop at a relative Frank-Wolfe gap at most ``qp_tol``.
     max_checks : int
-        Gap checks at most (each after at most ``max(n, 1000)`` steps).
+        Gap checks at most (each after at most ``CHECK_EVERY max(n, 1000)`` steps, or once
+        the active points meet the KKT tolerance).
     callback : callable, optional
         Called with each gap check's history record.
     lam_hint : float, optional
@@ -204,7 +235,7 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)
     floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
     steps, checks, history = 0, 0, []
-    chunk = max(n, 1000)
+    chunk = CHECK_EVERY * max(n, 1000)
     while True:
         F, gap = _gap(y, a, b, gamma, w)
         relative = gap / max(F, 1e-300)
@@ -218,18 +249,20 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         if converged or checks >= max_checks:
             return gamma, w, F, gap, steps, converged, history
         tol = max(qp_tol * F / 4.0, floor)
+        active = np.arange(n, dtype=np.int64)  # every point active again
+        state = np.array([n, min(n, SHRINK_EVERY)], dtype=np.int64)
         taken = 0
         while taken < chunk:
             status, missing, done, _ = _pair_steps(
                 rows.store, rows.slot_of, rows.last_used, rows.clock, diag, y, a, b, gamma, w,
-                tol, chunk - taken)
+                tol, chunk - taken, active, state)
             taken += done
             if status == _NEED_ROW:
                 rows.load(missing)
             elif status == _KKT:
                 break
         steps += taken
-        w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # rounding of the updates
+        w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # shrunk points, rounding
 
 
 def _weights(provider, v):
@@ -294,7 +327,7 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     tol : float
         KKT tolerance of the final SVM (as :class:`sklearn.svm.SVC`'s ``tol``).
     max_iter : int
-        Gap checks of each QP at most (each after at most ``max(n, 1000)`` SMO steps).
+        Gap checks of each QP at most (each after at most ``10 max(n, 1000)`` SMO steps).
     callback : callable, optional
         Called with the history record of each gap check of the gamma QP.
     lam : float in [0, 1]
