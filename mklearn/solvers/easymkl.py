@@ -31,9 +31,12 @@ cache) with the core's protocol (a missing row is returned, loaded by the caller
 loop called again).
 
 Stopping: the Frank-Wolfe duality gap ``grad F' gamma - sum_c min_{i in c} grad F_i``, an
-upper bound on ``F(gamma) - F*``, relative to ``F(gamma)``, at most ``qp_tol``; it is checked
-on a gradient rebuilt from the rows of the support every ``n`` steps and when the KKT
-violation falls below ``qp_tol F / 4`` (which bounds the gap by ``qp_tol F``).
+upper bound on ``F(gamma) - F*``, relative to ``F(gamma)``, at most ``qp_tol``. It is checked
+on a gradient rebuilt from the rows of the support once the KKT violation falls below
+``qp_tol F / 4`` (which bounds the gap by ``qp_tol F``) and at least every ``10 n`` steps.
+Between checks the steps shrink as LIBSVM's (Chang and Lin, ACM TIST 2011, section 5.1):
+points at zero whose gradient is above their class's support leave the passes, and every
+point is back at the check.
 """
 
 from __future__ import annotations
