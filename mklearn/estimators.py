@@ -42,7 +42,6 @@ from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
 from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
 from mklearn.solvers import (
-    ONE_SHOT,
     REGRESSION_SEEDS,
     SOLVERS,
     check_solver_options,
@@ -344,8 +343,9 @@ class _KernelInput:
         self._own_training_points()
         if not result.converged:
             steps = step_name if self.solver_ == "smo" else "iterations"
-            advice = "tol" if self.solver_ in ONE_SHOT else "max_iter or tol"
-            if self.solver_ in ONE_SHOT:
+            one_shot = SOLVERS[self.solver_].one_shot
+            advice = "tol" if one_shot else "max_iter or tol"
+            if one_shot:
                 steps = "SMO steps of its SVM"
             warnings.warn(
                 f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
@@ -466,7 +466,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         solvers read it kernel by kernel: a stack whose memory is kernel-major, such as
         ``np.moveaxis(K, 0, -1)`` of a C-contiguous ``(n_kernels, n, n)`` array ``K``, is used
         without a copy; any other layout is copied once, in blocks.
-    solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp"}
+    solver : {"auto", "spg", "pgd", "smo", "mirror", "mwu", "silp", "easymkl"}
         "auto" (default) picks by what the regulariser declares and by the combination
         (:func:`mklearn.solvers.choose_solver`): "smo" for "lp" and "kl" (no stack is built),
         "mirror" for "group", "spg" for "l1", for products and for user regularisers; the
@@ -490,7 +490,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``interleaved`` (the chunking algorithm), ``inner_tol``, ``chunk_steps``, ``linadd``
         (string kernels with ``kernel_storage="rows"``: the interleaved algorithm on the
         linadd decomposition SVM, no kernel row ever formed; 10^5 sequences) (see
-        :func:`mklearn.solvers.silp_mkl`).
+        :func:`mklearn.solvers.silp_mkl`);
+        "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
+        simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
+        learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
+        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam`` (see
+        :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
         except for a single kernel with solver "auto" (a 2-D precomputed kernel, one spec);
@@ -1367,15 +1372,17 @@ def _convergence_message(estimator, result):
         f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
         + _large_cost_note(estimator)
     )
-    if estimator.solver_ in ONE_SHOT:
+    if SOLVERS[estimator.solver_].one_shot:
         return (f"{estimator.solver_}'s SVM on its fixed kernel weights stopped after "
                 f"{result.n_iter} SMO steps at the tightest KKT tolerance with relative duality "
                 f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
                 f"{_large_cost_note(estimator)}: rounding limits the gap; increase tol")
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)
-        many = (f" (SILP needs of the order of one LP solve per kernel, {m} here; solver='spg' "
-                "suits many kernels)") if estimator.solver_ == "silp" and m > result.n_iter else ""
+        plain = (estimator.solver_ == "silp" and m > result.n_iter
+                 and (estimator.solver_options or {}).get("level_method") is False)
+        many = (f" (plain column generation needs of the order of one LP solve per kernel, {m} "
+                "here; the default level_method=True needs far fewer)") if plain else ""
         return (f"{where}; increase max_iter{many}, or increase tol to accept a less precise "
                 "solution")
     advice = (

@@ -20,7 +20,7 @@ GRID = [1e-6, 1.0, 1e4, 1e10, 1e300]
 PAIRS = [("smo", "kl"), ("smo", "lp"), ("spg", "l1"), ("spg", "lp"), ("pgd", "l1"),
          ("mwu", "l1"), ("silp", "l1"), ("mirror", "l1"), ("mirror", "group"),
          ("average", "l1"), ("align", "l1"), ("alignf", "l1"), ("fheuristic", "l1"),
-         ("pwmk", "l1")]
+         ("pwmk", "l1"), ("easymkl", "l1")]
 
 
 def test_the_grid_covers_every_solver():

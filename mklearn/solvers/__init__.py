@@ -9,6 +9,7 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import Interval, StrOptions, validate_parameter_constraints
 
 from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
+from mklearn.solvers import easymkl as _easymkl
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
@@ -65,6 +66,8 @@ class SolverInfo:
     # a "columns" solver that also takes ``task=`` (mklearn.solvers.tasks), as the stack
     # solvers do: regression by MKLRegressor
     takes_task: bool = False
+    # weights learnt once, then one SVM on them (mklearn.solvers.seeds): no outer iterations
+    one_shot: bool = False
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -108,7 +111,7 @@ def _one_shot(function, description, options, takes_task=True):
     return SolverInfo(function, _any_regularizer, "nothing (the regulariser does not enter)",
                       frozenset({"sum"}), description=description, input="columns",
                       options=options, record_unit="SVM solve", max_iter_counts_records=False,
-                      n_iter_unit="SMO steps", takes_task=takes_task)
+                      n_iter_unit="SMO steps", takes_task=takes_task, one_shot=True)
 
 
 SOLVERS = {
@@ -207,11 +210,22 @@ SOLVERS = {
                        "delta": [Interval(Real, 0, 1, closed="both")],
                        "random_state": ["random_state"]},
                       takes_task=False),
+    "easymkl": SolverInfo(
+        _easymkl.easymkl,
+        is_l1_simplex,
+        _L1_NEEDS,
+        frozenset({"sum"}),
+        description="EasyMKL (Aiolli and Donini, Neurocomputing 2015)",
+        options=_easymkl.OPTIONS,
+        record_unit="gap check",
+        max_iter_counts_records=False,
+        n_iter_unit="SMO steps",
+    ),
 }
 
-# the one-shot learners (weights once, then one SVM), and those MKLRegressor takes
-ONE_SHOT = frozenset({"average", "align", "alignf", "fheuristic", "pwmk"})
-REGRESSION_SEEDS = frozenset(name for name in ONE_SHOT if SOLVERS[name].takes_task)
+# the one-shot learners that MKLRegressor takes
+REGRESSION_SEEDS = frozenset(name for name, info in SOLVERS.items()
+                             if info.one_shot and info.takes_task)
 
 
 def check_solver_options(name: str, info: SolverInfo, options) -> dict:
@@ -299,7 +313,6 @@ def choose_solver(regularizer, combination: str = "sum", task: str = "classifica
 
 __all__ = [
     "MKLResult",
-    "ONE_SHOT",
     "REGRESSION_SEEDS",
     "align_mkl",
     "alignf_mkl",

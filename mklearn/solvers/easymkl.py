@@ -1,0 +1,374 @@
+"""EasyMKL: kernel weights from the margin between the class hulls of the sum kernel.
+
+Aiolli and Donini, "EasyMKL: a scalable multiple kernel learning algorithm", Neurocomputing
+169, 2015, section 3. With ``K = sum_k K_k`` (the base kernels as given), ``Y = diag(y)`` and
+``v = Y gamma``, gamma solves
+
+    min_gamma  F(gamma) = (1 - lam) v' K v + lam ||gamma||^2
+    s.t.  gamma >= 0,  sum_{y_i = +1} gamma_i = 1,  sum_{y_i = -1} gamma_i = 1,
+
+a distance between a point of each class's convex hull, regularised towards the class means
+(``lam = 1``: gamma uniform on each class, the closed form used here). The weights are
+``d_k = v' K_k v / sum_l v' K_l v`` (paper eq. 10), computed from the rows of the support of
+gamma in blocks. The final model is an SVM with the estimator's costs on ``K(d)`` (the
+project's SMO core, :func:`mklearn.svm.smo.svc_dual`), or, for parity with MKLpy, KOMD
+(Aiolli, Da San Martino and Sperduti, ICANN 2008) on ``K(d)``: the
+same QP with ridge ``lam_komd n_+ n_- / n`` and the weight ``1 - lam_komd`` on ``v'K(d)v``,
+decision ``f(x) = sum_i gamma_i y_i K(d)(x_i, x) - b`` with ``b = gamma' K(d) Y gamma / 2``
+(the midpoint between the two hull points).
+
+The QP has two equality constraints (one simplex per class), so a two-variable step must
+keep both: the pair is taken within one class, as in the nu-SVM solver of LIBSVM (Chang and
+Lin, "Training nu-support vector classifiers", Neural Computation 13, 2001): the class with
+the larger KKT violation gives ``i`` (its largest gradient among ``gamma_i > 0``), and ``j``
+maximises the second-order gain over that class (Fan, Chen and Lin, JMLR 6, 2005, WSS2).
+The project's SMO core (:mod:`mklearn.svm.core`) pairs variables across classes under one
+constraint ``y'a = 0`` and reads ``Q = Y K Y`` without a ridge term, so this module has its
+own short numba loop; it reads rows of ``K`` from the same row sources
+(:mod:`mklearn.kernels.row_sources`: the dense sum of a stack, or
+:class:`~mklearn.kernels.row_sources.CombinedRows` of kernels computed from X in an LRU
+cache) with the core's protocol (a missing row is returned, loaded by the caller, and the
+loop called again).
+
+Stopping: the Frank-Wolfe duality gap ``grad F' gamma - sum_c min_{i in c} grad F_i``, an
+upper bound on ``F(gamma) - F*``, relative to ``F(gamma)``, at most ``qp_tol``. It is checked
+on a gradient rebuilt from the rows of the support once the KKT violation falls below
+``qp_tol F / 4`` (which bounds the gap by ``qp_tol F``) and at least every ``10 n`` steps.
+Between checks the steps shrink as LIBSVM's (Chang and Lin, ACM TIST 2011, section 5.1):
+points at zero whose gradient is above their class's support leave the passes, and every
+point is back at the check.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Real
+
+import numpy as np
+from numba import njit
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from mklearn.kernels.base import prepare
+from mklearn.solvers.result import MKLResult
+from mklearn.svm.smo import svc_dual
+
+_NEED_ROW = 0
+_KKT = 1
+_STEPS = 2
+_TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 2005, eq. 19)
+SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
+CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
+_UNIT = Interval(Real, 0, 1, closed="both")
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+
+OPTIONS = {
+    "lam": [_UNIT],
+    "learner": [StrOptions({"svm", "komd"})],
+    "qp_tol": [_POSITIVE],
+    "komd_lam": [_UNIT],
+}
+
+
+@njit(cache=True, nogil=True)
+def _extremes(active, n_active, y, a, b, gamma, w, row_i, row_j, change):
+    """On ``active[:n_active]``: ``w += change (row_j - row_i)``, then per class the largest
+    gradient ``G = a y w + b gamma`` among ``gamma > 0`` with its index, and the smallest:
+    ``(up+, up-, low+, low-, top+, top-)``."""
+    up_p, up_n, low_p, low_n, top_p, top_n = -np.inf, -np.inf, np.inf, np.inf, -1, -1
+    for s in range(n_active):
+        t = active[s]
+        if change != 0.0:
+            w[t] += change * (row_j[t] - row_i[t])
+        G = a * y[t] * w[t] + b * gamma[t]
+        if y[t] > 0:
+            if G > up_p and gamma[t] > 0.0:
+                up_p, top_p = G, t
+            low_p = min(low_p, G)
+        else:
+            if G > up_n and gamma[t] > 0.0:
+                up_n, top_n = G, t
+            low_n = min(low_n, G)
+    return up_p, up_n, low_p, low_n, top_p, top_n
+
+
+@njit(cache=True, nogil=True)
+def _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n):
+    """Drop from ``active[:n_active]`` the points at zero whose gradient is above every
+    gradient of their class's support (LIBSVM's shrinking, Chang and Lin 2011, section 5.1):
+    they can be neither i (gamma_i > 0) nor j (``G_j < G_i``) while that holds. Returns the
+    new count."""
+    kept = 0
+    for s in range(n_active):
+        t = active[s]
+        G = a * y[t] * w[t] + b * gamma[t]
+        if not (gamma[t] == 0.0 and G > (up_p if y[t] > 0 else up_n)):
+            active[kept] = t
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, max_steps,
+                active, state):
+    """SMO steps on ``F = a v'Kv + b ||gamma||^2`` (``v = y gamma``, ``w = K v`` kept) over
+    one simplex per class, in place, until a row is missing, the largest per-class KKT
+    violation of ``G = a y w + b gamma`` over ``active[:state[0]]`` is at most ``tol``, or
+    ``max_steps`` steps. Two passes over the active points per step: the choice of j, and
+    the update of w fused with the next i's; every ``SHRINK_EVERY`` steps (``state[1]``
+    counts down) the active points shrink (:func:`_shrink`; w of the others goes stale
+    until the caller rebuilds it).
+
+    Returns ``(status, missing_sample, steps, violation)``.
+    """
+    steps = 0
+    violation = np.inf
+    n_active = state[0]
+    up_p, up_n, low_p, low_n, top_p, top_n = _extremes(active, n_active, y, a, b, gamma, w, w,
+                                                       w, 0.0)
+    while steps < max_steps:
+        if up_p - low_p >= up_n - low_n:
+            violation, i, G_i = up_p - low_p, top_p, up_p
+        else:
+            violation, i, G_i = up_n - low_n, top_n, up_n
+        if violation <= tol:
+            return _KKT, -1, steps, violation
+        state[1] -= 1
+        if state[1] <= 0:
+            state[1] = SHRINK_EVERY
+            n_active = _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n)
+            state[0] = n_active
+        slot_i = slot_of[i]
+        if slot_i < 0:
+            return _NEED_ROW, i, steps, violation
+        clock[0] += 1
+        last_used[slot_i] = clock[0]
+        row_i = store[slot_i, 0]
+        sign = y[i]
+        best = 0.0
+        j = -1
+        curv_j = 1.0
+        for s in range(n_active):
+            t = active[s]
+            if y[t] != sign:
+                continue
+            diff = G_i - (a * sign * w[t] + b * gamma[t])
+            if diff > 0.0:
+                curv = a * (diag[i] + diag[t] - 2.0 * row_i[t]) + 2.0 * b
+                if curv <= 0.0:
+                    curv = _TAU
+                gain = diff * diff / curv
+                if gain > best:
+                    best, j, curv_j = gain, t, curv
+        if j < 0:
+            return _KKT, -1, steps, violation
+        slot_j = slot_of[j]
+        if slot_j < 0:
+            return _NEED_ROW, j, steps, violation
+        clock[0] += 1
+        last_used[slot_j] = clock[0]
+        row_j = store[slot_j, 0]
+        step = (G_i - (a * sign * w[j] + b * gamma[j])) / curv_j
+        if step >= gamma[i]:
+            step = gamma[i]
+            gamma[i] = 0.0
+        else:
+            gamma[i] -= step
+        gamma[j] += step
+        # v_j += sign step, v_i -= sign step
+        up_p, up_n, low_p, low_n, top_p, top_n = _extremes(active, n_active, y, a, b, gamma, w,
+                                                           row_i, row_j, sign * step)
+        steps += 1
+    return _STEPS, -1, steps, violation
+
+
+def _start(y, lam):
+    """gamma uniform on each class (the optimum at lam = 1) when there is a ridge (whose
+    optimum then has most points in its support: fewer steps than growing it), else one
+    point per class (lam = 0: a support of two, the hull points SMO grows from)."""
+    positive = y > 0
+    gamma = np.zeros(y.size)
+    if lam > 0.0:
+        gamma[positive] = 1.0 / np.count_nonzero(positive)
+        gamma[~positive] = 1.0 / np.count_nonzero(~positive)
+    else:
+        gamma[np.argmax(positive)] = 1.0
+        gamma[np.argmax(~positive)] = 1.0
+    return gamma
+
+
+def _gap(y, a, b, gamma, w):
+    """``(F, Frank-Wolfe gap)`` at gamma, for ``w = K y gamma``."""
+    G = a * y * w + b * gamma
+    F = float(gamma @ G)
+    return F, max(2.0 * (F - G[y > 0].min() - G[y < 0].min()), 0.0)
+
+
+def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
+    """Solve ``min a v'Kv + b ||gamma||^2`` (``v = y gamma``) over one simplex per class.
+
+    Parameters
+    ----------
+    rows : row source
+        Rows of ``K`` (:class:`~mklearn.kernels.row_sources.DenseRows` or
+        :class:`~mklearn.kernels.row_sources.CombinedRows`).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}, both present.
+    a, b : float >= 0
+        Weights of the quadratic term and of the ridge (EasyMKL: ``1 - lam`` and ``lam``).
+    qp_tol : float
+        Stop at a relative Frank-Wolfe gap at most ``qp_tol``.
+    max_checks : int
+        Gap checks at most (each after at most ``CHECK_EVERY max(n, 1000)`` steps, or once
+        the active points meet the KKT tolerance).
+    callback : callable, optional
+        Called with each gap check's history record.
+    lam_hint : float, optional
+        ``b / (a + b)`` choosing the start (see :func:`_start`); default from a and b.
+
+    Returns
+    -------
+    gamma, w, F, gap, steps, converged, history
+        ``w = K y gamma`` rebuilt from the rows of the support at the last check.
+    """
+    start = time.perf_counter()
+    n = y.size
+    lam = b / max(a + b, 1e-300) if lam_hint is None else lam_hint
+    gamma = _start(y, 1.0 if a == 0.0 else lam)  # a = 0: the uniform start is optimal
+    diag = np.ascontiguousarray(rows.diagonal()[0], dtype=np.float64)
+    w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)
+    floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
+    steps, checks, history = 0, 0, []
+    chunk = CHECK_EVERY * max(n, 1000)
+    while True:
+        F, gap = _gap(y, a, b, gamma, w)
+        relative = gap / max(F, 1e-300)
+        checks += 1
+        record = {"iteration": checks, "objective": F, "relative_duality_gap": relative,
+                  "n_svm_solves": 0, "time": time.perf_counter() - start, "smo_steps": steps}
+        history.append(record)
+        if callback is not None:
+            callback(record)
+        converged = relative <= qp_tol or gap <= floor or a == 0.0
+        if converged or checks >= max_checks:
+            return gamma, w, F, gap, steps, converged, history
+        tol = max(qp_tol * F / 4.0, floor)
+        active = np.arange(n, dtype=np.int64)  # every point active again
+        state = np.array([n, min(n, SHRINK_EVERY)], dtype=np.int64)
+        taken = 0
+        while taken < chunk:
+            status, missing, done, _ = _pair_steps(
+                rows.store, rows.slot_of, rows.last_used, rows.clock, diag, y, a, b, gamma, w,
+                tol, chunk - taken, active, state)
+            taken += done
+            if status == _NEED_ROW:
+                rows.load(missing)
+            elif status == _KKT:
+                break
+        steps += taken
+        w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # shrunk points, rounding
+
+
+def _weights(provider, v):
+    """``d_k = v' K_k v / sum_l v' K_l v`` from the rows of the support of v (in blocks).
+
+    Raises
+    ------
+    ValueError
+        If every ``v' K_k v`` is zero (to rounding): every kernel is zero or constant on the
+        training points, or (lam = 0) the class hulls meet in the sum kernel's space.
+    """
+    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
+    terms = np.maximum(np.asarray(terms, dtype=np.float64), 0.0)
+    total = float(terms.sum())
+    scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
+    if not total > 1e-12 * max(scale, 1e-300):
+        raise ValueError(
+            "EasyMKL: (Y gamma)' K_k (Y gamma) is zero for every base kernel, so the kernel "
+            "weights are undefined: the kernels are zero (or constant) on the training points, "
+            "or, with lam=0, the two classes' convex hulls meet in the sum kernel's feature "
+            "space; check the kernels, or use solver_options={'lam': 0.1}"
+        )
+    return terms / total
+
+
+def _svm_on_learned_kernel(provider, d, y, C, tol):
+    """The C-SVM on ``K(d)`` by the project's SMO core: ``(alpha, intercept)``."""
+    result = svc_dual(provider.kernel(d), y, C, tol=tol)
+    return result.alpha, -float(result.rho)
+
+
+def _komd(provider, d, y, lam, qp_tol, max_checks):
+    """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
+    n_pos = np.count_nonzero(y > 0)
+    ridge = lam * n_pos * (y.size - n_pos) / y.size
+    rows = provider.kernel(d)
+    gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=qp_tol,
+                                              max_checks=max_checks, lam_hint=lam)
+    return gamma, -0.5 * float(gamma @ w), converged
+
+
+def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
+            lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1) -> MKLResult:
+    """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).
+
+    Parameters
+    ----------
+    provider : KernelOperator
+        The base kernels: a stack (:class:`~mklearn.formulation.combinations.SumOfKernels`,
+        whose ``K`` and ``K(d)`` are dense) or rows computed on demand
+        (:class:`~mklearn.kernels.operator.RowKernels`, rows of ``K`` and ``K(d)`` through
+        its LRU cache); ``kernel(d)`` gives the row sources, ``kernel_gradient`` the terms
+        ``v'K_k v`` from the rows of the support of v.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}, both present.
+    C : float or ndarray of shape (n,)
+        Costs of the final SVM (``learner="svm"``; the estimators' ``C`` times
+        ``sample_weight`` and ``class_weight``); unused by the gamma QP, which weighs every
+        training point alike (as the paper), and by KOMD.
+    regularizer : optional
+        Unused: the weights lie on the simplex by construction.
+    tol : float
+        KKT tolerance of the final SVM (as :class:`sklearn.svm.SVC`'s ``tol``).
+    max_iter : int
+        Gap checks of each QP at most (each after at most ``10 max(n, 1000)`` SMO steps).
+    callback : callable, optional
+        Called with the history record of each gap check of the gamma QP.
+    lam : float in [0, 1]
+        EasyMKL's regularisation (MKLpy's default 0.1); 1 gives the class means.
+    learner : {"svm", "komd"}
+        The final model: the SVM with costs ``C``, or KOMD as MKLpy's EasyMKL uses it.
+    qp_tol : float
+        Relative Frank-Wolfe gap of the QPs (gamma and KOMD's) at exit.
+    komd_lam : float in [0, 1]
+        KOMD's own lam (MKLpy's default learner ``KOMD(lam=0.1)``).
+
+    Returns
+    -------
+    MKLResult
+        ``kernel_weights`` d (sum 1); ``alpha`` the SVM's dual variables, or KOMD's gamma;
+        ``objective``, ``duality_gap``, ``relative_duality_gap`` and ``history`` those of
+        the gamma QP; ``n_iter`` its SMO steps.
+
+    Raises
+    ------
+    ValueError
+        If the weights are undefined (every ``v'K_k v`` zero, see :func:`_weights`).
+    """
+    prepare(provider, "easymkl")
+    y = np.asarray(y, dtype=np.float64)
+    rows = provider.kernel(np.ones(provider.n_kernels))
+    gamma, _, F, gap, steps, converged, history = hull_qp(
+        rows, y, 1.0 - lam, lam, qp_tol=qp_tol, max_checks=max_iter, callback=callback)
+    del rows
+    d = _weights(provider, y * gamma)
+    if learner == "komd":
+        alpha, intercept, fine = _komd(provider, d, y, komd_lam, qp_tol, max_iter)
+        converged = converged and fine
+    else:
+        alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
+    return MKLResult(
+        kernel_weights=d, alpha=alpha, intercept=intercept, objective=F, duality_gap=gap,
+        n_iter=steps, n_svm_solves=1, converged=converged, history=history,
+        stop_reason="converged" if converged else "max_iter",
+        relative_duality_gap=gap / max(F, 1e-300),
+    )

@@ -1,0 +1,167 @@
+"""EasyMKL (solver "easymkl"): gamma and weights against cvxpy with Clarabel, the stack and
+rows-from-X paths, the final SVM against scikit-learn's SVC, KOMD, multiclass, bad input."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from reference import _factor
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import InvalidParameterError
+
+from mklearn import MKLClassifier, MKLRegressor
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.kernels import RBF, KernelBank, Polynomial
+from mklearn.kernels.columns import KernelColumns
+from mklearn.kernels.operator import RowKernels
+from mklearn.kernels.row_sources import CombinedRows, DenseRows
+from mklearn.solvers.easymkl import easymkl, hull_qp
+
+FAMILY = [RBF(sigma=0.5), RBF(sigma=2.0), Polynomial(degree=2)]
+
+
+def _problem(n=40, positive_share=0.5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(np.arange(n) < int(positive_share * n), 1.0, -1.0)
+    X[:, 0] += 0.8 * y
+    bank = KernelBank(FAMILY, normalize="trace")
+    return X, y, bank.fit_transform(X)
+
+
+def _reference(stack, y, a, b):
+    """gamma of ``min a v'Kv + b ||gamma||^2`` on one simplex per class (``K`` the stack's sum),
+    and the weights ``v'K_k v`` normalised."""
+    gamma = cp.Variable(y.size)
+    L = _factor(stack.sum(axis=2))
+    objective = a * cp.sum_squares(L.T @ cp.multiply(y, gamma)) + b * cp.sum_squares(gamma)
+    constraints = [gamma >= 0, cp.sum(gamma[y > 0]) == 1, cp.sum(gamma[y < 0]) == 1]
+    cp.Problem(cp.Minimize(objective), constraints).solve(
+        solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    v = y * gamma.value
+    terms = np.array([v @ stack[:, :, k] @ v for k in range(stack.shape[2])])
+    return gamma.value, terms / terms.sum()
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.01, 0.1, 0.5, 1.0])
+@pytest.mark.parametrize("positive_share", [0.5, 0.2])
+def test_gamma_and_weights_equal_the_cvxpy_reference(lam, positive_share):
+    _, y, stack = _problem(positive_share=positive_share)
+    gamma_ref, d_ref = _reference(stack, y, 1.0 - lam, lam)
+    rows = DenseRows(stack.sum(axis=2))
+    gamma, *_, converged, _ = hull_qp(rows, y, 1.0 - lam, lam, qp_tol=1e-10, max_checks=500)
+    assert converged
+    np.testing.assert_allclose(gamma, gamma_ref, atol=1e-4)
+    result = easymkl(SumOfKernels(stack), y, 1.0, lam=lam)
+    np.testing.assert_allclose(result.kernel_weights, d_ref, atol=1e-4)
+    assert result.kernel_weights.sum() == pytest.approx(1.0)
+    assert result.relative_duality_gap <= 1e-8
+
+
+def test_gamma_from_cached_rows_equals_the_dense_sum():
+    """Rows of K through an LRU cache of a few rows (evictions) reach the same gamma."""
+    X, y, stack = _problem(n=60)
+    provider = SumOfKernels(stack)
+    dense = hull_qp(DenseRows(stack.sum(axis=2)), y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)
+    cached = hull_qp(CombinedRows(provider, np.ones(3), 5 * 8 * 60 / 2**20), y, 0.9, 0.1,
+                     qp_tol=1e-10, max_checks=500)
+    np.testing.assert_allclose(cached[0], dense[0], atol=1e-6)
+
+
+def test_rows_from_x_equal_the_stack():
+    X, y, stack = _problem(n=50, positive_share=0.3)
+    common = dict(solver="easymkl", C=3.0, tol=1e-8, solver_options={"qp_tol": 1e-10})
+    rows = MKLClassifier(kernels=FAMILY, kernel_normalization="trace", cache_size=0.01,
+                         kernel_storage="rows",
+                         **common).fit(X, y)
+    assert rows.kernel_storage_ == "rows"
+    stacked = MKLClassifier(kernels="precomputed", **common).fit(stack, y)
+    np.testing.assert_allclose(rows.kernel_weights_, stacked.kernel_weights_, atol=1e-8)
+    np.testing.assert_allclose(rows.decision_function(X), stacked.decision_function(stack),
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("class_weight", [None, {-1.0: 3.0, 1.0: 0.5}])
+def test_final_svm_is_sklearn_svc_on_the_learned_kernel(class_weight):
+    _, y, stack = _problem(positive_share=0.3)
+    model = MKLClassifier(kernels="precomputed", solver="easymkl", C=2.0, tol=1e-8,
+                          class_weight=class_weight).fit(stack, y)
+    K = stack @ model.kernel_weights_
+    svc = SVC(kernel="precomputed", C=2.0, tol=1e-10, class_weight=class_weight).fit(K, y)
+    np.testing.assert_allclose(model.decision_function(stack), svc.decision_function(K),
+                               atol=1e-5)
+
+
+def test_komd_learner_is_the_midpoint_rule_on_the_learned_kernel():
+    """KOMD: gamma of its QP on K(d) (ridge lam n+ n- / n), decision K(d) Y gamma - b with
+    b = gamma' K(d) Y gamma / 2 (MKLpy's EasyMKL with its default KOMD(lam=0.1))."""
+    _, y, stack = _problem(positive_share=0.3)
+    model = MKLClassifier(kernels="precomputed", solver="easymkl",
+                          solver_options={"learner": "komd", "qp_tol": 1e-11}).fit(stack, y)
+    K = stack @ model.kernel_weights_
+    n_pos, n = np.count_nonzero(y > 0), y.size
+    gamma, _ = _reference(K[:, :, None], y, 0.9, 0.1 * n_pos * (n - n_pos) / n)
+    v = y * gamma
+    expected = K @ v - 0.5 * gamma @ K @ v
+    np.testing.assert_allclose(model.decision_function(stack), expected, atol=1e-5)
+
+
+def test_multiclass_is_one_versus_rest_with_threads():
+    X, _, stack = _problem(n=45)
+    y = np.repeat([0, 1, 2], 15)
+    model = MKLClassifier(kernels="precomputed", solver="easymkl", n_jobs=2).fit(stack, y)
+    assert model.kernel_weights_.shape == (3, 3)
+    for c in range(3):
+        binary = easymkl(SumOfKernels(stack), np.where(y == c, 1.0, -1.0), 1.0)
+        np.testing.assert_allclose(model.kernel_weights_[c], binary.kernel_weights, atol=1e-9)
+
+
+def test_a_class_of_one_point_is_its_own_hull_point():
+    _, y, stack = _problem(n=20)
+    y = -np.ones(20)
+    y[3] = 1.0
+    gamma, *_ = hull_qp(DenseRows(stack.sum(axis=2)), y, 0.9, 0.1, qp_tol=1e-10,
+                        max_checks=100)
+    assert gamma[3] == 1.0
+    model = MKLClassifier(kernels="precomputed", solver="easymkl").fit(stack, y)
+    assert np.isfinite(model.decision_function(stack)).all()
+
+
+def test_lam_outside_the_unit_interval_is_refused():
+    _, y, stack = _problem(n=20)
+    for lam in (-0.1, 1.5):
+        with pytest.raises(InvalidParameterError, match="'lam' parameter of solver 'easymkl'"):
+            MKLClassifier(kernels="precomputed", solver="easymkl",
+                          solver_options={"lam": lam}).fit(stack, y)
+
+
+def test_zero_kernels_are_refused_naming_the_kernels():
+    _, y, _ = _problem(n=20)
+    with pytest.raises(ValueError, match="EasyMKL: .* zero for every base kernel"), \
+            pytest.warns(UserWarning):
+        MKLClassifier(kernels="precomputed", solver="easymkl").fit(np.zeros((20, 20, 2)), y)
+
+
+def test_regression_is_refused():
+    X, y, _ = _problem(n=20)
+    with pytest.raises(InvalidParameterError, match="'solver' parameter of MKLRegressor"):
+        MKLRegressor(kernels=FAMILY, solver="easymkl").fit(X, y)
+
+
+def test_rows_computed_from_x_through_a_small_cache_equal_the_stack():
+    X, y, stack = _problem(n=30)
+    bank = KernelBank(FAMILY, normalize="trace")
+    bank.fit(X)
+    from_x = easymkl(RowKernels(KernelColumns(bank), cache_size=0.2), y, 1.0)
+    from_stack = easymkl(SumOfKernels(stack), y, 1.0)
+    np.testing.assert_allclose(from_x.kernel_weights, from_stack.kernel_weights, atol=1e-8)
+
+
+def test_lam_zero_on_meeting_hulls_stops_and_says_why():
+    """Linear kernels on overlapping classes: the hulls meet, every v'K_k v is 0 at the
+    optimum; the hard problem (lam = 0) terminates and the error names the cause."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.where(rng.random(200) > 0.5, 1.0, -1.0)
+    stack = np.stack([X[:, :1] @ X[:, :1].T, X @ X.T], axis=-1)
+    with pytest.raises(ValueError, match="convex hulls meet"):
+        easymkl(SumOfKernels(stack), y, 1.0, lam=0.0)
