@@ -825,6 +825,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         else:
             self.__dict__.pop("product_", None)
             combination, y = self._training_kernels(X, y, columns=columns)
+            if columns and self.verbose and self.kernel_storage_ == "rows":
+                _say_row_cost(combination, self._cache_megabytes(len(y), combination.n_kernels))
             if info.state_on_workers:
                 combination = self._on_workers(combination)
         self.kernel_time_ = seconds_since(start)
@@ -1394,6 +1396,24 @@ def _convergence_message(estimator, result):
         f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
         f"too imprecise for the line search); {advice}"
     )
+
+
+def _say_row_cost(provider, cache_megabytes):
+    """Before a fit on rows computed on demand: what one row of every kernel costs, so what
+    a pass over the samples' rows costs when they do not fit the cache (verbose output)."""
+    n, m = provider.n_samples, provider.n_kernels
+    provider.rows(np.array([0]))  # the first read may load compiled code
+    start = time.perf_counter()
+    provider.rows(np.array([n // 2]))
+    seconds = time.perf_counter() - start
+    held = int(cache_megabytes * 1e6 // (8 * m * n))
+    print(f"mklearn: one row of the {m} kernels takes {1e3 * seconds:.3g} ms; a pass over "
+          f"the {n} samples' rows about {_duration(n * seconds)} (the cache holds about {held} "
+          "rows; an SMO step reads up to two)", file=sys.stderr)
+
+
+def _duration(seconds):
+    return f"{seconds:.3g} s" if seconds < 120 else f"{seconds / 60:.3g} min"
 
 
 class _progress:

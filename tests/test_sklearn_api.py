@@ -353,3 +353,12 @@ def test_l1_penalty_takes_no_simplex_newton_steps():
     penalty = combination_features(sums, L1Penalty(0.5))
     assert not penalty.simplex_newton  # the orthant, not the simplex
     assert not penalty.orthant_newton  # a sum has no derivative_times
+
+
+def test_a_fit_on_rows_says_what_a_pass_over_them_costs(liver, capsys):
+    X, y = liver
+    MKLClassifier(kernels=SMALL_FAMILY, regularizer="lp", kernel_storage="rows",
+                  verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert re.search(r"one row of the \d+ kernels takes [\d.e-]+ ms; a pass over the \d+ "
+                     r"samples' rows about [\d.e-]+ s", err)
