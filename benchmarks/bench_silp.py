@@ -63,7 +63,7 @@ def _fit(solver, options, K_train, y_train, K_test, y_test, args):
         "n_svm_solves": int(model.n_svm_solves_),
         "n_selected": int(np.count_nonzero(model.kernel_weights_ > 1e-6)),
         "test_accuracy": accuracy,
-        "converged": bool(model.history_ and model.history_[-1]["eps_mkl"] <= args.tol),
+        "converged": bool(model.relative_duality_gap_ <= args.tol),
     }
 
 
