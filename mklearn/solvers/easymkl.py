@@ -108,6 +108,16 @@ def _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n):
 
 
 @njit(cache=True, nogil=True)
+def _use_row(slot_of, last_used, clock, k):
+    """The cache slot of row ``k``, marked as just used; -1 if the row is not loaded."""
+    slot = slot_of[k]
+    if slot >= 0:
+        clock[0] += 1
+        last_used[slot] = clock[0]
+    return slot
+
+
+@njit(cache=True, nogil=True)
 def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, max_steps,
                 active, state):
     """SMO steps on ``F = a v'Kv + b ||gamma||^2`` (``v = y gamma``, ``w = K v`` kept) over
@@ -137,11 +147,9 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
             state[1] = SHRINK_EVERY
             n_active = _shrink(active, n_active, y, a, b, gamma, w, up_p, up_n)
             state[0] = n_active
-        slot_i = slot_of[i]
+        slot_i = _use_row(slot_of, last_used, clock, i)
         if slot_i < 0:
             return _NEED_ROW, i, steps, violation
-        clock[0] += 1
-        last_used[slot_i] = clock[0]
         row_i = store[slot_i, 0]
         sign = y[i]
         best = 0.0
@@ -161,11 +169,9 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
                     best, j, curv_j = gain, t, curv
         if j < 0:
             return _KKT, -1, steps, violation
-        slot_j = slot_of[j]
+        slot_j = _use_row(slot_of, last_used, clock, j)
         if slot_j < 0:
             return _NEED_ROW, j, steps, violation
-        clock[0] += 1
-        last_used[slot_j] = clock[0]
         row_j = store[slot_j, 0]
         step = (G_i - (a * sign * w[j] + b * gamma[j])) / curv_j
         if step >= gamma[i]:
