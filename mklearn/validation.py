@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 from numba import njit
+from scipy.linalg.lapack import dpotrf
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import (
@@ -295,17 +296,24 @@ def check_learned_kernel(stack_km, weights):
             )
 
 
+_SYMMETRY_BLOCK = 64  # square blocks read together by the symmetry check (both in cache)
+
+
 @njit(cache=True)
 def _max_asymmetry(stack_km, kernels):
-    """For each kernel in ``kernels``: max |K_ij - K_ji| over the upper triangle."""
+    """For each kernel in ``kernels``: max |K_ij - K_ji| over the upper triangle, in square
+    blocks (a block and its mirror image are read together, so the column reads stay in
+    cache)."""
     n = stack_km.shape[1]
     asym = np.zeros(kernels.shape[0])
     for t in range(kernels.shape[0]):
         K = stack_km[kernels[t]]
         worst = 0.0
-        for i in range(n):
-            for j in range(i + 1, n):
-                worst = max(worst, abs(K[i, j] - K[j, i]))
+        for i0 in range(0, n, _SYMMETRY_BLOCK):
+            for j0 in range(i0, n, _SYMMETRY_BLOCK):
+                for i in range(i0, min(i0 + _SYMMETRY_BLOCK, n)):
+                    for j in range(max(j0, i + 1), min(j0 + _SYMMETRY_BLOCK, n)):
+                        worst = max(worst, abs(K[i, j] - K[j, i]))
         asym[t] = worst
     return asym
 
@@ -327,7 +335,7 @@ def _check_symmetry(stack_km, combined, kernels, scale):
     the kernels checked). The combination only decides whether to look: a tenth of that,
     well above the rounding of a sum of even a million kernels.
     """
-    if np.max(np.abs(combined - combined.T)) <= 1e-9 * scale:
+    if _max_asymmetry(combined[None], np.zeros(1, dtype=np.int64))[0] <= 1e-9 * scale:
         return
     asym = _max_asymmetry(stack_km, kernels)
     bad = np.flatnonzero(asym > 1e-8 * scale)
@@ -386,22 +394,30 @@ def _check_kernels(stack, kernel_sum, what):
 def _is_psd(K):
     """(psd, smallest, largest eigenvalue estimate) of the symmetric matrix K.
 
-    Exact (LAPACK) up to n = ``_EXACT_EIGEN_N``. Above, the largest eigenvalue by a few Lanczos
-    iterations (ARPACK via :func:`scipy.sparse.linalg.eigsh`; it converges fast, the top of a
-    kernel's spectrum being well separated), then up to n = ``_CHOLESKY_N`` a Cholesky
+    Exact (LAPACK) up to n = ``_EXACT_EIGEN_N``. Above, up to n = ``_CHOLESKY_N``, a Cholesky
     factorisation of ``K + tol I``, ``tol = _PSD_TOL * largest``: it exists exactly when
     every eigenvalue is above ``-tol`` (Cholesky is backward stable), at ``n^3 / 3`` flops
     (measured, n = 1,000: 20 ms, where Lanczos on the smallest eigenvalue, which does not
-    converge on a cluster near zero, took 1.5 s). Beyond that, or to report an eigenvalue of
-    an indefinite K, a few restarted Lanczos iterations on the smallest: an isolated negative
-    eigenvalue converges within that budget; if the smallest Ritz value has not converged,
-    the bottom of the spectrum is a cluster near zero (rounding), reported PSD.
+    converge on a cluster near zero, took 1.5 s). It is tried first with a lower bound of the
+    largest eigenvalue (the largest diagonal entry, or the Rayleigh quotient of the ones
+    vector: no Lanczos), which can only make the test stricter; if that fails, the largest
+    eigenvalue by a few Lanczos iterations (ARPACK via :func:`scipy.sparse.linalg.eigsh`; the
+    top of a kernel's spectrum is well separated) and the factorisation again. Beyond
+    ``_CHOLESKY_N``, or to report an eigenvalue of an indefinite K, a few restarted Lanczos
+    iterations on the smallest: an isolated negative eigenvalue converges within that budget;
+    if the smallest Ritz value has not converged, the bottom of the spectrum is a cluster near
+    zero (rounding), reported PSD. The largest eigenvalue returned for a PSD K may be the
+    lower bound.
     """
     n = K.shape[0]
     if n <= _EXACT_EIGEN_N:
         w = np.linalg.eigvalsh(K)
         low, high = float(w[0]), float(w[-1])
         return low >= -_PSD_TOL * max(high, 1e-300), low, high
+    if n <= _CHOLESKY_N:
+        bound = max(float(np.max(np.diagonal(K))), float(np.sum(K, dtype=np.float64)) / n)
+        if _factorises(K, _PSD_TOL * max(bound, 1e-300)):
+            return True, -_PSD_TOL * max(bound, 1e-300), bound
     ncv = min(n - 1, _LANCZOS_VECTORS)
     v0 = np.ones(n) / np.sqrt(n)  # deterministic start
     high = float(eigsh(K, k=1, which="LA", tol=1e-3, ncv=ncv, v0=v0,
@@ -409,14 +425,9 @@ def _is_psd(K):
     shift = _PSD_TOL * max(high, 1e-300)
     factorised = None
     if n <= _CHOLESKY_N:
-        shifted = np.array(K, dtype=np.float64)
-        shifted[np.diag_indices(n)] += shift
-        try:
-            np.linalg.cholesky(shifted)
+        if _factorises(K, shift):
             return True, -shift, high  # every eigenvalue above -shift
-        except np.linalg.LinAlgError:  # indefinite: find the eigenvalue for the message
-            factorised = False
-        del shifted
+        factorised = False  # indefinite: find the eigenvalue for the message
     try:
         low = float(eigsh(K, k=1, which="SA", tol=1e-3, ncv=ncv, v0=v0,
                           maxiter=_LANCZOS_RESTARTS, return_eigenvectors=False)[0])
@@ -426,6 +437,15 @@ def _is_psd(K):
     if factorised is False:  # Cholesky proved an eigenvalue below -shift
         return False, min(low, -shift), high
     return low >= -shift, low, high
+
+
+def _factorises(K, shift):
+    """Whether ``K + shift I`` (symmetric) has a Cholesky factorisation (LAPACK ``potrf``
+    on one copy of K; K' is K, and its copy in Fortran order a plain one)."""
+    shifted = np.array(K.T, dtype=np.float64, order="F")
+    shifted[np.diag_indices(K.shape[0])] += shift
+    _, info = dpotrf(shifted, lower=1, clean=0, overwrite_a=1)
+    return info == 0
 
 
 def check_test_stack(X, n_train, n_kernels):
