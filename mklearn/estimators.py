@@ -50,6 +50,7 @@ from mklearn.solvers import (
     smo_mkl_regression,
 )
 from mklearn.solvers.tasks import RegressionTask
+from mklearn.svm.smo import svm_heartbeat
 from mklearn.validation import (
     DegenerateModelWarning,
     at_bound,
@@ -863,7 +864,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
 
         def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
-            with _progress(self, target if len(targets) > 1 else None, info) as bar:
+            with _progress(self, target if len(targets) > 1 else None, info) as bar, \
+                    svm_heartbeat(None if bar is None else bar.svm_heartbeat):
                 beats = {"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat else {}
                 result = info.function(
                     combination,
@@ -1426,7 +1428,8 @@ class _progress:
     records (``SolverInfo.record_unit``), with ``max_iter`` as the total where ``max_iter``
     caps exactly those. It shows the ``objective`` and the ``relative_duality_gap``; a solver
     that declares ``heartbeat`` reports its SMO steps between two records at least every
-    ``mklearn.svm.smo.HEARTBEAT_SECONDS``.
+    ``mklearn.svm.smo.HEARTBEAT_SECONDS``; every other solver's SVM solves (through the
+    SMO core) report theirs (``svm_smo_steps``: those of the SVM solve under way) as often.
     """
 
     def __init__(self, estimator, target, info):
@@ -1466,6 +1469,10 @@ class _progress:
     def heartbeat(self, n_steps):
         """Between two records: the SMO steps taken so far."""
         self.bar.set_postfix({**self.postfix, "smo_steps": n_steps}, refresh=True)
+
+    def svm_heartbeat(self, n_steps):
+        """Between two records: the SMO steps of the SVM solve under way."""
+        self.bar.set_postfix({**self.postfix, "svm_smo_steps": n_steps}, refresh=True)
 
     def _share(self, record):
         """The share of the run done at ``record``, in [0, 1]."""

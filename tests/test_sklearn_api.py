@@ -177,6 +177,20 @@ def test_a_long_smo_solve_beats_between_gap_checks(liver, capsys, monkeypatch):
     np.testing.assert_array_equal(loud.kernel_weights_, quiet.kernel_weights_)  # same path
 
 
+@pytest.mark.parametrize("solver", ["spg", "silp", "mirror"])
+def test_every_svm_solve_beats_in_the_progress_bar(liver, capsys, monkeypatch, solver):
+    X, y = liver
+    quiet = MKLClassifier(kernels=SMALL_FAMILY, solver=solver, regularizer="l1").fit(X, y)
+    monkeypatch.setattr(smo, "HEARTBEAT_SECONDS", 0.0)
+    monkeypatch.setattr(smo, "HEARTBEAT_STEPS", 8)
+    loud = MKLClassifier(kernels=SMALL_FAMILY, solver=solver, regularizer="l1",
+                         verbose=1).fit(X, y)
+    beats = re.findall(r"svm_smo_steps=(\d+)", capsys.readouterr().err)
+    assert len(beats) > 2
+    np.testing.assert_array_equal(loud.kernel_weights_, quiet.kernel_weights_)  # same path
+    assert smo._SVM_HEARTBEAT.get() is None  # the context ends with the fit
+
+
 # ------------------------------------------------------ class and sample weights
 def _svc_reference(K, y, weights, C, class_weight=None, sample_weight=None):
     """SVC on the learned kernel ``d K`` with the same weights."""

@@ -15,6 +15,8 @@ precomputed kernel) or a row source of :mod:`mklearn.kernels.row_sources`; the l
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 from typing import NamedTuple
 
@@ -136,6 +138,20 @@ GAP_CHECK_STEPS = 1000  # most SMO steps between duality-gap checks (at most l: 
 STOP_CHECK_STEPS = 100  # most SMO steps between checks of the objective against stop_below
 HEARTBEAT_SECONDS = 2.0  # at most this long between two heartbeats of a long solve
 HEARTBEAT_STEPS = 1000  # first steps between two looks at the clock (doubled while cheap)
+_SVM_HEARTBEAT = contextvars.ContextVar("svm_heartbeat", default=None)
+
+
+@contextlib.contextmanager
+def svm_heartbeat(heartbeat):
+    """Within this context (of the current thread), every SMO solve that is given no
+    ``heartbeat`` of its own calls ``heartbeat`` with its SMO steps so far at least every
+    ``HEARTBEAT_SECONDS`` (see :func:`run_smo`): a progress bar's sign of life during the long
+    SVM solves of any solver, whatever its layers between the bar and the SMO core."""
+    token = _SVM_HEARTBEAT.set(heartbeat)
+    try:
+        yield
+    finally:
+        _SVM_HEARTBEAT.reset(token)
 
 
 def duality_gap_bound(st):
@@ -224,7 +240,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     stop the run doubles that interval); SMO steps only lower the objective, so the solve
     would have ended below it too.
     ``heartbeat``: called with the steps taken so far at least every ``HEARTBEAT_SECONDS``
-    while the solve runs (a progress bar's sign of life between two gap checks).
+    while the solve runs (a progress bar's sign of life between two gap checks); default
+    the one of the enclosing :func:`svm_heartbeat` context, if any.
     Returns ``(converged, steps, violation, stopped_below)``.
     """
     # numba starts its threading layer when a parallel function is compiled or called from
@@ -246,7 +263,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     next_gap = gap_every if gap is not None and mkl is _NO_MKL else never
     stop_every = min(STOP_CHECK_STEPS, n_var)
     next_stop = stop_every if stop_below is not None and mkl is _NO_MKL else never
-    pulse = _Pulse(heartbeat, never)
+    pulse = _Pulse(_SVM_HEARTBEAT.get() if heartbeat is None else heartbeat, never)
     loop = _compiled_loop(qp, it, slots, search, mkl, settings)
     while True:
         settings = settings._replace(
