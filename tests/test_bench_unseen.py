@@ -77,9 +77,21 @@ def test_a_fit_out_of_time_or_failing_is_recorded_as_not_converged():
         "mkl": {"spg-l1": {"seconds": 2.0, "fit_seconds": 1.1, "converged": True},
                 "silp": late}}}}
     summary = summarise([row], 1.0)
-    assert summary["spg_l1_over_anchor_median"] == 2.0
-    assert summary["spg_l1_faster_than_silp"] == 0  # silp's timeout record took 0.5 s
+    assert summary["spg_l1_fit_over_svc_fit_median"] == pytest.approx(11.0)  # fit against fit
+    assert summary["spg_l1_fit_over_svc_fit_above_max_goal"] == 0
+    assert summary["spg_l1_faster"] == {"silp": 0}  # silp's timeout record took 0.5 s
     assert summary["not_converged"] == ["p/silp"]
+
+
+def test_end_to_end_ratios_are_reported_apart_from_fit_against_fit():
+    row = {"problem": "p", "runs": {"1.0": {
+        "anchor": {"seconds": 9.0, "fit_seconds": 0.5},
+        "mkl": {"spg-l1": {"seconds": 10.0, "fit_seconds": 1.0, "converged": True}},
+        "from_x": {"svc": {"seconds": 2.0, "fit_seconds": 2.0},
+                   "mkl": {"spg-l1": {"seconds": 6.0, "fit_seconds": 6.0}}}}}}
+    summary = summarise([row], 1.0)
+    assert summary["spg_l1_fit_over_svc_fit_median"] == pytest.approx(2.0)
+    assert summary["from_x_over_svc_median"] == {"spg-l1": pytest.approx(3.0)}
 
 
 def test_one_hot_sequences_have_four_columns_a_position():
