@@ -67,6 +67,49 @@ def test_gamma_from_cached_rows_equals_the_dense_sum():
     np.testing.assert_allclose(cached[0], dense[0], atol=1e-6)
 
 
+def _ill_conditioned(n=400, n_features=123, n_kernels=50, seed=0):
+    """Sparse binary features (densities like a1a's) and RBF kernels on random 6-feature
+    subsets, summed: SMO converges slowly once it has found the support."""
+    rng = np.random.default_rng(seed)
+    X = (rng.random(size=(n, n_features)) < rng.beta(0.3, 2.5, size=n_features)).astype(float)
+    y = np.where(X @ rng.normal(size=n_features) + rng.normal(size=n) > 0, 1.0, -1.0)
+    specs = [RBF(sigma=s * np.sqrt(6),
+                 features=tuple(sorted(rng.choice(n_features, 6, replace=False).tolist())))
+             for _ in range(n_kernels // 5) for s in (0.25, 0.5, 1, 2, 4)]
+    bank = KernelBank(specs, standardize=True, normalize="diagonal")
+    return y, bank.fit_transform(X).sum(axis=2)
+
+
+def test_polishing_on_the_support_reaches_the_same_optimum_in_fewer_steps(monkeypatch):
+    from mklearn.solvers import easymkl as module
+
+    y, K = _ill_conditioned()
+    monkeypatch.setattr(module, "POLISH_FLOPS_PER_SECOND", 1e30)  # always worth it
+    polished = hull_qp(DenseRows(K), y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)
+    monkeypatch.setattr(module, "POLISH_MAX_SUPPORT", 0)  # never polish
+    plain = hull_qp(DenseRows(K), y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)
+    assert polished[5] and plain[5]  # both converged
+    assert polished[2] == pytest.approx(plain[2], rel=1e-9)  # F
+    np.testing.assert_allclose(polished[0], plain[0], atol=1e-6)
+    assert polished[4] < plain[4] / 2  # SMO steps
+
+
+def test_a_polish_that_leaves_the_simplex_is_refused(monkeypatch):
+    """Every point in the support where the optimum leaves some at zero: the restricted solve
+    puts points below zero, and with no second round the polish gives nothing."""
+    from mklearn.solvers import easymkl as module
+
+    y, K = _ill_conditioned(n=150, n_kernels=10)
+    monkeypatch.setattr(module, "POLISH_FLOPS_PER_SECOND", 1e30)
+    rows = DenseRows(K)
+    optimum = hull_qp(rows, y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)[0]
+    assert np.count_nonzero(optimum) < y.size
+    uniform = module._start(y, 0.1)
+    w = rows.matvec(y * uniform)
+    monkeypatch.setattr(module, "POLISH_ROUNDS", 1)
+    assert module._Polish(rows, y, 0.9, 0.1)(uniform, w, 1.0) is None
+
+
 def test_rows_from_x_equal_the_stack():
     X, y, stack = _problem(n=50, positive_share=0.3)
     common = dict(solver="easymkl", C=3.0, tol=1e-8, solver_options={"qp_tol": 1e-10})
