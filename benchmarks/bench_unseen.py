@@ -563,7 +563,7 @@ def main(argv=None):
                                 args.max_seconds)
                 if easy is not None:
                     runs["easymkl"] = easy
-                    _print_row(problem.name, "easymkl", easy, anchor)
+                    _print_row(problem.name, "MKLpy-easy", easy, anchor)
             if args.from_x:
                 runs["from_x"] = _from_x(problem, (X, y, X_test, y_test), specs, C, args)
             row["runs"][str(C)] = runs
