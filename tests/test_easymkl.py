@@ -110,6 +110,15 @@ def test_a_polish_that_leaves_the_simplex_is_refused(monkeypatch):
     assert module._Polish(rows, y, 0.9, 0.1)(uniform, w, 1.0) is None
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_gap_at_the_rounding_floor_ends_the_solve(seed):
+    """A qp_tol below rounding: the solve stops at the floor of the gap, not at max_checks."""
+    _, y, stack = _problem(n=60, seed=seed)
+    *_, converged, history = hull_qp(DenseRows(stack.sum(axis=2)), y, 0.9, 0.1, qp_tol=1e-17,
+                                     max_checks=40)
+    assert converged and len(history) < 40
+
+
 def test_rows_from_x_equal_the_stack():
     X, y, stack = _problem(n=50, positive_share=0.3)
     common = dict(solver="easymkl", C=3.0, tol=1e-8, solver_options={"qp_tol": 1e-10})

@@ -270,13 +270,18 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         converged = relative <= qp_tol or gap <= floor or a == 0.0
         if converged or checks >= max_checks:
             return gamma, w, F, gap, steps, converged, history
-        tol = max(qp_tol * F / 4.0, floor)
+        # a KKT violation of tol bounds the gap by 4 tol: by qp_tol F, or by the floor
+        tol = max(qp_tol * F, floor) / 4.0
         chunk_start = time.perf_counter()
-        steps += _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk)
+        taken = _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk)
+        steps += taken
         w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # shrunk points, rounding
         better = polish(gamma, w, time.perf_counter() - chunk_start)
         if better is not None:
             gamma, w = better
+        elif taken == 0:  # KKT met on the exact gradient: the gap is rounding's
+            F, gap = _gap(y, a, b, gamma, w)
+            return gamma, w, F, gap, steps, True, history
 
 
 def _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk):
