@@ -68,7 +68,7 @@ _TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 
 SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
 CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
 POLISH_FLOPS_PER_SECOND = 1e10  # a Cholesky's pace in the cost model (measured on one core: 27-40)
-POLISH_MAX_SUPPORT = 4000  # the support's block K_SS is 128 MB at most
+POLISH_MAX_SUPPORT = 4000  # the support's block K_SS (and its factor) 128 MB each at most
 POLISH_ROUNDS = 3  # re-solves after dropping the points a solve puts below zero
 _UNIT = Interval(Real, 0, 1, closed="both")
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -320,7 +320,7 @@ class _Polish:
                 or key in self.tried or (slots < 0).any()):
             return None
         self.tried.add(key)
-        block = self.rows.store[slots, 0][:, support]  # K_SS from the cached rows
+        block = self.rows.store[slots[:, None], 0, support[None, :]]  # K_SS, cached rows
         candidate = self._solve(support, block)
         if candidate is None:
             return None
