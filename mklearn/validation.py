@@ -416,8 +416,9 @@ def _is_psd(K):
         return low >= -_PSD_TOL * max(high, 1e-300), low, high
     if n <= _CHOLESKY_N:
         bound = max(float(np.max(np.diagonal(K))), float(np.sum(K, dtype=np.float64)) / n)
-        if _factorises(K, _PSD_TOL * max(bound, 1e-300)):
-            return True, -_PSD_TOL * max(bound, 1e-300), bound
+        strict = _PSD_TOL * max(bound, 1e-300)
+        if _factorises(K, strict):
+            return True, -strict, bound
     ncv = min(n - 1, _LANCZOS_VECTORS)
     v0 = np.ones(n) / np.sqrt(n)  # deterministic start
     high = float(eigsh(K, k=1, which="LA", tol=1e-3, ncv=ncv, v0=v0,
