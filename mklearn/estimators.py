@@ -329,7 +329,7 @@ class _KernelInput:
         symmetric (see :func:`mklearn.validation.check_learned_kernel`)."""
         if self._precomputed:
             for row in np.atleast_2d(weights):
-                check_learned_kernel(kernels.kernel_major, row)
+                check_learned_kernel(kernels.kernel_major, row, kernels.matrix(row))
 
     def _own_training_points(self):
         """Give the bank its own copy of the training points it borrowed for the fit (the
@@ -495,7 +495,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
         simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
         learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
-        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam`` (see
+        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam``, ``komd_tol`` (see
         :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,

@@ -121,8 +121,10 @@ def feature_order(fitted, given, what):
 
 def kernel_is_constant(kernel_sum):
     """True if all entries of the sum of the kernels are equal (to rounding)."""
-    largest = float(np.max(np.abs(kernel_sum))) if kernel_sum.size else 0.0
-    return float(np.ptp(kernel_sum)) <= 1e-12 * largest if kernel_sum.size else True
+    if not kernel_sum.size:
+        return True
+    high, low = float(np.max(kernel_sum)), float(np.min(kernel_sum))  # no temporaries
+    return high - low <= 1e-12 * max(abs(high), abs(low))
 
 
 def rows_are_identical(X):
@@ -262,7 +264,7 @@ def check_kernel_stack(X, y, *, return_sum=False):
     return (stack, y, kernel_sum) if return_sum else (stack, y)
 
 
-def check_learned_kernel(stack_km, weights):
+def check_learned_kernel(stack_km, weights, learned=None):
     """Check that the learned kernel ``K(d) = sum_k d_k K_k`` is symmetric and PSD.
 
     :func:`check_kernel_stack` checks the plain sum of the kernels, in which the antisymmetric
@@ -275,6 +277,8 @@ def check_learned_kernel(stack_km, weights):
         The base kernels, kernel-major (``SumOfKernels.kernel_major``).
     weights : ndarray of shape (n_kernels,)
         Non-negative kernel weights.
+    learned : ndarray of shape (n_samples, n_samples), optional
+        ``K(d)`` when the caller has it (the solver's last combination); else combined here.
 
     Raises
     ------
@@ -284,7 +288,8 @@ def check_learned_kernel(stack_km, weights):
     """
     active = np.flatnonzero(weights)
     if active.size:
-        learned = SumOfKernels(stack_km.transpose(1, 2, 0)).matrix(weights)
+        if learned is None:
+            learned = SumOfKernels(stack_km.transpose(1, 2, 0)).matrix(weights)
         _check_symmetry(stack_km, learned, active, _diagonal_scale(stack_km, active))
         psd, low, high = _is_psd(learned)  # symmetric to rounding, checked just above
         if not psd:

@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 
 from mklearn._sizes import STORED_ROWS_BYTES
-from mklearn._stack_ops import kernel_major
+from mklearn._stack_ops import combine, kernel_major
 
 from . import threads
 from ._numba import (
@@ -709,6 +709,12 @@ class StackColumns(KernelOperator):
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
             block = self._km[np.ix_(kernels, indices)]
         return np.ascontiguousarray(block, dtype=np.float64)
+
+    def matrix(self, d: Any) -> np.ndarray:
+        """The combined kernel ``K(d) = sum_k d_k K_k``, float64 of shape (n, n), read from
+        the kernels with ``d_k != 0``."""
+        d = np.asarray(d, dtype=np.float64)
+        return combine(self._km, d, np.flatnonzero(d))
 
     def kernel_subset(self, kernels: Any) -> StackColumns:
         """The kernels ``kernels`` only (in that order): a provider of ``len(kernels)``
