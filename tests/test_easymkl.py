@@ -148,7 +148,7 @@ def test_komd_learner_is_the_midpoint_rule_on_the_learned_kernel():
     b = gamma' K(d) Y gamma / 2 (MKLpy's EasyMKL with its default KOMD(lam=0.1))."""
     _, y, stack = _problem(positive_share=0.3)
     model = MKLClassifier(kernels="precomputed", solver="easymkl",
-                          solver_options={"learner": "komd", "qp_tol": 1e-11}).fit(stack, y)
+                          solver_options={"learner": "komd", "komd_tol": 1e-11}).fit(stack, y)
     K = stack @ model.kernel_weights_
     n_pos, n = np.count_nonzero(y > 0), y.size
     gamma, _ = _reference(K[:, :, None], y, 0.9, 0.1 * n_pos * (n - n_pos) / n)

@@ -39,8 +39,10 @@ points at zero whose gradient is above their class's support leave the passes, a
 point is back at the check.
 
 On an ill-conditioned K (many kernels summed, a small ridge) SMO converges slowly once the
-support is found. At a check, when the support's rows are all cached and a Cholesky
-factorisation of its block costs less than the last chunk of SMO steps took, the QP
+support is found. The first chunk of steps goes halfway in decades (to a relative
+gap of ``sqrt(qp_tol)``, where the support has mostly settled), so that the second half, about
+as long, is what a polish saves. At a check, when the support's rows are all cached and a
+Cholesky factorisation of its block costs less than the last chunk of SMO steps took, the QP
 restricted to the support with ``gamma >= 0`` dropped (two equality constraints) is solved
 exactly: the polished point replaces gamma when it lies on the simplices and lowers F, and
 the gap check certifies it like any other (an active-set step; Nocedal and Wright,
@@ -67,7 +69,9 @@ _STEPS = 2
 _TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 2005, eq. 19)
 SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
 CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
-POLISH_FLOPS_PER_SECOND = 1e10  # a Cholesky's pace in the cost model (measured on one core: 27-40)
+# the polish's pace in its cost model, |S|^3 / 3 flops (measured on one core, the whole polish:
+# 1.9e10 at |S| = 1,700, 1.3e10 at 600; the Cholesky alone 2.7-4e10)
+POLISH_FLOPS_PER_SECOND = 2e10
 POLISH_MAX_SUPPORT = 4000  # the support's block K_SS (and its factor) 128 MB each at most
 POLISH_ROUNDS = 3  # re-solves after dropping the points a solve puts below zero
 _UNIT = Interval(Real, 0, 1, closed="both")
@@ -78,6 +82,7 @@ OPTIONS = {
     "learner": [StrOptions({"svm", "komd"})],
     "qp_tol": [_POSITIVE],
     "komd_lam": [_UNIT],
+    "komd_tol": [_POSITIVE],
 }
 
 
@@ -221,6 +226,11 @@ def _gap(y, a, b, gamma, w):
     return F, max(2.0 * (F - G[y > 0].min() - G[y < 0].min()), 0.0)
 
 
+def _relative_gap(y, a, b, gamma, w):
+    F, gap = _gap(y, a, b, gamma, w)
+    return gap / max(F, 1e-300)
+
+
 def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     """Solve ``min a v'Kv + b ||gamma||^2`` (``v = y gamma``) over one simplex per class.
 
@@ -270,16 +280,19 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         converged = relative <= qp_tol or gap <= floor or a == 0.0
         if converged or checks >= max_checks:
             return gamma, w, F, gap, steps, converged, history
-        # a KKT violation of tol bounds the gap by 4 tol: by qp_tol F, or by the floor
-        tol = max(qp_tol * F, floor) / 4.0
+        # the first chunk goes halfway (in decades) to qp_tol, then the polish may end it
+        target = min(np.sqrt(qp_tol), 1.0) if checks == 1 else qp_tol
+        # a KKT violation of tol bounds the gap by 4 tol: by target F, or by the floor
+        tol = max(target * F, floor) / 4.0
         chunk_start = time.perf_counter()
         taken = _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk)
         steps += taken
         w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # shrunk points, rounding
-        better = polish(gamma, w, time.perf_counter() - chunk_start)
+        seconds = time.perf_counter() - chunk_start
+        better = None if _relative_gap(y, a, b, gamma, w) <= qp_tol else polish(gamma, w, seconds)
         if better is not None:
             gamma, w = better
-        elif taken == 0:  # KKT met on the exact gradient: the gap is rounding's
+        elif taken == 0 and target == qp_tol:  # KKT met on the exact gradient: rounding
             F, gap = _gap(y, a, b, gamma, w)
             return gamma, w, F, gap, steps, True, history
 
@@ -302,6 +315,21 @@ def _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk):
     return taken
 
 
+@njit(cache=True, nogil=True)
+def _support_matrix(store, slots, support, ys, a, b):
+    """``a Y K_SS Y + b I`` from the cached rows (``store[slots[i], 0]`` is row
+    ``support[i]``), float64 of shape (|S|, |S|)."""
+    size = support.shape[0]
+    Q = np.empty((size, size))
+    for i in range(size):
+        row = store[slots[i], 0]
+        scale = a * ys[i]
+        for j in range(size):
+            Q[i, j] = scale * ys[j] * row[support[j]]
+        Q[i, i] += b
+    return Q
+
+
 class _Polish:
     """The exact minimiser on the support of gamma (see the module docstring): called with
     ``(gamma, w, seconds of the last chunk)``, it returns ``(gamma, w)`` polished, or None
@@ -320,8 +348,7 @@ class _Polish:
                 or key in self.tried or (slots < 0).any()):
             return None
         self.tried.add(key)
-        block = self.rows.store[slots[:, None], 0, support[None, :]]  # K_SS, cached rows
-        candidate = self._solve(support, block)
+        candidate = self._solve(support, slots)
         if candidate is None:
             return None
         w_new = np.asarray(self.rows.matvec(self.y * candidate), dtype=np.float64)
@@ -330,7 +357,7 @@ class _Polish:
             return None
         return candidate, w_new
 
-    def _solve(self, support, block):
+    def _solve(self, support, slots):
         """gamma on ``support`` from ``(a Y K_SS Y + b I) gamma = mu_+ e_+ + mu_- e_-`` with
         each class summing to 1; points put below zero are dropped and the rest solved
         again (``POLISH_ROUNDS`` times at most). None if a class loses its support."""
@@ -339,10 +366,9 @@ class _Polish:
             ys = self.y[support[kept]]
             if not ((ys > 0).any() and (ys < 0).any()):
                 return None
-            Q = self.a * (ys[:, None] * block[np.ix_(kept, kept)] * ys[None, :])
-            Q[np.diag_indices(kept.size)] += self.b
-            try:
-                factor = cho_factor(Q, lower=True, overwrite_a=True, check_finite=False)
+            Q = _support_matrix(self.rows.store, slots[kept], support[kept], ys, self.a, self.b)
+            try:  # Q symmetric: its transpose is the Fortran-order array LAPACK takes, no copy
+                factor = cho_factor(Q.T, lower=True, overwrite_a=True, check_finite=False)
             except LinAlgError:
                 return None
             classes = np.stack([ys > 0, ys < 0], axis=1).astype(np.float64)
@@ -386,18 +412,18 @@ def _svm_on_learned_kernel(provider, d, y, C, tol):
     return result.alpha, -float(result.rho)
 
 
-def _komd(provider, d, y, lam, qp_tol, max_checks):
+def _komd(provider, d, y, lam, komd_tol, max_checks):
     """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
     n_pos = np.count_nonzero(y > 0)
     ridge = lam * n_pos * (y.size - n_pos) / y.size
     rows = provider.kernel(d)
-    gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=qp_tol,
+    gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=komd_tol,
                                               max_checks=max_checks, lam_hint=lam)
     return gamma, -0.5 * float(gamma @ w), converged
 
 
 def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
-            lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1) -> MKLResult:
+            lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1, komd_tol=1e-6) -> MKLResult:
     """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).
 
     Parameters
@@ -427,9 +453,13 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     learner : {"svm", "komd"}
         The final model: the SVM with costs ``C``, or KOMD as MKLpy's EasyMKL uses it.
     qp_tol : float
-        Relative Frank-Wolfe gap of the QPs (gamma and KOMD's) at exit.
+        Relative Frank-Wolfe gap of the gamma QP at exit.
     komd_lam : float in [0, 1]
         KOMD's own lam (MKLpy's default learner ``KOMD(lam=0.1)``).
+    komd_tol : float
+        Relative Frank-Wolfe gap of KOMD's QP at exit: 1e-6 by default, the relative
+        duality gap at which MKLpy's KOMD stops (cvxopt's default ``reltol``); the
+        Frank-Wolfe gap bounds the duality gap from above.
 
     Returns
     -------
@@ -451,7 +481,7 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     del rows
     d = _weights(provider, y * gamma)
     if learner == "komd":
-        alpha, intercept, fine = _komd(provider, d, y, komd_lam, qp_tol, max_iter)
+        alpha, intercept, fine = _komd(provider, d, y, komd_lam, komd_tol, max_iter)
         converged = converged and fine
     else:
         alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
