@@ -50,6 +50,30 @@ def test_known_kernel_sum_serves_uniform_weights_only():
     np.testing.assert_allclose(combination.matrix(np.zeros(5)), np.zeros((7, 7)))
 
 
+def test_the_last_combined_kernel_is_served_again_for_the_same_weights_only():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(4, 6, 6))
+    stack = np.einsum("kij,klj->ilk", A, A)
+    combination = SumOfKernels(stack)
+    d = np.array([0.5, 0.0, 0.25, 0.25])
+    first = combination.matrix(d)
+    assert combination.matrix(d.copy()) is first  # the check after a solve reads no stack
+    other = combination.matrix(np.array([0.5, 0.1, 0.2, 0.2]))
+    assert other is not first
+    np.testing.assert_allclose(other, stack @ np.array([0.5, 0.1, 0.2, 0.2]), rtol=1e-12)
+    np.testing.assert_allclose(combination.matrix(d), stack @ d, rtol=1e-12)
+
+
+def test_stack_columns_combine_as_the_sum_of_kernels():
+    from mklearn.kernels.columns import StackColumns
+
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(5, 8, 8))
+    stack = np.einsum("kij,klj->ilk", A, A).astype(np.float32)
+    d = np.array([0.0, 0.3, 0.3, 0.0, 0.4])
+    np.testing.assert_array_equal(StackColumns(stack).matrix(d), SumOfKernels(stack).matrix(d))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_products_predict_the_quadratic_terms_up_to_the_second_order_term(dtype):
     rng = np.random.default_rng(2)
