@@ -57,6 +57,25 @@ def test_gamma_and_weights_equal_the_cvxpy_reference(lam, positive_share):
     assert result.relative_duality_gap <= 1e-8
 
 
+@pytest.mark.parametrize("seed, positive_share", [(0, 0.5), (2, 0.2), (1, 0.2), (3, 0.1)])
+def test_ridge_dominated_qp_reaches_the_reference_inside_or_on_the_boundary(seed,
+                                                                           positive_share):
+    """b >= a max K_ii (KOMD's case): conjugate gradients on the simplices' affine hull end
+    the solve when their minimiser keeps every point (no SMO step); when it does not (the
+    last two problems), SMO reaches the same reference."""
+    _, y, stack = _problem(positive_share=positive_share, seed=seed)
+    K = stack.sum(axis=2)
+    a, b = 0.9, 0.9 * float(np.diag(K).max())
+    gamma_ref, _ = _reference(stack, y, a, b)
+    gamma, _, _, _, steps, converged, _ = hull_qp(DenseRows(K), y, a, b, qp_tol=1e-10,
+                                                  max_checks=500)
+    assert converged
+    np.testing.assert_allclose(gamma, gamma_ref, atol=1e-6)
+    interior = gamma_ref.min() > 1e-6
+    assert (steps == 0) == interior
+    assert interior == (seed in (0, 2))
+
+
 def test_gamma_from_cached_rows_equals_the_dense_sum():
     """Rows of K through an LRU cache of a few rows (evictions) reach the same gamma."""
     X, y, stack = _problem(n=60)

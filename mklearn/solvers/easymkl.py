@@ -47,6 +47,11 @@ restricted to the support with ``gamma >= 0`` dropped (two equality constraints)
 exactly: the polished point replaces gamma when it lies on the simplices and lowers F, and
 the gap check certifies it like any other (an active-set step; Nocedal and Wright,
 "Numerical Optimization", 2006, section 16.5).
+
+When the ridge dominates (``b >= a max_i K_ii``, as in KOMD, whose ridge grows with n) the
+minimiser usually keeps every point; with all rows in memory, conjugate gradients on the
+simplices' affine hull are tried first and kept if they end on the simplices (KOMD at
+n = 3,000: 7 products with K in 0.05 s, where SMO took 8,600 steps in 0.24 s).
 """
 
 from __future__ import annotations
@@ -74,6 +79,9 @@ CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n
 POLISH_FLOPS_PER_SECOND = 2e10
 POLISH_MAX_SUPPORT = 4000  # the support's block K_SS (and its factor) 128 MB each at most
 POLISH_ROUNDS = 3  # re-solves after dropping the points a solve puts below zero
+# conjugate-gradient steps of the interior solve at most (measured on KOMD, n = 1,000-3,000:
+# 7-9 to a relative gap of 1e-6-1e-8, where SMO took 1,200-12,000 steps)
+INTERIOR_MAX_ITER = 30
 _UNIT = Interval(Real, 0, 1, closed="both")
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 
@@ -226,6 +234,43 @@ def _gap(y, a, b, gamma, w):
     return F, max(2.0 * (F - G[y > 0].min() - G[y < 0].min()), 0.0)
 
 
+def _class_centred(x, positive):
+    """x minus its mean over each class: the projection onto the directions that keep both
+    simplices' sums."""
+    out = x.copy()
+    out[positive] -= x[positive].mean()
+    out[~positive] -= x[~positive].mean()
+    return out
+
+
+def _interior(rows, y, a, b, gamma, w, qp_tol):
+    """The minimiser of F over the two simplices' affine hull (``gamma >= 0`` dropped), by
+    conjugate gradients from ``gamma`` (on the hull) with ``w = K y gamma``: ``(gamma, w)``
+    once it has no negative entry and a relative gap at most ``qp_tol`` (then it is the
+    minimiser over the simplices), None after ``INTERIOR_MAX_ITER`` steps (Nocedal and
+    Wright, "Numerical Optimization", 2006, algorithm 16.2, the projection being
+    :func:`_class_centred`)."""
+    positive = y > 0
+    gamma, w = gamma.copy(), w.copy()
+    residual = -_class_centred(a * y * w + b * gamma, positive)
+    direction, norm = residual.copy(), float(residual @ residual)
+    for _ in range(INTERIOR_MAX_ITER):
+        if gamma.min() >= 0.0 and _relative_gap(y, a, b, gamma, w) <= qp_tol:
+            return gamma, np.asarray(rows.matvec(y * gamma), dtype=np.float64)
+        K_direction = np.asarray(rows.matvec(y * direction), dtype=np.float64)
+        curvature = a * y * K_direction + b * direction
+        along = float(direction @ curvature)
+        if not along > 0.0:  # no curvature left to use (rounding)
+            return None
+        step = norm / along
+        gamma += step * direction
+        w += step * K_direction
+        residual -= step * _class_centred(curvature, positive)
+        norm, previous = float(residual @ residual), norm
+        direction = residual + (norm / previous) * direction
+    return None
+
+
 def _relative_gap(y, a, b, gamma, w):
     F, gap = _gap(y, a, b, gamma, w)
     return gap / max(F, 1e-300)
@@ -264,6 +309,8 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     gamma = _start(y, 1.0 if a == 0.0 else lam)  # a = 0: the uniform start is optimal
     diag = np.ascontiguousarray(rows.diagonal()[0], dtype=np.float64)
     w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)
+    if b >= a * float(diag.max()) and (rows.slot_of >= 0).all():  # ridge-dominated, in memory
+        gamma, w = _interior(rows, y, a, b, gamma, w, qp_tol) or (gamma, w)
     floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
     steps, checks, history = 0, 0, []
     chunk = CHECK_EVERY * max(n, 1000)
