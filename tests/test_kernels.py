@@ -409,6 +409,52 @@ def test_simple_mkl_recipe_counts_and_names():
     assert not any(spec.features == (2,) for spec in specs)
 
 
+def _binary_problem(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.c_[rng.normal(size=n), (rng.random(n) < 0.2) * 2.0 - 1.0, rng.normal(size=n)]
+    y = np.where(X[:, 0] + 1.5 * X[:, 1] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    return X, y
+
+
+def test_two_valued_columns_get_the_one_kernel_farthest_apart():
+    X, _ = _binary_problem()
+    full = KernelRecipe(sigmas=(0.5, 2.0, 10.0), degrees=(1, 3), svc_kernel=True)
+    merged = KernelRecipe(sigmas=(0.5, 2.0, 10.0), degrees=(1, 3), svc_kernel=True,
+                          one_per_two_valued=True)
+    assert merged != full and "one_per_two_valued=True" in repr(merged)
+    specs = merged.expand(X)
+    assert len(full.expand(X)) == 1 + 5 * 4 and len(specs) == 1 + 5 * 3 + 1
+    kept = [spec for spec in specs if spec.features == (1,)]
+    assert len(kept) == 1
+    block = [spec for spec in full.expand(X) if spec.features == (1,)]
+    stack = KernelBank(block, standardize=True, normalize="diagonal").fit_transform(X)
+    u, v = np.flatnonzero(X[:, 1] < 0)[0], np.flatnonzero(X[:, 1] > 0)[0]
+    spread = stack[u, u] + stack[v, v] - 2.0 * stack[u, v]  # mean diagonal 1
+    assert kept[0] == block[int(np.argmax(spread))]
+    assert not simple_mkl_kernels().one_per_two_valued  # SimpleMKL's own family is kept whole
+
+
+def test_on_a_binary_feature_the_kept_kernel_is_the_l1_optimum_of_its_block():
+    """An SVM with an intercept sees every kernel of a binary feature as ``s zz'``: the l1
+    optimum over the whole block puts its weight on the widest-apart kernel, so MKL on the
+    kept kernel alone reaches the same objective and decision values."""
+    from mklearn import MKLClassifier
+
+    X, y = _binary_problem()
+    recipe = KernelRecipe(sigmas=(0.5, 2.0, 10.0), degrees=(1, 2, 3), all_features=False)
+    block = [spec for spec in recipe.expand(X) if spec.features == (1,)]
+    others = [RBF(sigma=1.0, features=(0,)), RBF(sigma=1.0, features=(2,))]
+    merged = KernelRecipe(sigmas=(0.5, 2.0, 10.0), degrees=(1, 2, 3), all_features=False,
+                          one_per_two_valued=True)
+    kept = [spec for spec in merged.expand(X) if spec.features == (1,)]
+    common = dict(solver="spg", regularizer="l1", C=10.0, tol=1e-7, max_iter=2000)
+    whole = MKLClassifier(kernels=others + block, **common).fit(X, y)
+    alone = MKLClassifier(kernels=others + kept, **common).fit(X, y)
+    assert alone.objective_ == pytest.approx(whole.objective_, rel=1e-4)
+    np.testing.assert_allclose(alone.decision_function(X), whole.decision_function(X),
+                               atol=1e-3)
+
+
 def test_recipe_equality_clone_and_repr():
     recipe = simple_mkl_kernels(sigmas=(1, 2), degrees=(1,), standardize=False)
     assert recipe == KernelRecipe(sigmas=(1.0, 2.0), degrees=[1], standardize=False)

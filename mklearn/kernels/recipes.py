@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .bank import check_feature_indices, check_samples
+from .bank import KernelBank, check_feature_indices, check_samples, standard_moments
 from .specs import RBF, KernelSpec, Polynomial
 
 __all__ = [
@@ -118,6 +118,14 @@ class KernelRecipe:
     all_features : bool, default=True
         Make the sigmas' and degrees' kernels on all features too (False: on each single
         feature only).
+    one_per_two_valued : bool, default=False
+        On a column with exactly two values (a binary feature) make one kernel instead of the
+        block: every kernel of one such column is ``s zz' + (terms in 1)``, ``z`` the
+        indicator of one value, which an SVM with an intercept sees as ``s zz'`` (its dual has
+        ``y'alpha = 0``), so the block's kernels differ only in ``s``, the squared distance of
+        the two values in feature space over the mean diagonal (the kernels are normalised
+        to unit trace). The one of largest ``s`` is kept: the one l1 weights would choose,
+        and the cheapest in weight for every regulariser.
 
     Raises
     ------
@@ -138,6 +146,7 @@ class KernelRecipe:
         standardize: bool = True,
         svc_kernel: bool = False,
         all_features: bool = True,
+        one_per_two_valued: bool = False,
     ) -> None:
         self.sigmas = _as_sigmas(sigmas)
         self.degrees = _as_degrees(degrees)
@@ -146,10 +155,11 @@ class KernelRecipe:
         self.standardize = bool(standardize)
         self.svc_kernel = bool(svc_kernel)
         self.all_features = bool(all_features)
+        self.one_per_two_valued = bool(one_per_two_valued)
 
     def _key(self) -> tuple:
         return (tuple(float(s) for s in self.sigmas), self.degrees, self.standardize,
-                self.svc_kernel, self.all_features)
+                self.svc_kernel, self.all_features, self.one_per_two_valued)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, KernelRecipe):
@@ -168,6 +178,7 @@ class KernelRecipe:
             degrees += ","
         svc = ", svc_kernel=True" if self.svc_kernel else ""
         svc += "" if self.all_features else ", all_features=False"
+        svc += ", one_per_two_valued=True" if self.one_per_two_valued else ""
         return (
             f"KernelRecipe(sigmas=({sigmas}), degrees=({degrees}), "
             f"standardize={self.standardize}{svc})"
@@ -208,8 +219,14 @@ class KernelRecipe:
         specs = [svc_kernel(X, standardize=self.standardize)] if self.svc_kernel else []
         if self.all_features:
             specs.extend(self._block_kernels(None))
+        two_valued = _two_valued_columns(X) if self.one_per_two_valued else set()
+        if two_valued:
+            mean, scale = standard_moments(X) if self.standardize else (0.0, 1.0)
         for column in np.flatnonzero(~constant):
-            specs.extend(self._block_kernels(int(column)))
+            block = self._block_kernels(int(column))
+            if int(column) in two_valued:
+                block = [_widest_apart(block, X, int(column), mean, scale)]
+            specs.extend(block)
         return specs
 
     def kl_prior(self, n_kernels: int) -> np.ndarray | None:
@@ -234,6 +251,24 @@ class KernelRecipe:
         prior = np.full(n_kernels, (1.0 - SVC_KERNEL_PRIOR) / (n_kernels - 1))
         prior[0] = SVC_KERNEL_PRIOR
         return prior
+
+
+def _two_valued_columns(X: np.ndarray) -> set[int]:
+    """The columns of X holding exactly two distinct values."""
+    low, high = X.min(axis=0), X.max(axis=0)
+    return set(np.flatnonzero((low < high) & np.all((X == low) | (X == high), axis=0)).tolist())
+
+
+def _widest_apart(block: list[KernelSpec], X: np.ndarray, column: int, mean: Any,
+                  scale: Any) -> KernelSpec:
+    """The kernel of ``block`` (all on two-valued ``column``) whose two values lie farthest
+    apart in its feature space, ``k(u, u) + k(v, v) - 2 k(u, v)`` over the mean diagonal on X."""
+    _, first, counts = np.unique(X[:, column], return_index=True, return_counts=True)
+    points = (X[first] - mean) / scale  # one row of each value, standardised as the bank does
+    pair = KernelBank(block, standardize=False, normalize=None).fit_transform(points)
+    diagonal = np.stack([pair[0, 0], pair[1, 1]])  # (2, len(block))
+    spread = (diagonal[0] + diagonal[1] - 2.0 * pair[0, 1]) / (counts @ diagonal / counts.sum())
+    return block[int(np.argmax(spread))]
 
 
 def simple_mkl_kernels(
@@ -324,7 +359,9 @@ class MWUMKLRecipe(KernelRecipe):
 def svc_simple_mkl_kernels() -> KernelRecipe:
     """The default family of :class:`~mklearn.MKLClassifier` (``kernels="svc+simple_mkl"``):
     the kernel of ``SVC()`` (:func:`svc_kernel`) followed by SimpleMKL's family
-    (:func:`simple_mkl_kernels`), 13 (D + 1) + 1 kernels.
+    (:func:`simple_mkl_kernels`), 13 (D + 1) + 1 kernels, with one kernel instead of 13 on a
+    column that takes two values (``one_per_two_valued``: the same span for an SVM with an
+    intercept; on 1,000 points of a1a, 123 kernels instead of 1,431).
 
     With ``regularizer="auto"`` its KL prior puts weight 0.9 on SVC's kernel
     (:meth:`KernelRecipe.kl_prior`): MKL as a departure from ``SVC()`` that the data pay for.
@@ -334,14 +371,15 @@ def svc_simple_mkl_kernels() -> KernelRecipe:
     KernelRecipe
     """
     return KernelRecipe(sigmas=_SIMPLE_MKL_SIGMAS, degrees=_SIMPLE_MKL_DEGREES,
-                        standardize=True, svc_kernel=True)
+                        standardize=True, svc_kernel=True, one_per_two_valued=True)
 
 
 def svc_feature_rbf_kernels() -> KernelRecipe:
     """The default family of :class:`~mklearn.MKLRegressor` (``kernels="svc+feature_rbf"``):
     the kernel of ``SVR()`` (:func:`svc_kernel`, the same as SVC's) on all features, then
-    SimpleMKL's 10 RBF widths on each single standardised feature, 10 D + 1 kernels: an
-    additive model of the features beside SVR's own kernel.
+    SimpleMKL's 10 RBF widths on each single standardised feature (the narrowest alone on a
+    feature with two values, ``one_per_two_valued``), 10 D + 1 kernels: an additive model of
+    the features beside SVR's own kernel.
 
     Left out of SimpleMKL's family, for regression:
 
@@ -358,7 +396,7 @@ def svc_feature_rbf_kernels() -> KernelRecipe:
     KernelRecipe
     """
     return KernelRecipe(sigmas=_SIMPLE_MKL_SIGMAS, degrees=(), standardize=True,
-                        svc_kernel=True, all_features=False)
+                        svc_kernel=True, all_features=False, one_per_two_valued=True)
 
 
 def recipe_of(kernels: Any) -> KernelRecipe | None:
