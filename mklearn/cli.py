@@ -47,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
         "fit",
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, SVC()'s own kernel and "
-        "the SimpleMKL 13(D+1) kernel family (one kernel on a binary feature) scaled to mean diagonal 1, KL-regularised weights "
-        "(lam=15, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 as in an SVC: the "
+        "the SimpleMKL 13(D+1) kernel family (one kernel on a binary feature) scaled to mean "
+        "diagonal 1, KL-regularised weights (lam=15, prior 0.9 on SVC's kernel) solved by "
+        "SMO-MKL, C=1 as in an SVC: the "
         "defaults of MKLClassifier()).",
     )
     _data_options(fit.add_argument_group("data"))
