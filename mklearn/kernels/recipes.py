@@ -225,7 +225,7 @@ class KernelRecipe:
         for column in np.flatnonzero(~constant):
             block = self._block_kernels(int(column))
             if int(column) in two_valued:
-                block = [_widest_apart(block, X, int(column), mean, scale)]
+                block = _widest_apart(block, X, int(column), mean, scale)
             specs.extend(block)
         return specs
 
@@ -260,15 +260,19 @@ def _two_valued_columns(X: np.ndarray) -> set[int]:
 
 
 def _widest_apart(block: list[KernelSpec], X: np.ndarray, column: int, mean: Any,
-                  scale: Any) -> KernelSpec:
-    """The kernel of ``block`` (all on two-valued ``column``) whose two values lie farthest
-    apart in its feature space, ``k(u, u) + k(v, v) - 2 k(u, v)`` over the mean diagonal on X."""
+                  scale: Any) -> list[KernelSpec]:
+    """``[k]``, the kernel of ``block`` (all on two-valued ``column``) whose two values lie
+    farthest apart in its feature space, ``k(u, u) + k(v, v) - 2 k(u, v)`` over the mean
+    diagonal on X; the whole block if standardising X overflows (the bank then says so)."""
     _, first, counts = np.unique(X[:, column], return_index=True, return_counts=True)
-    points = (X[first] - mean) / scale  # one row of each value, standardised as the bank does
+    with np.errstate(over="ignore", invalid="ignore"):
+        points = (X[first] - mean) / scale  # one row of each value, standardised as the bank
+    if not np.isfinite(points).all():
+        return block
     pair = KernelBank(block, standardize=False, normalize=None).fit_transform(points)
     diagonal = np.stack([pair[0, 0], pair[1, 1]])  # (2, len(block))
     spread = (diagonal[0] + diagonal[1] - 2.0 * pair[0, 1]) / (counts @ diagonal / counts.sum())
-    return block[int(np.argmax(spread))]
+    return [block[int(np.argmax(spread))]]
 
 
 def simple_mkl_kernels(
