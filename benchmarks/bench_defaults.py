@@ -20,7 +20,8 @@ one-against-rest tasks from ``../shared/data``).
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/bench_defaults.py`` (writes
 ``benchmarks/results/defaults.json``); ``--sets sonar iris`` for a subset; ``--mkl-params
 regularizer=kl`` to judge a candidate default (parameters set on both MKL estimators where
-they have them; write it elsewhere with ``--output``).
+they have them; write it elsewhere with ``--output``); ``--recipe JSON`` a candidate family
+(``KernelRecipe``'s keyword arguments).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from sklearn.svm import SVC, SVR
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import dataset_info, list_datasets, load_dataset
+from mklearn.kernels import KernelRecipe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_small_sets import machine_info, save_run  # noqa: E402
@@ -214,6 +216,9 @@ def main(argv=None):
                         help="stratified subsample of larger sets (default 250)")
     parser.add_argument("--mkl-params", nargs="*", metavar="KEY=VALUE",
                         help="candidate defaults, e.g. regularizer=kl lam=10 (default: none)")
+    parser.add_argument("--recipe", type=json.loads, metavar="JSON",
+                        help="a candidate family: KernelRecipe's keyword arguments as "
+                        "JSON, e.g. '{\"sigmas\": [1], \"degrees\": []}'")
     parser.add_argument("--unseen", action="store_true",
                         help="run on sets no default was chosen on (a1a, w8a, two mfeat "
                         "one-against-rest tasks, from ../shared/data) instead")
@@ -223,6 +228,8 @@ def main(argv=None):
                         "--unseen, else 'default')")
     args = parser.parse_args(argv)
     params = _parse_params(args.mkl_params)
+    if args.recipe is not None:
+        params["kernels"] = KernelRecipe(**args.recipe)
     sets = _sets(args.unseen)
     chosen = args.sets or list(sets)
     rows = []
