@@ -41,10 +41,10 @@ def _wd(by):
 FAMILIES = {
     "svc+simple_mkl": Family(
         "SVC()'s own kernel (RBF, gamma='scale', original feature scales) and the SimpleMKL "
-        "family (MKLClassifier's default)", "numeric", lambda: "svc+simple_mkl"),
+        "family", "numeric", lambda: "svc+simple_mkl"),
     "svc+feature_rbf": Family(
-        "SVR()'s own kernel on all features and SimpleMKL's 10 RBF widths on each feature "
-        "(MKLRegressor's default)", "numeric", lambda: "svc+feature_rbf"),
+        "SVC()'s own kernel on all features and an RBF of width 1 on each standardised "
+        "feature (the estimators' default)", "numeric", lambda: "svc+feature_rbf"),
     "simple_mkl": Family(
         "SimpleMKL family: 10 RBF widths and polynomial degrees 1-3 on all features and on "
         "each feature, standardised, mean diagonal 1", "numeric", lambda: "simple_mkl"),

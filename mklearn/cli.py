@@ -47,10 +47,9 @@ def _parser() -> argparse.ArgumentParser:
         "fit",
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, SVC()'s own kernel and "
-        "the SimpleMKL 13(D+1) kernel family (one kernel on a binary feature) scaled to mean "
-        "diagonal 1, KL-regularised weights (lam=15, prior 0.9 on SVC's kernel) solved by "
-        "SMO-MKL, C=1 as in an SVC: the "
-        "defaults of MKLClassifier()).",
+        "an RBF of width 1 on each standardised feature, scaled to mean diagonal 1, "
+        "KL-regularised weights (lam=5, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 "
+        "as in an SVC: the defaults of MKLClassifier()).",
     )
     _data_options(fit.add_argument_group("data"))
     _kernel_options(fit.add_argument_group("kernels and solver"))
@@ -143,8 +142,8 @@ def _kernel_options(fit):
         choices=list(_cli_data.FAMILIES),
         help="kernel family: "
         + "; ".join(f"{k}: {f.description}" for k, f in _cli_data.FAMILIES.items())
-        + ". Default: the estimators' (svc+simple_mkl for classification, svc+feature_rbf "
-        "for regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
+        + ". Default: the estimators' (svc+feature_rbf for classification and "
+        "regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
         "for multi-view sets, wd_position for sequence sets)",
     )
 

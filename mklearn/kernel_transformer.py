@@ -47,12 +47,11 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     Parameters
     ----------
     kernels : "auto", str, KernelRecipe, KernelSpec or list of KernelSpec
-        The base kernels, as the estimators take them (recipes such as "svc+simple_mkl",
+        The base kernels, as the estimators take them (recipes such as "svc+feature_rbf",
         kernel specs, string kernels, multi-view input). "auto" (default): the default of the
-        estimator that learns the weights ("svc+simple_mkl" for classification,
-        "svc+feature_rbf" for regression). "precomputed": ``fit`` takes a stack of shape
-        ``(n_samples, n_samples, n_kernels)`` (a 2-D array is one kernel) and ``transform``
-        one of shape ``(n_test, n_train, n_kernels)``.
+        estimator that learns the weights ("svc+feature_rbf" for both tasks). "precomputed":
+        ``fit`` takes a stack of shape ``(n_samples, n_samples, n_kernels)`` (a 2-D array is
+        one kernel) and ``transform`` one of shape ``(n_test, n_train, n_kernels)``.
     task : {"auto", "classification", "regression"}
         Which estimator learns the weights: :class:`~mklearn.MKLClassifier` or
         :class:`~mklearn.MKLRegressor`. "auto" (default): regression when y is continuous

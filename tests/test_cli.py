@@ -125,7 +125,7 @@ def _cli_split(y, test_size=0.2, seed=0):
 
 def _cli_model(C=1.0, max_iter=100, **kwargs):
     """The estimator ``mklearn fit`` builds for FAST settings."""
-    return MKLClassifier(kernels="svc+simple_mkl", C=C, tol=1e-3, max_iter=max_iter, **kwargs)
+    return MKLClassifier(kernels="svc+feature_rbf", C=C, tol=1e-3, max_iter=max_iter, **kwargs)
 
 
 def _no_temp_files(directory):
@@ -143,17 +143,17 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
     assert status == 0, err
     # the alias is resolved to the set's name
     assert "data: liver-disorders: 345 samples, 6 features, classes -1: 145, 1: 200" in out
-    assert "kernels: svc+simple_mkl (SVC()'s own kernel (RBF, gamma='scale'" in out
-    assert "(MKLClassifier's default)); solver spg" in out
+    assert "kernels: svc+feature_rbf (SVC()'s own kernel on all features and an RBF" in out
+    assert "(the estimators' default)); solver spg" in out
     assert "chosen by --solver auto" in out
     assert "regularizer l1" in out and "C=1" in out
-    assert "92 base kernels on 276 training points" in out  # 13 (6 + 1) + SVC's, 80 % split
+    assert "7 base kernels on 276 training points" in out  # one per feature + SVC's, 80 %
 
     header, weights = _weight_lines(out)
     n_selected, n_kernels, n_top = map(
         int, re.match(r"kernel weights \((\d+) of (\d+) non-zero; top (\d+)\):", header).groups()
     )
-    assert n_kernels == 92
+    assert n_kernels == 7
     assert 1 <= len(weights) == n_top == min(n_selected, 15)
     values = [w for w, _ in weights]
     assert values == sorted(values, reverse=True)
@@ -161,7 +161,7 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
     assert sum(values) <= 1.0 + 1e-3  # l1: on the simplex
     names = [name for _, name in weights]
     assert all(
-        re.match(r"(rbf\(sigma=[\d.]+\)|poly\(degree=\d, coef0=1\)) on ", n) for n in names
+        re.match(r"rbf\((sigma=[\d.]+|gamma=[\d.]+, scaled columns)\) on ", n) for n in names
     ), names
 
     train_acc, n_train = _accuracy(out, "train")
@@ -188,8 +188,8 @@ def test_fit_liver_prints_data_kernels_weights_accuracies_and_solver_summary(cap
     assert "Traceback" not in err
 
 
-def test_fit_without_arguments_uses_sonar_simplemkl_smo_kl(capsys, monkeypatch):
-    # Full Sonar (794 kernels) is too slow for a unit test: serve a 40-point subset
+def test_fit_without_arguments_uses_sonar_feature_rbf_smo_kl(capsys, monkeypatch):
+    # Serve a 40-point subset
     # of the real Sonar data and check what the default command asks for and prints.
     X, y = load_dataset("sonar")
     rows = np.r_[np.flatnonzero(y == 1)[:20], np.flatnonzero(y == -1)[:20]]
@@ -204,12 +204,12 @@ def test_fit_without_arguments_uses_sonar_simplemkl_smo_kl(capsys, monkeypatch):
     assert status == 0, err
     assert requested == ["sonar"]
     assert "data: sonar: 40 samples, 60 features" in out
-    assert "SimpleMKL family" in out and "solver smo" in out
-    assert "chosen by --solver auto, regularizer kl (lam=15), C=1" in out
-    assert "794 base kernels on 32 training points" in out  # 13 (60 + 1) + 1
+    assert "an RBF of width 1 on each standardised feature" in out and "solver smo" in out
+    assert "chosen by --solver auto, regularizer kl (lam=5), C=1" in out
+    assert "61 base kernels on 32 training points" in out  # one per feature + SVC's
     header, weights = _weight_lines(out)
     assert len(weights) <= 15
-    n_selected = int(re.search(r"\((\d+) of 794 non-zero", header).group(1))
+    n_selected = int(re.search(r"\((\d+) of 61 non-zero", header).group(1))
     assert len(weights) == min(n_selected, 15)
 
 
@@ -223,7 +223,7 @@ def test_fit_json_is_one_document_matching_an_in_process_fit(capsys):
     assert (doc["solver"], doc["regularizer"], doc["C"]) == ("spg", "l1", 1.0)
     (fold,) = doc["folds"]
     assert 0.0 <= fold["test_accuracy"] <= 1.0 and 0.0 <= fold["train_accuracy"] <= 1.0
-    assert (fold["n_train"], fold["n_test"], fold["n_kernels"]) == (276, 69, 92)
+    assert (fold["n_train"], fold["n_test"], fold["n_kernels"]) == (276, 69, 7)
     assert fold["duality_gap"][0] >= 0.0 and fold["n_iter"][0] >= 1
     assert len(fold["objective"]) == 1 and fold["wall_seconds"] > 0
     top = fold["top_weights"]
@@ -307,7 +307,7 @@ def test_fit_libsvm_file(capsys, files):
     status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST)
     assert status == 0, err
     assert f"data: {files['svm']}: 40 samples, 3 features, classes -1.0: " in out
-    assert "53 base kernels on 32 training points" in out  # 13 (3 + 1) + 1
+    assert "4 base kernels on 32 training points" in out  # one per feature + SVC's
     assert _accuracy(out, "test")[1] == 8
 
 
@@ -644,7 +644,7 @@ def test_fit_regression_task_reports_r2(capsys, tmp_path):
     assert report["kernels"] == "svc+feature_rbf"  # MKLRegressor's default family
     fold = report["folds"][0]
     assert fold["test_r2"] > 0.0 and fold["duality_gap"][0] >= 0.0
-    assert fold["n_kernels"] == 10 * 3 + 1  # SVR's kernel and 10 RBF widths per feature
+    assert fold["n_kernels"] == 3 + 1  # SVR's kernel and one RBF per feature
 
 
 def test_regression_save_and_predict_prints_r2(capsys, tmp_path):

@@ -112,10 +112,13 @@ def test_per_view_kernels_and_multiclass():
 def test_features_recipe_groups_by_feature_block():
     X, y = load_dataset("liver-disorders")
     X, y = X[:80], y[:80]
-    model = MKLClassifier(solver="mirror", regularizer="group", C=1.0, tol=1e-3).fit(X, y)
+    model = MKLClassifier(kernels="svc+simple_mkl", solver="mirror", regularizer="group",
+                          C=1.0, tol=1e-3).fit(X, y)
     assert model.group_names_ == ["all"] + [f"x[{j}]" for j in range(6)]
-    # SVC()'s own kernel of the default family looks at all features: in the first group
+    # SVC()'s own kernel looks at all features: in the first group
     assert model.groups_.sizes.tolist() == [14] + [13] * 6
+    default = MKLClassifier(solver="mirror", regularizer="group", C=1.0, tol=1e-3).fit(X, y)
+    assert default.groups_.sizes.tolist() == [1] * 7  # SVC()'s kernel, one RBF per feature
 
 
 def test_precomputed_with_groups():

@@ -579,21 +579,20 @@ def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
 
     X, y = load_dataset("liver-disorders")
     X, y = X[:120], y[:120]
-    recipe = svc_simple_mkl_kernels()
+    simple = svc_simple_mkl_kernels().expand(X)
+    assert len(simple) == 13 * 7 + 1 and simple[0] == svc_kernel_of(X)
+    assert simple[1:] == simple_mkl_kernels().expand(X)
+    recipe = svc_feature_rbf_kernels()  # both estimators' default
     specs = recipe.expand(X)
-    assert len(specs) == 13 * 7 + 1 and specs[0] == svc_kernel_of(X)
-    assert [s for s in specs[1:]] == simple_mkl_kernels().expand(X)
+    assert specs[0] == simple[0] and len(specs) == 6 + 1
+    assert specs[1:] == [RBF(sigma=1.0, features=(j,)) for j in range(6)]
     prior = recipe.kl_prior(len(specs))
     assert prior[0] == 0.9 and np.isclose(prior.sum(), 1.0) and np.all(prior[1:] == prior[1])
     assert simple_mkl_kernels().kl_prior(91) is None
-    regression = svc_feature_rbf_kernels().expand(X)  # MKLRegressor's default
-    assert regression[0] == specs[0] and len(regression) == 10 * 6 + 1
-    assert all(isinstance(s, RBF) and s.features is not None for s in regression[1:])
-    assert svc_feature_rbf_kernels().kl_prior(61)[0] == 0.9
 
     model = MKLClassifier().fit(X, y)
     assert model.regularizer_ == "kl" and model.kernel_names_[0].startswith("rbf(gamma=")
-    assert model.lam_ == 15.0  # lam="auto" with the prior on SVC's kernel
+    assert model.lam_ == 5.0  # lam="auto" with the prior on SVC's kernel
     weights = np.ravel(model.kernel_weights_)
     # KL weights d_k = d0_k exp(g_k / (2 lam)) never fall below the prior
     assert np.all(weights >= prior * (1 - 1e-9))
@@ -601,7 +600,9 @@ def test_default_family_puts_svc_kernel_first_and_anchors_the_kl_prior():
     loose = np.ravel(MKLClassifier(lam=1.0).fit(X, y).kernel_weights_)
     assert np.sum(loose - prior) > np.sum(weights - prior) > 0
     uniform = MKLClassifier(regularizer="kl").fit(X, y)  # "kl" named: the uniform prior
-    assert uniform.lam_ == 1.0 and np.ravel(uniform.kernel_weights_)[0] < 0.9
+    assert uniform.lam_ == 1.0  # KL weights never fall below the uniform prior 1/7
+    assert np.all(np.ravel(uniform.kernel_weights_) >= (1 - 1e-9) / len(specs))
+    assert np.min(weights[1:]) < 1.0 / len(specs)  # the anchored prior: 0.1 / 6 each
     assert MKLClassifier(regularizer="lp").fit(X, y).lam_ == 1.0
 
 

@@ -97,8 +97,8 @@ def test_storage_plan_picks_rows_when_the_stack_does_not_fit():
 
 def test_memory_refusal_comes_before_any_kernel_and_the_cli_exits_2(data, capsys):
     X, y = data
-    model = MKLClassifier(memory_budget=0.5)
-    with pytest.raises(ValueError, match=r"above the memory budget of 0.5 MB"):
+    model = MKLClassifier(memory_budget=0.05)
+    with pytest.raises(ValueError, match=r"above the memory budget of 0.05 MB"):
         model.fit(X, y)
     assert not hasattr(model, "kernel_weights_")
     capsys.readouterr()
