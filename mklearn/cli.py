@@ -134,7 +134,7 @@ def _kernel_options(fit):
         "--combination",
         choices=["sum", "product"],
         default="sum",
-        help="sum of the SimpleMKL kernels (default), or product: an RBF kernel with one learned "
+        help="sum of the base kernels (default), or product: an RBF kernel with one learned "
         "width per feature (feature selection; --lam is the l1 penalty sigma)",
     )
     fit.add_argument(
