@@ -389,7 +389,7 @@ def svc_feature_rbf_kernels() -> KernelRecipe:
     features beside SVC's own kernel. With ``regularizer="auto"`` the KL prior puts 0.9 on
     SVC's kernel and ``lam`` is 5 (:data:`SVC_KERNEL_LAM`). Against SimpleMKL's 13 widths and
     degrees per feature (``"svc+simple_mkl"``), on the 16 sets of
-    ``benchmarks/bench_defaults.py`` at 250 points: mean score 0.8395 against 0.8333, 14 sets
+    ``benchmarks/bench_defaults.py`` at 250 points: mean score 0.8407 against 0.8333, 14 sets
     within 0.005 of the better of ``SVC()`` and the standardised pipeline against 11, cost
     median 7x ``SVC()`` against 20x (docs/defaults.md).
 
