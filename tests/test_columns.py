@@ -469,6 +469,39 @@ def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
         assert provider.rows([0, 299, 17]).tobytes() == serial.tobytes()
 
 
+@pytest.mark.parametrize("threaded", [False, True])
+def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch):
+    """RBF kernels on one feature each, read straight from the points (no ``exp`` on a
+    feature of two values), give the bits of the path by squared distances and ``rbf_rows``:
+    binary, constant, three-valued and continuous features, beside kernels on several
+    features, a subset of the kernels, and the points' subsets (whose two-valued codes are
+    their own)."""
+    from mklearn.kernels import threads
+
+    rng = np.random.default_rng(6)
+    n = 150
+    points = np.c_[rng.integers(0, 2, (n, 3)), np.full(n, 2.0), rng.integers(0, 3, n),
+                   rng.normal(size=(n, 2))]
+    specs = ([RBF(sigma=s, features=f) for f in range(points.shape[1]) for s in (0.3, 2.0)]
+             + [RBF(sigma=3.0), Polynomial(degree=2, features=(0, 5)), RBF(gamma=0.7, features=6)])
+    bank = KernelBank(specs, standardize=True, normalize="diagonal").fit(points)
+    indices, kernels = [0, 149, 17, 60], [13, 2, 14, 0, 7, 16]
+    by_distances = KernelColumns(bank)
+    monkeypatch.setattr(by_distances, "_single_column_rbf_rows", lambda *args: False)
+    expected = by_distances.rows(indices)
+    provider = KernelColumns(bank)
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        assert provider.rows(indices).tobytes() == expected.tobytes()
+        assert provider.rows(indices, kernels).tobytes() == expected[kernels].tobytes()
+        even = np.arange(0, n, 2)
+        subset = provider.restricted(even)
+        _close(subset.rows([1, 5]), by_distances.rows(even[[1, 5]])[:, :, even])
+    assert provider._two_valued[0].shape == (4, n)  # three binary features and the constant
+    assert subset._two_valued[0].shape == (4, even.size)  # its own points' codes
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("threaded", [False, True])
 def test_row_dots_are_each_row_against_its_own_vector(dtype, threaded, monkeypatch):

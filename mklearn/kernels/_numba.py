@@ -271,6 +271,95 @@ def rbf_rows_parallel(sq, block_of, neg_gammas, factors, targets, out, out_bits)
         _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
 
 
+_COLUMN_TILE = 64  # points a tile of single-column rows reads together (their rows in cache)
+
+
+@njit(cache=True, inline="always")
+def _gap_values(columns, gaps, neg_gammas):
+    """``exp(neg_gammas[t] gaps[columns[t]])`` for the kernels on a two-valued column (its
+    squared gap ``gaps[c] >= 0``), by :func:`_rbf_values` (the same values as the rows'),
+    -1 for the others."""
+    far = np.full(columns.shape[0], -1.0)
+    s, value = np.empty(1), np.empty(1)
+    bits = value.view(np.int64)
+    for t in range(columns.shape[0]):
+        if gaps[columns[t]] >= 0.0:
+            s[0] = gaps[columns[t]]
+            _rbf_values(s, neg_gammas[t], 1.0, value, bits)
+            far[t] = value[0]
+    return far
+
+
+@njit(cache=True, inline="always")
+def _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t):
+    """Kernel t's rows on a two-valued column: ``factors[t]`` where the points' codes agree,
+    ``factors[t] * far[t]`` where they differ (a loop LLVM vectorises)."""
+    code = codes[code_of[columns[t]]]
+    near, gap = factors[t], factors[t] * far[t]
+    for a in range(indices.shape[0]):
+        own, row = code[indices[a]], out[targets[t], a]
+        for j in range(row.shape[0]):
+            row[j] = near if code[j] == own else gap
+
+
+@njit(cache=True, inline="always")
+def _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out, out_bits,
+                 j0):
+    """Points ``j0 : j0 + _COLUMN_TILE`` of the rows of the kernels ``general`` (columns
+    of more than two values) of :func:`single_column_rbf_rows`."""
+    j1 = min(j0 + _COLUMN_TILE, X.shape[0])
+    s = np.empty(j1 - j0)
+    for a in range(indices.shape[0]):
+        i = indices[a]
+        for t in general:
+            c = columns[t]
+            for j in range(j0, j1):
+                d = X[i, c] - X[j, c]
+                s[j - j0] = d * d
+            _rbf_values(s, neg_gammas[t], factors[t], out[targets[t], a, j0:j1],
+                        out_bits[targets[t], a, j0:j1])
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def single_column_rbf_rows(X, codes, code_of, gaps, indices, columns, neg_gammas, factors,
+                           targets, out, out_bits):
+    """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * (X[indices[a], c] - X[:, c])^2)``
+    with ``c = columns[t]``: rows of RBF kernels on one feature each, from the points.
+
+    On a column of two values (``gaps[c] >= 0``, the squared gap between them; -1 for the
+    others) a value is ``factors[t]`` where the two points agree and ``factors[t] *
+    exp(neg_gammas[t] gaps[c])`` where they differ, read from the column's codes
+    (``codes[code_of[c]]``, uint8, 1 at the larger value): no ``exp`` a value. Other columns
+    are read in tiles of ``_COLUMN_TILE`` points (their rows stay in cache across the
+    kernels). The values equal :func:`rbf_rows`' on the same squared distances;
+    ``out_bits`` is ``out.view(int64)``.
+    """
+    far = _gap_values(columns, gaps, neg_gammas)
+    for t in np.flatnonzero(far >= 0.0):
+        _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
+    general = np.flatnonzero(far < 0.0)
+    if general.size:
+        for j0 in range(0, X.shape[0], _COLUMN_TILE):
+            _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out,
+                         out_bits, j0)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
+def single_column_rbf_rows_parallel(X, codes, code_of, gaps, indices, columns, neg_gammas,
+                                    factors, targets, out, out_bits):
+    """:func:`single_column_rbf_rows` with the kernels on two-valued columns, then the tiles
+    of points, split over numba's threads."""
+    far = _gap_values(columns, gaps, neg_gammas)
+    two = np.flatnonzero(far >= 0.0)
+    for q in prange(two.size):
+        _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, two[q])
+    general = np.flatnonzero(far < 0.0)
+    if general.size:
+        for tile in prange((X.shape[0] + _COLUMN_TILE - 1) // _COLUMN_TILE):
+            _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out,
+                         out_bits, tile * _COLUMN_TILE)
+
+
 # Single precision: the same reduction in float32 arithmetic (ln 2 in Cephes' two float32
 # parts, the first exact times k), Taylor to r^7 (truncation under 6e-9, below float32's unit
 # roundoff 6e-8): eight values a vector instruction, where numba's exp is a scalar call.

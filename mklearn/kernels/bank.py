@@ -246,6 +246,16 @@ class _Plan:
         return (rbf, block_of, -self.gammas[rbf], self.out_index[rbf],
                 self.block_multi[block_of])
 
+    @functools.cached_property
+    def rbf_by_block_width(self):
+        """The RBF entries of :attr:`rbf_in_write_order` split by their block: ``(rbf,
+        columns, neg_gammas, targets)`` of those on one column, ``(rbf, neg_gammas,
+        targets, multi_of)`` of those on several."""
+        rbf, block_of, neg_gammas, targets, multi_of = self.rbf_in_write_order
+        one = self.block_cols[block_of] >= 0
+        return ((rbf[one], self.block_cols[block_of[one]], neg_gammas[one], targets[one]),
+                (rbf[~one], neg_gammas[~one], targets[~one], multi_of[~one]))
+
     @property
     def multi_blocks(self):
         """(columns, feature scales) of each multi-column block."""
