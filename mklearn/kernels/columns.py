@@ -416,9 +416,9 @@ class KernelColumns(KernelOperator):
         """Write the rows of the RBF kernels on one feature each straight from the points
         (:func:`~mklearn.kernels._numba.single_column_rbf_rows`: no distance arrays, no
         ``exp`` on a feature of two values) and return True; False, doing nothing, for a
-        float32 bank, a plan without such kernels, or kernels by tables. One RBF kernel a
-        feature (the estimators' default family) on a1a, 1,000 points: a row of all of
-        them 3.6 ms by distances and ``exp``."""
+        float32 bank, a plan without such kernels, or kernels by tables. The estimators'
+        default on a1a, 1,000 points (112 kernels, 499 rows of them all): 1.6 s by squared
+        distances and ``exp``, 0.6 s from the points."""
         if self._single:
             return False
         rbf, columns, neg_gammas, targets = plan.rbf_by_block_width[0]
