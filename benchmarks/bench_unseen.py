@@ -43,7 +43,8 @@ Two ratios, side by side and never mixed:
 - *end to end from X* (``--from-x``): ``make_pipeline(StandardScaler(),
   MKLClassifier(kernels=specs))`` (its kernels computed in its fit, stack or rows as it
   plans) over ``make_pipeline(StandardScaler(), SVC())`` (one RBF kernel,
-  ``gamma="scale"``), each everything its fit does.
+  ``gamma="scale"``), each everything its fit does; ``--default`` adds the estimator's
+  default path, ``MKLClassifier(C=C)`` on X as loaded (its default kernels and solver).
 
 The goals (``GOALS``): SPG l1 fit against fit at most 5x in the median, no problem above 15x,
 faster than SILP and EasyMKL on at least 80% of the problems.
@@ -422,6 +423,32 @@ def run_mkl_from_x(X, y, X_test, y_test, specs, C, key, tol, max_iter, threads=1
             "peak_mb": _peak_mb()}
 
 
+def run_default_from_x(X, y, X_test, y_test, C, threads=1):
+    """End to end from X, the estimator's default path: ``MKLClassifier(C=C)`` on X as loaded
+    (its default family of kernels, its default solver; C = 1 is every default), everything
+    its fit does."""
+    from sklearn.base import clone
+
+    from mklearn import MKLClassifier
+
+    model = MKLClassifier(C=C, n_jobs=threads)
+    with warnings.catch_warnings():  # load the compiled loops outside the timed fit
+        warnings.simplefilter("ignore")
+        small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
+        clone(model).fit(X[small], y[small])
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=threads):
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    fit_seconds = time.perf_counter() - start
+    return {"fit_seconds": fit_seconds, "seconds": fit_seconds,
+            "accuracy": float(model.score(X_test, y_test)),
+            "n_kernels": int(np.size(model.kernel_weights_)),
+            "solver": model.solver_,
+            "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
+            "peak_mb": _peak_mb()}
+
+
 def run_easymkl(kernels, y, y_test, C, threads=1):
     """MKLpy's EasyMKL on the same kernels (its default ``lam=0.1``; C has no meaning in
     it) on ``threads`` torch threads, or None if MKLpy is not importable; its time adds the
@@ -488,13 +515,20 @@ def summarise(rows, C):
     fit_ratios, floors, wins, rivals, unconverged, from_x = [], [], {}, {}, [], {}
     for row in rows:
         runs = row["runs"].get(str(C))
-        if not runs or "spg-l1" not in runs["mkl"]:
+        if not runs:
             continue
-        spg, anchor = runs["mkl"]["spg-l1"], runs["anchor"]
-        if "fit_seconds" in spg and "fit_seconds" in anchor:
-            fit_ratios.append(spg["fit_seconds"] / anchor["fit_seconds"])
+        x = runs.get("from_x")
+        for key, r in (x or {}).get("mkl", {}).items():
+            if "fit_seconds" in r and "fit_seconds" in x["svc"]:
+                from_x.setdefault(key, []).append(r["fit_seconds"] / x["svc"]["fit_seconds"])
+        anchor = runs["anchor"]
         if "floor_seconds" in anchor:
             floors.append(anchor["floor_seconds"] / anchor["fit_seconds"])
+        if "spg-l1" not in runs["mkl"]:
+            continue
+        spg = runs["mkl"]["spg-l1"]
+        if "fit_seconds" in spg and "fit_seconds" in anchor:
+            fit_ratios.append(spg["fit_seconds"] / anchor["fit_seconds"])
         others = {"silp": runs["mkl"].get("silp"), "easymkl": runs["mkl"].get("easymkl"),
                   "MKLpy-easymkl": runs.get("easymkl")}
         for name, other in others.items():
@@ -503,10 +537,6 @@ def summarise(rows, C):
                 wins[name] = wins.get(name, 0) + (_seconds(spg) < _seconds(other))
         unconverged += [f"{row['problem']}/{key}" for key, r in runs["mkl"].items()
                         if not r.get("converged", False)]
-        x = runs.get("from_x")
-        for key, r in (x or {}).get("mkl", {}).items():
-            if "fit_seconds" in r and "fit_seconds" in x["svc"]:
-                from_x.setdefault(key, []).append(r["fit_seconds"] / x["svc"]["fit_seconds"])
     limit = GOALS["fit_over_svc_fit_max"]
     return {
         "C": C,
@@ -548,7 +578,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", nargs="+", default=[p.name for p in PROBLEMS],
                         choices=[p.name for p in PROBLEMS])
-    parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
+    parser.add_argument("--solvers", nargs="*", default=list(SOLVERS), choices=list(SOLVERS),
+                        help="solvers fit on the stack (none: the anchors and --from-x only)")
     parser.add_argument("--C", nargs="+", type=float, default=[1.0, 100.0])
     parser.add_argument("--tol", type=float, default=1e-3)
     parser.add_argument("--max-iter", type=int, default=1000)
@@ -558,13 +589,16 @@ def main(argv=None):
     parser.add_argument("--from-x", nargs="*", choices=list(SOLVERS), default=None,
                         help="also time these solvers end to end from X against SVC() "
                              f"(no names: {' '.join(FROM_X_SOLVERS)})")
+    parser.add_argument("--default", action="store_true",
+                        help="also time MKLClassifier(C=C), its default kernels and solver, "
+                             "end to end from X against SVC()")
     parser.add_argument("--threads", type=int, default=1,
                         help="cores of every MKL method: mklearn's n_jobs and EasyMKL's torch "
                              "threads (SVC, LIBSVM, always uses one)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)
-    if args.from_x == []:
-        args.from_x = list(FROM_X_SOLVERS)
+    if args.from_x == [] or (args.default and args.from_x is None):
+        args.from_x = list(FROM_X_SOLVERS) if args.from_x == [] else []
 
     problems = [p for p in PROBLEMS if p.name in args.problems]
     rows = []
@@ -608,7 +642,7 @@ def main(argv=None):
                 if easy is not None:
                     runs["easymkl"] = easy
                     _print_row(problem.name, "MKLpy-easy", easy, anchor)
-            if args.from_x:
+            if args.from_x is not None:
                 runs["from_x"] = _from_x(problem, (X, y, X_test, y_test), specs, C, args)
             row["runs"][str(C)] = runs
         del kernels
@@ -616,7 +650,7 @@ def main(argv=None):
         _save(args, rows)
     for C, group in ((C, group) for C in args.C for group in ("tuned on", "held out")):
         s = summarise([r for r in rows if r.get("held_out") == (group == "held out")], C)
-        if s["problems"]:
+        if s["problems"] or s["from_x_over_svc_median"]:
             _print_summary(C, group, s)
     print(f"JSON: {args.output}")
 
@@ -624,18 +658,25 @@ def main(argv=None):
 def _print_summary(C, group, s):
     faster = ", ".join(f"{name} on {s['spg_l1_faster'][name]} of {count}"
                        for name, count in s["spg_l1_compared"].items())
-    from_x = ", ".join(f"{key} median {v:.1f}x" for key, v in s["from_x_over_svc_median"].items())
-    print(f"C={C:g}, {group} ({s['problems']} problems), fit against fit: SPG l1 / SVC median "
-          f"{s['spg_l1_fit_over_svc_fit_median']:.1f}x, max {s['spg_l1_fit_over_svc_fit_max']:.1f}x"
-          f" ({s['spg_l1_fit_over_svc_fit_above_max_goal']} above "
-          f"{GOALS['fit_over_svc_fit_max']:g}x); faster than {faster or 'none ran'}"
-          + ("" if s["floor_over_svc_fit_median"] is None else
-             f"; floor / SVC median {s['floor_over_svc_fit_median']:.1f}x,"
-             f" max {s['floor_over_svc_fit_max']:.1f}x "
-             f"({s['floor_over_svc_fit_above_median_goal']} above "
-             f"{GOALS['fit_over_svc_fit_median']:g}x)")
-          + (f"; end to end from X over SVC(): {from_x}" if from_x else "")
-          + f"; not converged: {', '.join(s['not_converged']) or 'none'}")
+    parts = []
+    if s["problems"]:
+        parts.append(
+            f"fit against fit: SPG l1 / SVC median {s['spg_l1_fit_over_svc_fit_median']:.1f}x, "
+            f"max {s['spg_l1_fit_over_svc_fit_max']:.1f}x "
+            f"({s['spg_l1_fit_over_svc_fit_above_max_goal']} above "
+            f"{GOALS['fit_over_svc_fit_max']:g}x); faster than {faster or 'none ran'}")
+    if s["floor_over_svc_fit_median"] is not None:
+        parts.append(f"floor / SVC median {s['floor_over_svc_fit_median']:.1f}x, max "
+                     f"{s['floor_over_svc_fit_max']:.1f}x "
+                     f"({s['floor_over_svc_fit_above_median_goal']} above "
+                     f"{GOALS['fit_over_svc_fit_median']:g}x, "
+                     f"{s['floor_over_svc_fit_above_max_goal']} above "
+                     f"{GOALS['fit_over_svc_fit_max']:g}x)")
+    if s["from_x_over_svc_median"]:
+        parts.append("end to end from X over SVC(): " + ", ".join(
+            f"{key} median {v:.1f}x" for key, v in s["from_x_over_svc_median"].items()))
+    parts.append(f"not converged: {', '.join(s['not_converged']) or 'none'}")
+    print(f"C={C:g}, {group} ({s['problems']} problems): " + "; ".join(parts))
 
 
 def _from_x(problem, data, specs, C, args):
@@ -648,6 +689,10 @@ def _from_x(problem, data, specs, C, args):
                                       args.threads), args.max_seconds)
         result["mkl"][key] = r
         _print_row(problem.name, f"{key} X", r, svc)
+    if args.default:
+        r = in_child(run_default_from_x, (*data, C, args.threads), args.max_seconds)
+        result["mkl"]["default"] = r
+        _print_row(problem.name, "default X", r, svc)
     return result
 
 

@@ -94,6 +94,20 @@ def test_end_to_end_ratios_are_reported_apart_from_fit_against_fit():
     assert summary["from_x_over_svc_median"] == {"spg-l1": pytest.approx(3.0)}
 
 
+def test_the_floor_of_fit_against_fit_is_counted_against_both_goals():
+    """The floor (one pass over the stack and one l1 certificate) over the anchor's fit, per
+    problem: its median, and the problems where it alone is above each goal."""
+    rows = [{"problem": f"p{k}", "runs": {"1.0": {
+        "anchor": {"seconds": 1.0, "fit_seconds": 0.1, "floor_seconds": floor},
+        "mkl": {"spg-l1": {"seconds": 2.0, "fit_seconds": 1.0, "converged": True}}}}}
+        for k, floor in enumerate([0.2, 0.6, 2.0])]
+    summary = summarise(rows, 1.0)
+    assert summary["floor_over_svc_fit_median"] == pytest.approx(6.0)
+    assert summary["floor_over_svc_fit_max"] == pytest.approx(20.0)
+    assert summary["floor_over_svc_fit_above_median_goal"] == 2  # 6x and 20x above 5x
+    assert summary["floor_over_svc_fit_above_max_goal"] == 1  # 20x above 15x
+
+
 def test_one_hot_sequences_have_four_columns_a_position():
     from bench_unseen import one_hot
 
