@@ -70,3 +70,33 @@ def test_overflowing_sum_is_named(stack_and_labels):
     stack[0, 0, :] = 1e308
     with pytest.raises(ValueError, match="overflows when its kernels are summed"):
         check_kernel_stack(stack, y)
+
+
+@pytest.mark.parametrize("indefinite", [False, True])
+def test_psd_factorisation_in_place_gives_the_copy_s_answer_and_restores_the_matrix(indefinite):
+    """The Cholesky test of ``K + shift I`` on K itself: the same answer as on a copy, no
+    ``n x n`` allocation, and K back as it was (its upper triangle rebuilt from the lower
+    one: exactly K for a symmetric K, the lower triangle mirrored for a slightly asymmetric
+    one), also when the factorisation stops at a negative pivot."""
+    import tracemalloc
+
+    from mklearn.validation import _factorises
+
+    rng = np.random.default_rng(3)
+    n = 400
+    A = rng.normal(size=(n, n // 2))
+    K = A @ A.T - (5.0 * np.eye(n) if indefinite else 0.0)
+    shift = 1e-6 * np.abs(K).max()
+    expected = _factorises(K, shift)
+    original = K.copy()
+    _factorises(np.eye(3), 0.0, overwrite=True)  # compiles the mirror outside the trace
+    tracemalloc.start()
+    assert _factorises(K, shift, overwrite=True) == expected == (not indefinite)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < K.nbytes / 10
+    assert K.tobytes() == original.tobytes()
+    K[3, 7] += 1e-12  # asymmetric within the symmetry check's tolerance
+    _factorises(K, shift, overwrite=True)
+    assert K[3, 7] == K[7, 3] == original[7, 3]
+    assert np.array_equal(np.diagonal(K), np.diagonal(original))
