@@ -4,9 +4,10 @@ numba compiles a jitted function for each new argument signature at its first ca
 the machine code in its on-disk cache (``cache=True``). :func:`warm_up` fits every solver on
 every input kind (dense and sparse X, a precomputed stack, float32 kernels), the regressor,
 one-class and the product of kernels, with ``n_jobs`` 1 and 2, on 120 Sonar points, and with
-every size threshold of the threaded passes at its least, so that the threaded variants that
-large problems take are compiled too. ``python -m mklearn._warm_up`` runs it (the Makefile's
-set-up does); ``benchmarks/bench_compile.py`` measures what a first fit still compiles.
+every size threshold that picks a path at its least, so that the threaded variants and the
+in-place PSD test that large problems take are compiled too. ``python -m mklearn._warm_up``
+runs it (the Makefile's set-up does); ``benchmarks/bench_compile.py`` measures what a first
+fit still compiles.
 """
 
 from __future__ import annotations
@@ -26,14 +27,18 @@ FEW = 12
 
 
 @contextlib.contextmanager
-def _threads_at_any_size():
-    """Every threshold below which a pass stays on one thread at its least (restored after)."""
+def _paths_at_any_size():
+    """Every size threshold that picks a compiled path at its least (restored after): those
+    below which a pass stays on one thread, and the size from which the PSD test factorises
+    (in place, then mirrored by numba) instead of computing eigenvalues."""
+    from mklearn import validation
     from mklearn.formulation import combinations
     from mklearn.kernels import base_store, rbf_tables, threads
 
     places = [(threads, "PARALLEL_MIN_VALUES", 0), (threads, "PARALLEL_MIN_POINTS", 0),
               (base_store, "MIN_BLOCK", 16), (rbf_tables, "SPAN_MIN_POINTS", 16),
-              (rbf_tables, "SUM_MIN_LOADS", 0), (combinations, "PARALLEL_COMBINE_MIN_SAMPLES", 1)]
+              (rbf_tables, "SUM_MIN_LOADS", 0), (combinations, "PARALLEL_COMBINE_MIN_SAMPLES", 1),
+              (validation, "_EXACT_EIGEN_N", 0)]
     saved = [getattr(module, name) for module, name, _ in places]
     try:
         for module, name, least in places:
@@ -96,7 +101,7 @@ def warm_up(verbose: bool = False) -> float:
     X, y = load_sonar()
     X, y = X[:N_POINTS], y[:N_POINTS]
     start = time.perf_counter()
-    with warnings.catch_warnings(), _threads_at_any_size():
+    with warnings.catch_warnings(), _paths_at_any_size():
         warnings.simplefilter("ignore")  # tiny fits: convergence is not the point
         for estimator, params, data in _fits(X, y):
             estimator(max_iter=20, **params).fit(data, y)
