@@ -396,17 +396,12 @@ def run_svc_from_x(X, y, X_test, y_test, C):
             "accuracy": float(model.score(X_test, y_test)), "peak_mb": _peak_mb()}
 
 
-def run_mkl_from_x(X, y, X_test, y_test, specs, C, key, tol, max_iter, threads=1):
-    """End to end from X: ``MKLClassifier(kernels=specs)`` on the standardised features (the
-    kernels of the stack, computed inside the fit as its ``kernel_storage="auto"`` plans),
-    everything its fit does."""
+def _timed_fit(model, X, y, threads):
+    """``(fit seconds, converged)`` of ``model.fit(X, y)`` on ``threads`` cores, after a fit
+    on 20 points that loads the compiled loops outside the timed one."""
     from sklearn.base import clone
 
-    from mklearn import MKLClassifier
-
-    model = _on_standardised(MKLClassifier(kernels=specs, C=C, tol=tol, max_iter=max_iter,
-                                           n_jobs=threads, **SOLVERS[key]))
-    with warnings.catch_warnings():  # load the compiled loops outside the timed fit
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
         clone(model).fit(X[small], y[small])
@@ -415,11 +410,21 @@ def run_mkl_from_x(X, y, X_test, y_test, specs, C, key, tol, max_iter, threads=1
         warnings.simplefilter("always")
         model.fit(X, y)
     fit_seconds = time.perf_counter() - start
-    mkl = model[-1]
+    return fit_seconds, not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def run_mkl_from_x(X, y, X_test, y_test, specs, C, key, tol, max_iter, threads=1):
+    """End to end from X: ``MKLClassifier(kernels=specs)`` on the standardised features (the
+    kernels of the stack, computed inside the fit as its ``kernel_storage="auto"`` plans),
+    everything its fit does."""
+    from mklearn import MKLClassifier
+
+    model = _on_standardised(MKLClassifier(kernels=specs, C=C, tol=tol, max_iter=max_iter,
+                                           n_jobs=threads, **SOLVERS[key]))
+    fit_seconds, converged = _timed_fit(model, X, y, threads)
     return {"fit_seconds": fit_seconds, "seconds": fit_seconds,
             "accuracy": float(model.score(X_test, y_test)),
-            "kernel_storage": mkl.kernel_storage_,
-            "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
+            "kernel_storage": model[-1].kernel_storage_, "converged": converged,
             "peak_mb": _peak_mb()}
 
 
@@ -427,26 +432,14 @@ def run_default_from_x(X, y, X_test, y_test, C, threads=1):
     """End to end from X, the estimator's default path: ``MKLClassifier(C=C)`` on X as loaded
     (its default family of kernels, its default solver; C = 1 is every default), everything
     its fit does."""
-    from sklearn.base import clone
-
     from mklearn import MKLClassifier
 
     model = MKLClassifier(C=C, n_jobs=threads)
-    with warnings.catch_warnings():  # load the compiled loops outside the timed fit
-        warnings.simplefilter("ignore")
-        small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
-        clone(model).fit(X[small], y[small])
-    start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=threads):
-        warnings.simplefilter("always")
-        model.fit(X, y)
-    fit_seconds = time.perf_counter() - start
+    fit_seconds, converged = _timed_fit(model, X, y, threads)
     return {"fit_seconds": fit_seconds, "seconds": fit_seconds,
             "accuracy": float(model.score(X_test, y_test)),
-            "n_kernels": int(np.size(model.kernel_weights_)),
-            "solver": model.solver_,
-            "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
-            "peak_mb": _peak_mb()}
+            "n_kernels": int(np.size(model.kernel_weights_)), "solver": model.solver_,
+            "converged": converged, "peak_mb": _peak_mb()}
 
 
 def run_easymkl(kernels, y, y_test, C, threads=1):
