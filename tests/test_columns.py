@@ -498,8 +498,34 @@ def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch
         even = np.arange(0, n, 2)
         subset = provider.restricted(even)
         _close(subset.rows([1, 5]), by_distances.rows(even[[1, 5]])[:, :, even])
-    assert provider._two_valued[0].shape == (4, n)  # three binary features and the constant
-    assert subset._two_valued[0].shape == (4, even.size)  # its own points' codes
+    assert provider._two_valued[2].shape == (4, n)  # three binary features and the constant
+    assert subset._two_valued[2].shape == (4, even.size)  # its own points' codes
+
+
+@pytest.mark.parametrize("threaded", [False, True])
+def test_stacks_of_kernels_on_one_feature_in_one_call_are_the_block_by_block_ones(
+        threaded, monkeypatch):
+    """The bank's stacks (training, symmetric; test against training) take the RBF kernels
+    on one feature each in one call: the bits of the block-by-block path, beside kernels on
+    several features and other kinds."""
+    from mklearn.kernels import bank as bank_module
+    from mklearn.kernels import threads
+
+    rng = np.random.default_rng(7)
+    points, test = rng.normal(size=(90, 4)), rng.normal(size=(17, 4))
+    points[:, 0] = rng.integers(0, 2, 90)
+    specs = ([RBF(sigma=s, features=f) for f in range(4) for s in (0.5, 2.0)]
+             + [RBF(sigma=2.0), Linear(features=1), Polynomial(degree=2, features=(0, 3))])
+    bank = KernelBank(specs, standardize=True, normalize="diagonal").fit(points)
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        one_call = bank.transform(points), bank.transform(test, kernel_indices=[9, 0, 3])
+        monkeypatch.setattr(bank_module, "_single_column_stack",
+                            lambda plan, *args: np.zeros(plan.kinds.size, dtype=bool))
+        by_block = bank.transform(points), bank.transform(test, kernel_indices=[9, 0, 3])
+    for mine, theirs in zip(one_call, by_block, strict=True):
+        assert mine.tobytes() == theirs.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -599,3 +625,24 @@ def test_feature_block_bytes_cover_what_the_row_path_keeps_of_the_points():
     assert held <= planned <= 1.25 * held
     # a standardised bank is dense: copies of the two half blocks, norms of all three
     assert feature_block_bytes(specs, X_counts, standardize=True) == 8 * 400 * (20 + 20 + 3)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_single_feature_bytes_are_what_the_rows_keep_of_those_features(sparse):
+    """The planner's bytes for the features of RBF kernels on one feature are the codes
+    (a byte a point) and the transposed values (eight) that the rows keep, counting a sparse
+    column's implicit zeros as a value."""
+    from mklearn.kernels.bank import feature_block_bytes
+
+    rng = np.random.default_rng(8)
+    X = np.c_[rng.integers(0, 2, (120, 2)), rng.normal(size=(120, 2)),
+              rng.integers(0, 3, 120) * (rng.uniform(size=120) < 0.3)]
+    specs = [RBF(sigma=1.0, features=f) for f in (0, 1, 2, 4)] + [RBF(sigma=2.0)]
+    bank = KernelBank(specs, standardize=True).fit(X)
+    provider = KernelColumns(bank)
+    provider.rows([0, 1])
+    XT, _, codes, _, _ = provider._two_valued
+    assert codes.shape == (2, 120) and XT.shape == (2, 120)  # feature 3 has no kernel
+    multi = feature_block_bytes(specs[-1:], X, standardize=True)
+    points = scipy.sparse.csr_matrix(X) if sparse else X
+    assert feature_block_bytes(specs, points, standardize=True) - multi == codes.nbytes + XT.nbytes

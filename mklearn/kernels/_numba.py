@@ -271,9 +271,6 @@ def rbf_rows_parallel(sq, block_of, neg_gammas, factors, targets, out, out_bits)
         _rbf_row(task, sq, block_of, neg_gammas, factors, targets, out, out_bits)
 
 
-_COLUMN_TILE = 64  # points a tile of single-column rows reads together (their rows in cache)
-
-
 @njit(cache=True, inline="always")
 def _gap_values(columns, gaps, neg_gammas):
     """``exp(neg_gammas[t] gaps[columns[t]])`` for the kernels on a two-valued column (its
@@ -303,61 +300,75 @@ def _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, ou
 
 
 @njit(cache=True, inline="always")
-def _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out, out_bits,
-                 j0):
-    """Points ``j0 : j0 + _COLUMN_TILE`` of the rows of the kernels ``general`` (columns
-    of more than two values) of :func:`single_column_rbf_rows`."""
-    j1 = min(j0 + _COLUMN_TILE, X.shape[0])
-    s = np.empty(j1 - j0)
-    for a in range(indices.shape[0]):
-        i = indices[a]
-        for t in general:
-            c = columns[t]
-            for j in range(j0, j1):
-                d = X[i, c] - X[j, c]
-                s[j - j0] = d * d
-            _rbf_values(s, neg_gammas[t], factors[t], out[targets[t], a, j0:j1],
-                        out_bits[targets[t], a, j0:j1])
+def _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t):
+    """Kernel t's rows between each point of Q and the points whose column ``c =
+    columns[t]`` is ``PT[row_of[c]]`` (column-major: read in order): ``factors[t] *
+    exp(neg_gammas[t] (Q[a, c] - PT[row_of[c]])^2)``."""
+    c = columns[t]
+    column = PT[row_of[c]]
+    s = np.empty(column.shape[0])
+    for a in range(Q.shape[0]):
+        q = Q[a, c]
+        for j in range(column.shape[0]):
+            d = q - column[j]
+            s[j] = d * d
+        _rbf_values(s, neg_gammas[t], factors[t], out[targets[t], a], out_bits[targets[t], a])
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
-def single_column_rbf_rows(X, codes, code_of, gaps, indices, columns, neg_gammas, factors,
-                           targets, out, out_bits):
+def single_column_rbf_rows(X, XT, row_of, codes, code_of, gaps, indices, columns, neg_gammas,
+                           factors, targets, out, out_bits):
     """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * (X[indices[a], c] - X[:, c])^2)``
     with ``c = columns[t]``: rows of RBF kernels on one feature each, from the points.
 
     On a column of two values (``gaps[c] >= 0``, the squared gap between them; -1 for the
     others) a value is ``factors[t]`` where the two points agree and ``factors[t] *
     exp(neg_gammas[t] gaps[c])`` where they differ, read from the column's codes
-    (``codes[code_of[c]]``, uint8, 1 at the larger value): no ``exp`` a value. Other columns
-    are read in tiles of ``_COLUMN_TILE`` points (their rows stay in cache across the
-    kernels). The values equal :func:`rbf_rows`' on the same squared distances;
-    ``out_bits`` is ``out.view(int64)``.
+    (``codes[code_of[c]]``, uint8, 1 at the larger value): no ``exp`` a value. The other
+    columns are read from ``XT[row_of[c]]``, the points' column c in order. The values equal
+    :func:`rbf_rows`' on the same squared distances; ``out_bits`` is ``out.view(int64)``.
     """
     far = _gap_values(columns, gaps, neg_gammas)
-    for t in np.flatnonzero(far >= 0.0):
-        _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
-    general = np.flatnonzero(far < 0.0)
-    if general.size:
-        for j0 in range(0, X.shape[0], _COLUMN_TILE):
-            _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out,
-                         out_bits, j0)
+    Q = X[indices]
+    for t in range(columns.shape[0]):
+        if far[t] >= 0.0:
+            _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
+        else:
+            _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
-def single_column_rbf_rows_parallel(X, codes, code_of, gaps, indices, columns, neg_gammas,
-                                    factors, targets, out, out_bits):
-    """:func:`single_column_rbf_rows` with the kernels on two-valued columns, then the tiles
-    of points, split over numba's threads."""
+def single_column_rbf_rows_parallel(X, XT, row_of, codes, code_of, gaps, indices, columns,
+                                    neg_gammas, factors, targets, out, out_bits):
+    """:func:`single_column_rbf_rows` with the kernels split over numba's threads."""
     far = _gap_values(columns, gaps, neg_gammas)
-    two = np.flatnonzero(far >= 0.0)
-    for q in prange(two.size):
-        _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, two[q])
-    general = np.flatnonzero(far < 0.0)
-    if general.size:
-        for tile in prange((X.shape[0] + _COLUMN_TILE - 1) // _COLUMN_TILE):
-            _column_tile(X, indices, columns, general, neg_gammas, factors, targets, out,
-                         out_bits, tile * _COLUMN_TILE)
+    Q = X[indices]
+    for t in prange(columns.shape[0]):
+        if far[t] >= 0.0:
+            _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
+        else:
+            _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def single_column_rbf_cross(Q, PT, columns, neg_gammas, factors, targets, out, out_bits):
+    """``out[targets[t], a, j] = factors[t] * exp(neg_gammas[t] * (Q[a, c] - PT[c, j])^2)``
+    with ``c = columns[t]``: RBF kernels on one feature each between the points Q and the
+    points whose transpose is PT (shape (n_features, n_points)), every kernel in one call;
+    the values of :func:`rbf_rows` on the same squared distances (``out_bits``:
+    ``out.view(int64)``)."""
+    row_of = np.arange(PT.shape[0])
+    for t in range(columns.shape[0]):
+        _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
+def single_column_rbf_cross_parallel(Q, PT, columns, neg_gammas, factors, targets, out,
+                                     out_bits):
+    """:func:`single_column_rbf_cross` with the kernels split over numba's threads."""
+    row_of = np.arange(PT.shape[0])
+    for t in prange(columns.shape[0]):
+        _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
 
 
 # Single precision: the same reduction in float32 arithmetic (ln 2 in Cephes' two float32

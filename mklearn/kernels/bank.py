@@ -21,6 +21,8 @@ from ._numba import (
     rbf_rows_f32,
     rbf_rows_f32_parallel,
     rbf_rows_parallel,
+    single_column_rbf_cross,
+    single_column_rbf_cross_parallel,
 )
 from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
 from .threads import use_threads
@@ -62,11 +64,13 @@ def standard_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool = False) -> int:
-    """Bytes that rows computed on demand keep of X's multi-column feature blocks, besides X
-    itself: a mostly-zero block (at most ``SPARSE_DENSITY`` non-zeros) as its non-zeros in
+    """Bytes that rows computed on demand keep of X's feature blocks, besides X itself: a
+    mostly-zero multi-column block (at most ``SPARSE_DENSITY`` non-zeros) as its non-zeros in
     CSR and CSC form (24 bytes each: float64 values and 32-bit indices, twice) and index
-    pointers, a denser one as a dense copy when it is not all of X; and each block's squared
-    norms (8 bytes a point). ``standardize``: the bank centres X, so no block is sparse.
+    pointers, a denser one as a dense copy when it is not all of X; each block's squared
+    norms (8 bytes a point); and the features of RBF kernels on one feature
+    (:func:`single_feature_bytes`). ``standardize``: the bank centres X, so no block is
+    sparse.
 
     Parameters
     ----------
@@ -103,7 +107,28 @@ def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool =
             total += 24 * nnz + 32 * (n + 1)  # index pointers and a second norms copy
         elif columns is not None or scales is not None:
             total += 8 * n * width
-    return total
+    return total + single_feature_bytes(plan, X)
+
+
+def single_feature_bytes(plan: _Plan, X: Any) -> int:
+    """Bytes that rows on demand keep of the features RBF kernels on one feature read: one
+    byte a point for a feature of at most two values (its codes), eight for another (its
+    values in order: :meth:`~mklearn.kernels.columns.KernelColumns.rows`)."""
+    columns = np.unique(plan.rbf_by_block_width[0][1])
+    if columns.size == 0:
+        return 0
+    n = X.shape[0]
+    points = X[:, columns]
+    if scipy.sparse.issparse(points):  # a column's implicit zeros are one more value
+        points = points.tocsc()
+        values = [np.unique(np.r_[points.data[points.indptr[k]:points.indptr[k + 1]],
+                                  [0.0] * int(points.indptr[k + 1] - points.indptr[k] < n)])
+                  for k in range(columns.size)]
+        two = np.array([v.size <= 2 for v in values])
+    else:
+        low, high = points.min(axis=0), points.max(axis=0)
+        two = ((points == low) | (points == high)).all(axis=0)
+    return int(n * (np.count_nonzero(two) + 8 * np.count_nonzero(~two)))
 
 
 def _column_counts(X: Any) -> np.ndarray:
@@ -401,6 +426,8 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
         run = rbf_rows_f32_parallel if use_threads(out[0].size) else rbf_rows_f32
     else:
         run = rbf_rows_parallel if use_threads(out[0].size) else rbf_rows
+    if not single:
+        is_rbf = is_rbf & ~_single_column_stack(plan, factors, X, Z, out)
     sq = np.empty((X.shape[0], Z.shape[0]))  # one block's squared distances at a time
     sq_single = np.empty(sq.shape, dtype=np.float32) if single else sq
     lower = np.tril_indices(X.shape[0], -1) if symmetric else None
@@ -420,6 +447,24 @@ def _rbf_stack(plan: _Plan, factors, X, Z, symmetric, sq_dist, out):
         run(sq_single[None], np.zeros(kernels.size, dtype=np.int64), -plan.gammas[kernels],
             factors[kernels], plan.out_index[kernels], out,
             out.view(np.int32 if single else np.int64))
+
+
+def _single_column_stack(plan: _Plan, factors, X, Z, out) -> np.ndarray:
+    """The RBF kernels of ``plan`` on one feature each, into ``out`` (float64) in one call
+    (:func:`~mklearn.kernels._numba.single_column_rbf_cross`: no per-kernel squared
+    distances; the same numbers as block by block); returns the mask of the kernels written.
+    A prediction of the estimators' default on 250 one-hot points against 581 support
+    vectors (1,585 kernels) spent 2.6 s on them block by block, 0.8 s in one call."""
+    written = (plan.kinds == KIND_RBF) & (plan.block_cols[plan.positions[1]] >= 0)
+    kernels = np.flatnonzero(written)
+    if kernels.size:
+        run = (single_column_rbf_cross_parallel if use_threads(kernels.size * out[0].size)
+               else single_column_rbf_cross)
+        run(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(Z.T, dtype=np.float64),
+            plan.block_cols[plan.positions[1][kernels]], -plan.gammas[kernels],
+            np.ascontiguousarray(factors[kernels], dtype=np.float64), plan.out_index[kernels],
+            out, out.view(np.int64))
+    return written
 
 
 def has_unit_diagonals(plan: _Plan) -> bool:

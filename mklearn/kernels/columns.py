@@ -142,7 +142,7 @@ class KernelColumns(KernelOperator):
         self._dense_blocks: dict[Any, np.ndarray] = {}  # sparse blocks made dense (L1)
         self._csc_blocks: dict[Any, tuple] = {}  # sparse blocks' CSC arrays (scatter pass)
         self._counts: np.ndarray | None = None  # non-zeros per feature (_column_counts)
-        self._two_valued: tuple | None = None  # codes of two-valued features (_two_valued_codes)
+        self._two_valued: tuple | None = None  # the points by feature (_single_columns)
         self._tables = RBFTables(self)  # RBF kernels by table on integer points
 
     def __repr__(self) -> str:
@@ -415,7 +415,8 @@ class KernelColumns(KernelOperator):
     def _single_column_rbf_rows(self, plan, scales, indices, out) -> bool:
         """Write the rows of the RBF kernels on one feature each straight from the points
         (:func:`~mklearn.kernels._numba.single_column_rbf_rows`: no distance arrays, no
-        ``exp`` on a feature of two values) and return True; False, doing nothing, for a
+        ``exp`` on a feature of two values, the other features read in order from their
+        transposed copy) and return True; False, doing nothing, for a
         float32 bank, a plan without such kernels, or kernels by tables. The estimators'
         default on a1a, 1,000 points (112 kernels, 499 rows of them all): 1.6 s by squared
         distances and ``exp``, 0.6 s from the points."""
@@ -426,25 +427,33 @@ class KernelColumns(KernelOperator):
             return False
         run = (single_column_rbf_rows_parallel if use_threads(out.size)
                else single_column_rbf_rows)
-        run(self._X, *self._two_valued_codes(), indices, columns, neg_gammas,
+        run(self._X, *self._single_columns(), indices, columns, neg_gammas,
             np.ascontiguousarray(scales[rbf]), targets, out, out.view(np.int64))
         return True
 
-    def _two_valued_codes(self):
-        """``(codes, code_of, gaps)`` of the features of the points that take at most two
-        values, found once: ``codes[code_of[c]]`` is 1 where feature c is at its larger value
-        (uint8, one byte a point), ``gaps[c]`` its squared gap ``(max - min)^2``; -1 in
-        both for the other features."""
+    def _single_columns(self):
+        """``(XT, row_of, codes, code_of, gaps)`` of the features that RBF kernels on one
+        feature read (:func:`~mklearn.kernels.bank.single_feature_bytes`), found once.
+        A feature c of at most two values: ``codes[code_of[c]]`` is 1 where it is at its
+        larger value (uint8, one byte a point), ``gaps[c]`` its squared gap ``(max -
+        min)^2``. Another: ``XT[row_of[c]]``, its values in order (the points' other columns
+        transposed: a kernel's row reads one of them, not every point's row). -1 in
+        ``code_of``, ``gaps`` and ``row_of`` where the feature is of the other kind."""
         if self._two_valued is None:
-            low, high = self._X.min(axis=0), self._X.max(axis=0)
-            at_high = self._X == high
-            two = np.flatnonzero((at_high | (self._X == low)).all(axis=0))
+            d = self._X.shape[1]
+            used = np.unique(self._full_plan.rbf_by_block_width[0][1])  # features with kernels
+            points = self._X[:, used]
+            low, high = points.min(axis=0), points.max(axis=0)
+            at_high = points == high
+            two = (at_high | (points == low)).all(axis=0)
             codes = np.ascontiguousarray(at_high[:, two].T).view(np.uint8)
-            code_of = np.full(self._X.shape[1], -1, dtype=np.int64)
-            code_of[two] = np.arange(two.size)
-            gaps = np.full(self._X.shape[1], -1.0)
-            gaps[two] = (high[two] - low[two]) ** 2
-            self._two_valued = (codes, code_of, gaps)
+            code_of, row_of = np.full(d, -1, dtype=np.int64), np.full(d, -1, dtype=np.int64)
+            code_of[used[two]] = np.arange(codes.shape[0])
+            gaps = np.full(d, -1.0)
+            gaps[used[two]] = (high[two] - low[two]) ** 2
+            XT = np.ascontiguousarray(points[:, ~two].T)
+            row_of[used[~two]] = np.arange(XT.shape[0])
+            self._two_valued = (XT, row_of, codes, code_of, gaps)
         return self._two_valued
 
     def _rbf_distances(self, plan, indices, sq_dist):
