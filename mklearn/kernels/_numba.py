@@ -316,10 +316,12 @@ def _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
-def single_column_rbf_rows(X, XT, row_of, codes, code_of, gaps, indices, columns, neg_gammas,
+def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, indices, columns, neg_gammas,
                            factors, targets, out, out_bits):
-    """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * (X[indices[a], c] - X[:, c])^2)``
-    with ``c = columns[t]``: rows of RBF kernels on one feature each, from the points.
+    """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * (Q[a, c] - X[:, c])^2)`` with
+    ``c = columns[t]`` and ``Q = X[indices]`` (a copy: X itself may be read-only, which
+    numba would compile for apart): rows of RBF kernels on one feature each, from the
+    points.
 
     On a column of two values (``gaps[c] >= 0``, the squared gap between them; -1 for the
     others) a value is ``factors[t]`` where the two points agree and ``factors[t] *
@@ -329,7 +331,6 @@ def single_column_rbf_rows(X, XT, row_of, codes, code_of, gaps, indices, columns
     :func:`rbf_rows`' on the same squared distances; ``out_bits`` is ``out.view(int64)``.
     """
     far = _gap_values(columns, gaps, neg_gammas)
-    Q = X[indices]
     for t in range(columns.shape[0]):
         if far[t] >= 0.0:
             _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
@@ -338,11 +339,10 @@ def single_column_rbf_rows(X, XT, row_of, codes, code_of, gaps, indices, columns
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
-def single_column_rbf_rows_parallel(X, XT, row_of, codes, code_of, gaps, indices, columns,
+def single_column_rbf_rows_parallel(Q, XT, row_of, codes, code_of, gaps, indices, columns,
                                     neg_gammas, factors, targets, out, out_bits):
     """:func:`single_column_rbf_rows` with the kernels split over numba's threads."""
     far = _gap_values(columns, gaps, neg_gammas)
-    Q = X[indices]
     for t in prange(columns.shape[0]):
         if far[t] >= 0.0:
             _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)

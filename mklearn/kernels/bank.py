@@ -460,7 +460,8 @@ def _single_column_stack(plan: _Plan, factors, X, Z, out) -> np.ndarray:
     if kernels.size:
         run = (single_column_rbf_cross_parallel if use_threads(kernels.size * out[0].size)
                else single_column_rbf_cross)
-        run(np.ascontiguousarray(X, dtype=np.float64), np.ascontiguousarray(Z.T, dtype=np.float64),
+        # copies: read-only points would be a second signature for numba to compile
+        run(np.array(X, dtype=np.float64, order="C"), np.array(Z.T, dtype=np.float64, order="C"),
             plan.block_cols[plan.positions[1][kernels]], -plan.gammas[kernels],
             np.ascontiguousarray(factors[kernels], dtype=np.float64), plan.out_index[kernels],
             out, out.view(np.int64))

@@ -427,7 +427,7 @@ class KernelColumns(KernelOperator):
             return False
         run = (single_column_rbf_rows_parallel if use_threads(out.size)
                else single_column_rbf_rows)
-        run(self._X, *self._single_columns(), indices, columns, neg_gammas,
+        run(self._X[indices], *self._single_columns(), indices, columns, neg_gammas,
             np.ascontiguousarray(scales[rbf]), targets, out, out.view(np.int64))
         return True
 
