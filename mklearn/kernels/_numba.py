@@ -332,10 +332,8 @@ def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, indices, columns
     """
     far = _gap_values(columns, gaps, neg_gammas)
     for t in range(columns.shape[0]):
-        if far[t] >= 0.0:
-            _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
-        else:
-            _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
+        _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
+                           factors, targets, out, out_bits, t)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
@@ -344,10 +342,19 @@ def single_column_rbf_rows_parallel(Q, XT, row_of, codes, code_of, gaps, indices
     """:func:`single_column_rbf_rows` with the kernels split over numba's threads."""
     far = _gap_values(columns, gaps, neg_gammas)
     for t in prange(columns.shape[0]):
-        if far[t] >= 0.0:
-            _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
-        else:
-            _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
+        _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
+                           factors, targets, out, out_bits, t)
+
+
+@njit(cache=True, inline="always")
+def _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
+                       factors, targets, out, out_bits, t):
+    """Kernel t's rows of :func:`single_column_rbf_rows`: by codes on a two-valued column
+    (``far[t] >= 0``), else from the transposed column."""
+    if far[t] >= 0.0:
+        _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
+    else:
+        _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
