@@ -498,8 +498,8 @@ def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch
         even = np.arange(0, n, 2)
         subset = provider.restricted(even)
         _close(subset.rows([1, 5]), by_distances.rows(even[[1, 5]])[:, :, even])
-    assert provider._two_valued[2].shape == (4, n)  # three binary features and the constant
-    assert subset._two_valued[2].shape == (4, even.size)  # its own points' codes
+    assert provider._single_features[2].shape == (4, n)  # three binary features and the constant
+    assert subset._single_features[2].shape == (4, even.size)  # its own points' codes
 
 
 @pytest.mark.parametrize("threaded", [False, True])
@@ -641,7 +641,7 @@ def test_single_feature_bytes_are_what_the_rows_keep_of_those_features(sparse):
     bank = KernelBank(specs, standardize=True).fit(X)
     provider = KernelColumns(bank)
     provider.rows([0, 1])
-    XT, _, codes, _, _ = provider._two_valued
+    XT, _, codes, _, _ = provider._single_features
     assert codes.shape == (2, 120) and XT.shape == (2, 120)  # feature 3 has no kernel
     multi = feature_block_bytes(specs[-1:], X, standardize=True)
     points = scipy.sparse.csr_matrix(X) if sparse else X

@@ -126,9 +126,15 @@ def single_feature_bytes(plan: _Plan, X: Any) -> int:
                   for k in range(columns.size)]
         two = np.array([v.size <= 2 for v in values])
     else:
-        low, high = points.min(axis=0), points.max(axis=0)
-        two = ((points == low) | (points == high)).all(axis=0)
+        two = at_most_two_values(points)
     return int(n * (np.count_nonzero(two) + 8 * np.count_nonzero(~two)))
+
+
+def at_most_two_values(points: np.ndarray) -> np.ndarray:
+    """Whether each column of the dense ``points`` takes at most two values: bool of shape
+    (n_features,)."""
+    low, high = points.min(axis=0), points.max(axis=0)
+    return ((points == low) | (points == high)).all(axis=0)
 
 
 def _column_counts(X: Any) -> np.ndarray:

@@ -50,6 +50,7 @@ from .bank import (
     _column_counts,
     _Plan,
     _subset_plan,
+    at_most_two_values,
     block_key,
     has_unit_diagonals,
     kernel_diagonals,
@@ -142,7 +143,7 @@ class KernelColumns(KernelOperator):
         self._dense_blocks: dict[Any, np.ndarray] = {}  # sparse blocks made dense (L1)
         self._csc_blocks: dict[Any, tuple] = {}  # sparse blocks' CSC arrays (scatter pass)
         self._counts: np.ndarray | None = None  # non-zeros per feature (_column_counts)
-        self._two_valued: tuple | None = None  # the points by feature (_single_columns)
+        self._single_features: tuple | None = None  # copies by feature (_single_columns)
         self._tables = RBFTables(self)  # RBF kernels by table on integer points
 
     def __repr__(self) -> str:
@@ -177,7 +178,7 @@ class KernelColumns(KernelOperator):
         sub._X = np.ascontiguousarray(self._X[indices])
         sub.n_samples = sub._X.shape[0]
         sub._blocks, sub._dense_blocks, sub._csc_blocks = {}, {}, {}
-        sub._counts = sub._two_valued = None
+        sub._counts = sub._single_features = None
         sub._tables = self._tables.restricted(sub, indices)
         sub._scratch_buffers = {}
         return sub
@@ -439,22 +440,21 @@ class KernelColumns(KernelOperator):
         min)^2``. Another: ``XT[row_of[c]]``, its values in order (the points' other columns
         transposed: a kernel's row reads one of them, not every point's row). -1 in
         ``code_of``, ``gaps`` and ``row_of`` where the feature is of the other kind."""
-        if self._two_valued is None:
+        if self._single_features is None:
             d = self._X.shape[1]
             used = np.unique(self._full_plan.rbf_by_block_width[0][1])  # features with kernels
             points = self._X[:, used]
             low, high = points.min(axis=0), points.max(axis=0)
-            at_high = points == high
-            two = (at_high | (points == low)).all(axis=0)
-            codes = np.ascontiguousarray(at_high[:, two].T).view(np.uint8)
+            two = at_most_two_values(points)
+            codes = np.ascontiguousarray((points[:, two] == high[two]).T).view(np.uint8)
             code_of, row_of = np.full(d, -1, dtype=np.int64), np.full(d, -1, dtype=np.int64)
             code_of[used[two]] = np.arange(codes.shape[0])
             gaps = np.full(d, -1.0)
             gaps[used[two]] = (high[two] - low[two]) ** 2
             XT = np.ascontiguousarray(points[:, ~two].T)
             row_of[used[~two]] = np.arange(XT.shape[0])
-            self._two_valued = (XT, row_of, codes, code_of, gaps)
-        return self._two_valued
+            self._single_features = (XT, row_of, codes, code_of, gaps)
+        return self._single_features
 
     def _rbf_distances(self, plan, indices, sq_dist):
         """``(rbf, sq, block_of)``: the plan's RBF entries, the squared distances they read

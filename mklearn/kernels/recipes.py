@@ -10,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .bank import KernelBank, check_feature_indices, check_samples, standard_moments
+from .bank import (
+    KernelBank,
+    at_most_two_values,
+    check_feature_indices,
+    check_samples,
+    standard_moments,
+)
 from .specs import RBF, KernelSpec, Polynomial
 
 __all__ = [
@@ -257,8 +263,7 @@ class KernelRecipe:
 
 def _two_valued_columns(X: np.ndarray) -> set[int]:
     """The columns of X holding exactly two distinct values."""
-    low, high = X.min(axis=0), X.max(axis=0)
-    return set(np.flatnonzero((low < high) & np.all((X == low) | (X == high), axis=0)).tolist())
+    return set(np.flatnonzero((np.ptp(X, axis=0) > 0) & at_most_two_values(X)).tolist())
 
 
 def _widest_apart(block: list[KernelSpec], X: np.ndarray, column: int, mean: Any,
