@@ -85,14 +85,17 @@ def _mklearn_model(name, C, threads):
 
 
 def fit_mklearn(name, train, y, test, y_test, C, threads):
-    """One mklearn fit (a fit on 20 points first loads the compiled loops)."""
+    """One mklearn fit (a fit on 20 points first loads the compiled loops of every size)."""
     from sklearn.base import clone
+
+    from mklearn._warm_up import _paths_at_any_size
 
     model = _mklearn_model(name, C, threads)
     small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clone(model).fit(train[np.ix_(small, small)], y[small])
+        with _paths_at_any_size():
+            clone(model).fit(train[np.ix_(small, small)], y[small])
         gc.collect()
         with threadpool_limits(limits=threads):
             start = time.perf_counter()
@@ -104,18 +107,47 @@ def fit_mklearn(name, train, y, test, y_test, C, threads):
 
 def fit_solver(name, train, y, test, y_test, C, threads):
     """EasyMKL's solver function alone (KOMD learner) on the stack: no input checks."""
+    from mklearn._warm_up import _paths_at_any_size
     from mklearn.formulation.combinations import SumOfKernels
     from mklearn.solvers.easymkl import easymkl
 
     y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
     small = np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
-    easymkl(SumOfKernels(train[np.ix_(small, small)]), y_pm[small], C, learner="komd")
+    with _paths_at_any_size():
+        easymkl(SumOfKernels(train[np.ix_(small, small)]), y_pm[small], C, learner="komd")
     gc.collect()
     with threadpool_limits(limits=threads):
         start = time.perf_counter()
         result = easymkl(SumOfKernels(train), y_pm, C, learner="komd")
         seconds = time.perf_counter() - start
     return {"fit_seconds": seconds, "weights": result.kernel_weights.tolist()}
+
+
+def fit_checks(name, train, y, test, y_test, C, threads):
+    """The estimator's input checks on the stack alone, as a fit makes them: the stack and its
+    sum (NaN, symmetry, the sum's PSD test), then the learned kernel ``K(d)`` (symmetry and PSD
+    test) at EasyMKL's weights, which are found, and ``K(d)`` combined, before the clock."""
+    from mklearn._warm_up import _paths_at_any_size
+    from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.solvers.easymkl import easymkl
+    from mklearn.validation import check_kernel_stack, check_learned_kernel
+
+    y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    small = np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
+    with _paths_at_any_size():
+        check_kernel_stack(train[np.ix_(small, small)], y[small])
+        check_learned_kernel(SumOfKernels(train[np.ix_(small, small)]).kernel_major,
+                             np.ones(train.shape[2]))
+    provider = SumOfKernels(train)
+    weights = easymkl(provider, y_pm, C, learner="komd").kernel_weights
+    learned = provider.matrix(weights).copy()
+    gc.collect()
+    with threadpool_limits(limits=threads):
+        start = time.perf_counter()
+        check_kernel_stack(train, y, return_sum=True)
+        check_learned_kernel(provider.kernel_major, weights, learned)
+        seconds = time.perf_counter() - start
+    return {"fit_seconds": seconds}
 
 
 def _as_list(stack):
@@ -248,11 +280,13 @@ def timing(args):
     rows = []
     for n in args.timing_n:
         train, y = _timing_stack(n, args.timing_kernels, args.seed)
-        runs = {"mklearn-komd": [], "mklearn-svm": [], "mklearn-solver": [], "MKLpy": []}
+        runs = {"mklearn-komd": [], "mklearn-svm": [], "mklearn-solver": [],
+                "mklearn-checks": [], "MKLpy": []}
         for _ in range(args.repeats):
             for key, fn, name in (("mklearn-komd", fit_mklearn, "easymkl-komd"),
                                   ("mklearn-svm", fit_mklearn, "easymkl"),
                                   ("mklearn-solver", fit_solver, "easymkl"),
+                                  ("mklearn-checks", fit_checks, "easymkl"),
                                   ("MKLpy", fit_peer, "EasyMKL")):
                 if key == "MKLpy" and not mklpy_available():
                     continue
@@ -264,7 +298,8 @@ def timing(args):
                  if medians["MKLpy"] and medians["mklearn-komd"] else None)
         print(f"n={n} m={args.timing_kernels}: mklearn (KOMD) {medians['mklearn-komd']:.3f} s, "
               f"mklearn (SVM) {medians['mklearn-svm']:.3f} s, solver alone (KOMD) "
-              f"{medians['mklearn-solver']:.3f} s, MKLpy "
+              f"{medians['mklearn-solver']:.3f} s, input checks alone "
+              f"{medians['mklearn-checks']:.3f} s, MKLpy "
               f"{medians['MKLpy'] if medians['MKLpy'] is None else round(medians['MKLpy'], 3)}"
               f" s; MKLpy / mklearn {ratio if ratio is None else round(ratio, 1)}", flush=True)
         rows.append({"n": n, "n_kernels": args.timing_kernels, "seconds": runs,
