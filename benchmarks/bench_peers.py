@@ -17,9 +17,10 @@ cores (mklearn's ``n_jobs``, torch's threads and every BLAS pool).
   for the comparison and may be negative) and ``max |d - d_peer|`` is reported.
 
 ``--timing``: EasyMKL alone against MKLpy's EasyMKL (both with the KOMD learner; mklearn's
-SVM learner too, and its solver function without the estimator's input checks) on the same
-stack of ``--timing-kernels`` RBF kernels (widths 0.25-4 times sqrt(d)) on n seeded points of
-a9a, for each n of ``--timing-n``, ``--repeats`` times alternating, medians reported.
+SVM learner too, its solver function without the estimator's input checks, and those checks
+alone) on the same stack of ``--timing-kernels`` RBF kernels (widths 0.25-4 times sqrt(d)) on
+n seeded points of a9a, for each n of ``--timing-n``, ``--repeats`` times alternating, medians
+reported.
 
     PYTHONPATH=. python benchmarks/bench_peers.py --sets sonar liver --problems w8a-1000
     PYTHONPATH=. python benchmarks/bench_peers.py --timing --timing-n 1000 3000 --run timing
@@ -105,14 +106,19 @@ def fit_mklearn(name, train, y, test, y_test, C, threads):
             "weights": np.asarray(model.kernel_weights_, dtype=float).tolist()}
 
 
+def _signed_labels_and_warm_up_points(y):
+    """y in {-1, +1}, and ten points of each class for the warm-up fit."""
+    y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    return y_pm, np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
+
+
 def fit_solver(name, train, y, test, y_test, C, threads):
     """EasyMKL's solver function alone (KOMD learner) on the stack: no input checks."""
     from mklearn._warm_up import _paths_at_any_size
     from mklearn.formulation.combinations import SumOfKernels
     from mklearn.solvers.easymkl import easymkl
 
-    y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
-    small = np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
+    y_pm, small = _signed_labels_and_warm_up_points(y)
     with _paths_at_any_size():
         easymkl(SumOfKernels(train[np.ix_(small, small)]), y_pm[small], C, learner="komd")
     gc.collect()
@@ -132,8 +138,7 @@ def fit_checks(name, train, y, test, y_test, C, threads):
     from mklearn.solvers.easymkl import easymkl
     from mklearn.validation import check_kernel_stack, check_learned_kernel
 
-    y_pm = np.where(y == np.unique(y)[1], 1.0, -1.0)
-    small = np.r_[np.flatnonzero(y_pm > 0)[:10], np.flatnonzero(y_pm < 0)[:10]]
+    y_pm, small = _signed_labels_and_warm_up_points(y)
     with _paths_at_any_size():
         check_kernel_stack(train[np.ix_(small, small)], y[small])
         check_learned_kernel(SumOfKernels(train[np.ix_(small, small)]).kernel_major,
