@@ -92,7 +92,7 @@ def fit_mklearn(name, train, y, test, y_test, C, threads):
     from mklearn._warm_up import _paths_at_any_size
 
     model = _mklearn_model(name, C, threads)
-    small = np.flatnonzero(y == y[0])[:10].tolist() + np.flatnonzero(y != y[0])[:10].tolist()
+    _, small = _signed_labels_and_warm_up_points(y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with _paths_at_any_size():
