@@ -59,6 +59,10 @@ class Capabilities:
         and ``cheap_terms(support_size)`` (rows of ``K(d)`` combined on demand).
     support_products : bool
         ``gradient_and_products`` returns the products ``K_k v`` (else it may return None).
+    feature_blocks : bool
+        ``K_k = Phi_k Phi_k'`` held as ``features`` (n, R) with block ``starts`` and
+        ``squared_norms`` (:class:`~mklearn.kernels.low_rank.LowRankKernels`): the solvers
+        in feature space (:mod:`mklearn.solvers.feature_space`) read these.
     thread_safe : bool
         Several solves may read it at once (no shared cache written on misses).
     trusted : bool
@@ -80,6 +84,7 @@ class Capabilities:
     mwu_blocks: bool = False
     stack: bool = False
     support_products: bool = True
+    feature_blocks: bool = False
     thread_safe: bool = True
     trusted: bool = False
 

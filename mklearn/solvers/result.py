@@ -43,6 +43,9 @@ class MKLResult:
         ``n_svm_solves``, ``time`` (seconds since the start), and solver-specific keys
         (SPG: ``pg_norm``, ``inner_tol``; SILP: ``eps_mkl``, the paper's stopping measure
         ``|1 - S / theta|``; MWUMKL: ``lower``, ``upper``, ``duality_gap``).
+    feature_coef : ndarray of shape (R,) or None
+        Solvers in feature space (low-rank kernels): the primal weights of the features,
+        ``f(x) = Phi(x) . feature_coef + intercept`` (``d_k u_k`` in kernel k's block).
     """
 
     kernel_weights: np.ndarray
@@ -56,6 +59,7 @@ class MKLResult:
     history: list = field(default_factory=list)
     stop_reason: str = "converged"
     relative_duality_gap: float = np.nan
+    feature_coef: np.ndarray | None = None
 
 
 class Certificate:

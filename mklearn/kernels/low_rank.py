@@ -1,0 +1,421 @@
+"""Low-rank base kernels: ``K_k ~ Phi_k Phi_k'``, with ``Phi_k`` of shape (n, r_k).
+
+:class:`LowRankMap` turns the kernels of a fitted :class:`~mklearn.kernels.KernelBank` into
+feature maps, each kernel by the cheapest exact route or, where none is small enough, by an
+approximation:
+
+- **exact, linear**: a linear kernel on ``F`` columns is ``Phi = sqrt(s) X_F`` (rank |F|);
+- **exact, few distinct rows**: a kernel on columns whose rows take at most
+  ``n_components`` distinct values (binary, one-hot, categorical features: the default
+  family's one-feature kernels on them) is ``Phi = K(X, L) K_LL^(-1/2)`` with the distinct
+  rows as landmarks L: every point is a landmark, so ``Phi Phi' = K`` (up to the floor on
+  ``K_LL``'s spectrum);
+- **Nystrom** (Williams and Seeger, NIPS 2001): the same formula on ``n_components``
+  landmarks drawn uniformly from the distinct rows, shared by the kernels that read the same
+  columns (one draw, one ``K(X, L)`` pass for them all); a kernel on one continuous column
+  takes ``ONE_FEATURE_RANK`` landmarks at the column's quantiles;
+- **random Fourier features** (Rahimi and Recht, NIPS 2007), ``kernel_approximation="rff"``:
+  ``Phi = sqrt(2 s / D) cos(X_F W + c)``, W Gaussian for the RBF kernel and Cauchy for the
+  Laplacian one (their spectral densities), c uniform on ``[0, 2 pi)``; only for
+  shift-invariant kernels.
+
+The pseudo-inverse of ``K_LL`` keeps the eigenvalues above ``SPECTRUM_FLOOR`` times the
+largest (the floor of FALKON, Rudi et al., NeurIPS 2017, section 3, and of scikit-learn's
+``Nystroem``, which keeps those above 1e-12). The approximation's error is measured on a
+sample of points (:meth:`LowRankMap.error_on`): the relative Frobenius error of the sum of
+the kernels on the sample's entries, and each kernel's.
+
+:class:`LowRankKernels` is the operator the solvers read: the blocks side by side in one
+array ``features`` of shape (n, R), ``R = sum_k r_k``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mklearn._sizes import PREDICT_BLOCK_BYTES
+from mklearn.extending import Capabilities
+from mklearn.kernels.bank import KernelBank, block_key
+from mklearn.kernels.base import KernelOperator
+from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_RBF
+
+__all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
+           "SPECTRUM_FLOOR", "low_rank_bytes"]
+
+APPROXIMATIONS = ("nystroem", "rff")  # kernel_approximation's values besides exact and auto
+SPECTRUM_FLOOR = 1e-10  # eigenvalues of K_LL kept: above this times the largest
+# landmarks of a kernel on one continuous column: the 1-D RBF of width 1 on a standardised
+# column has a spectrum that falls below 1e-10 of its top within about 30 components
+ONE_FEATURE_RANK = 48
+# a random draw of landmarks whose K_LL keeps less than this share of its rank is worth a
+# warning (duplicate or constant landmarks); quantiles of one column lose rank by design
+RANK_WARNING_SHARE = 0.5
+ERROR_SAMPLE = 400  # points whose kernel entries measure the approximation's error
+SHIFT_INVARIANT = (KIND_RBF, KIND_LAPLACIAN)
+
+
+@dataclass
+class _Group:
+    """Kernels that read the same columns with the same scales, and their map."""
+
+    kernels: np.ndarray  # indices into the bank's kernels
+    columns: np.ndarray | None
+    scales: np.ndarray | None
+    route: str  # "linear", "landmarks" or "rff"
+    exact: bool = False
+    uniform: bool = False  # landmarks drawn at random (not distinct rows, not quantiles)
+    landmarks: np.ndarray | None = None  # rows of the map's landmark points
+    projections: list = field(default_factory=list)  # per kernel: (l, r_k) or (|F|, D)
+    phases: np.ndarray | None = None
+
+
+def _columns_of(spec, n_features):
+    return np.arange(n_features) if spec.features is None else np.asarray(spec.features)
+
+
+def _scaled(points, group):
+    """The group's columns of ``points``, times their scales."""
+    block = points if group.columns is None else points[:, group.columns]
+    return block if group.scales is None else block * group.scales
+
+
+def _distinct_rows(block, limit):
+    """Indices of the distinct rows of ``block`` (first occurrences), or None when there are
+    more than ``limit``."""
+    if block.shape[1] == 1:
+        values, first = np.unique(block[:, 0], return_index=True)
+        return first if values.size <= limit else None
+    sample = block[: min(block.shape[0], 50 * limit)]
+    if np.unique(sample, axis=0).shape[0] > limit:
+        return None
+    _, first = np.unique(block, axis=0, return_index=True)
+    return first if first.size <= limit else None
+
+
+def _quantile_rows(column, count):
+    """Indices of rows at ``count`` evenly spaced quantiles of one column (distinct)."""
+    order = np.argsort(column, kind="stable")
+    picks = order[np.linspace(0, column.size - 1, count).round().astype(np.int64)]
+    _, keep = np.unique(column[picks], return_index=True)
+    return picks[np.sort(keep)]
+
+
+def low_rank_bytes(n_samples: int, rank: int, itemsize: int = 8) -> int:
+    """Bytes of a fit on features of rank R: the ``(n, R)`` features and about six float64
+    vectors of n (bounds, signs, dual variables and those of the bias search)."""
+    return int(n_samples) * int(rank) * int(itemsize) + 6 * 8 * int(n_samples)
+
+
+class LowRankMap:
+    """Feature maps ``Phi_k`` of the kernels of a fitted bank (see the module docstring).
+
+    Parameters
+    ----------
+    bank : KernelBank
+        Fitted on the training points (its ``X_fit_`` are the standardised points).
+    approximation : {"nystroem", "rff"}
+        What the kernels without an exact small map get.
+    n_components : int
+        Landmarks (Nystrom) or random features (rff) of each approximated kernel; a kernel
+        whose columns take at most this many distinct rows is exact.
+    random_state : int, RandomState or None
+    dtype : numpy.dtype
+        Of the features (float32 halves their memory).
+
+    Attributes
+    ----------
+    ranks_ : ndarray of shape (n_kernels,)
+        ``r_k``, the columns of each kernel's block.
+    exact_ : ndarray of shape (n_kernels,), bool
+        Whether the kernel's map is exact.
+    starts_ : int64 ndarray of shape (n_kernels + 1,)
+        Kernel k's columns of the features are ``starts_[k]:starts_[k + 1]``.
+
+    Raises
+    ------
+    ValueError
+        ``approximation="rff"`` for a kernel that is not shift-invariant (linear,
+        polynomial): the message names it and the fix.
+    """
+
+    def __init__(self, bank: KernelBank, approximation: str = "nystroem",
+                 n_components: int = 1000, random_state: Any = None,
+                 dtype: Any = np.float64) -> None:
+        self.bank = bank
+        self.approximation = approximation
+        self.n_components = int(n_components)
+        self.random_state = random_state
+        self.dtype = np.dtype(dtype)
+
+    # ------------------------------------------------------------------ fit
+    def fit(self) -> LowRankMap:
+        """Choose each kernel's route, draw the landmarks or random features, and factor
+        ``K_LL``; the training features come from :meth:`transform` of the bank's points."""
+        from sklearn.utils import check_random_state
+
+        rng = check_random_state(self.random_state)
+        X = self.bank.X_fit_
+        self.groups_ = []
+        landmark_rows = []
+        for group in self._groups(X.shape[1]):
+            self._route(group, X, rng, landmark_rows)
+            self.groups_.append(group)
+        rows = np.unique(np.concatenate(landmark_rows)) if landmark_rows else np.zeros(0, int)
+        position = np.full(X.shape[0], -1)
+        position[rows] = np.arange(rows.size)
+        for group in self.groups_:
+            if group.landmarks is not None:
+                group.landmarks = position[group.landmarks]
+        self.landmark_points_ = np.ascontiguousarray(X[rows]) if rows.size else X[:1].copy()
+        self._factor(rng)
+        return self
+
+    def _groups(self, n_features):
+        by_key: dict = {}
+        for k, spec in enumerate(self.bank.specs):
+            columns = None if spec.features is None else np.asarray(spec.features)
+            scales = None if spec.feature_scales is None else np.asarray(spec.feature_scales)
+            key = (spec.kind == KIND_LINEAR, block_key(columns, scales))
+            by_key.setdefault(key, (columns, scales, []))[2].append(k)
+        for (linear, _), (columns, scales, kernels) in by_key.items():
+            yield _Group(np.asarray(kernels), columns, scales,
+                         "linear" if linear else "landmarks")
+
+    def _route(self, group, X, rng, landmark_rows):
+        """The group's route and landmarks (rows of X)."""
+        if group.route == "linear":
+            group.exact = True
+            return
+        block = _scaled(X, group)
+        distinct = _distinct_rows(block, self.n_components)
+        if distinct is not None:
+            group.exact, group.landmarks = True, distinct
+        elif self.approximation == "rff":
+            self._check_shift_invariant(group)
+            group.route = "rff"
+            return
+        elif block.shape[1] == 1:
+            group.landmarks = _quantile_rows(block[:, 0], min(ONE_FEATURE_RANK,
+                                                              self.n_components))
+        else:
+            group.landmarks, group.uniform = self._uniform_landmarks(block, rng), True
+        landmark_rows.append(group.landmarks)
+
+    def _uniform_landmarks(self, block, rng):
+        """``n_components`` rows drawn uniformly without replacement, duplicates dropped."""
+        picks = np.sort(rng.choice(block.shape[0], self.n_components, replace=False))
+        _, keep = np.unique(block[picks], axis=0, return_index=True)
+        return picks[np.sort(keep)]
+
+    def _check_shift_invariant(self, group):
+        for k in group.kernels:
+            spec = self.bank.specs[k]
+            if spec.kind not in SHIFT_INVARIANT:
+                raise ValueError(
+                    f"kernel_approximation='rff' needs shift-invariant kernels (RBF, "
+                    f"Laplacian); kernel {k} is {spec.name}: use kernel_approximation="
+                    "'nystroem' (or 'auto'), which approximates any kernel")
+
+    def _factor(self, rng):
+        """``K_LL^(-1/2)`` per kernel of each landmark group (floored), or the random
+        features' projections; the ranks and block starts."""
+        ranks = np.zeros(self.bank.n_kernels, dtype=np.int64)
+        self.exact_ = np.zeros(self.bank.n_kernels, dtype=bool)
+        landmark_bank = self._landmark_bank()
+        for group in self.groups_:
+            self.exact_[group.kernels] = group.exact
+            if group.route == "linear":
+                ranks[group.kernels] = (self.bank.n_features_in_ if group.columns is None
+                                        else group.columns.size)
+            elif group.route == "rff":
+                self._draw_features(group, rng)
+                ranks[group.kernels] = self.n_components
+            else:
+                K_LL = landmark_bank.transform(self.landmark_points_[group.landmarks],
+                                               rows=group.landmarks,
+                                               kernel_indices=group.kernels)
+                group.projections = [self._inverse_root(K_LL[:, :, t], group, t)
+                                     for t in range(group.kernels.size)]
+                ranks[group.kernels] = [p.shape[1] for p in group.projections]
+        self.ranks_ = ranks
+        self.starts_ = np.concatenate([[0], np.cumsum(ranks)]).astype(np.int64)
+
+    def _landmark_bank(self):
+        bank = self.bank
+        return KernelBank.from_fitted(
+            bank.specs, standardize=False, normalize=bank.normalize, dtype=np.float64,
+            mean=np.zeros(bank.n_features_in_), scale=np.ones(bank.n_features_in_),
+            trace_scales=bank.trace_scales_, X_fit=self.landmark_points_)
+
+    def _inverse_root(self, K_LL, group, t):
+        """``U_+ S_+^(-1/2)``: K_LL's eigenvectors above the floor, scaled."""
+        values, vectors = np.linalg.eigh(0.5 * (K_LL + K_LL.T))
+        top = float(values[-1]) if values.size else 0.0
+        keep = values > SPECTRUM_FLOOR * max(top, 0.0)
+        if top <= 0.0 or not keep.any():
+            return np.zeros((K_LL.shape[0], 1))
+        if group.uniform and keep.sum() < RANK_WARNING_SHARE * K_LL.shape[0]:
+            spec = self.bank.specs[group.kernels[t]]
+            warnings.warn(
+                f"the landmarks of {spec.name} give a rank-deficient K_LL: kept rank "
+                f"{int(keep.sum())} of {K_LL.shape[0]} landmarks (eigenvalues below "
+                f"{SPECTRUM_FLOOR:g} of the largest dropped)", UserWarning, stacklevel=4)
+        return vectors[:, keep] / np.sqrt(values[keep])
+
+    def _draw_features(self, group, rng):
+        width = self.bank.n_features_in_ if group.columns is None else group.columns.size
+        D = self.n_components
+        group.phases = rng.uniform(0.0, 2.0 * np.pi, D)
+        gaussian = rng.standard_normal((width, D))
+        cauchy = rng.standard_cauchy((width, D))
+        group.projections = []
+        for k in group.kernels:
+            spec = self.bank.specs[k]
+            gamma = spec.effective_gamma
+            if spec.kind == KIND_RBF:  # exp(-gamma ||x - z||^2): N(0, 2 gamma)
+                group.projections.append(np.sqrt(2.0 * gamma) * gaussian)
+            else:  # exp(-gamma ||x - z||_1): Cauchy of scale gamma per coordinate
+                group.projections.append(gamma * cauchy)
+
+    # ------------------------------------------------------------- transform
+    @property
+    def rank(self) -> int:
+        """``R``, the columns of the features."""
+        return int(self.starts_[-1])
+
+    def transform(self, X: Any, prepared: bool = False) -> np.ndarray:
+        """The features of the points X, shape (n, R), in blocks of points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, n_features)
+            Points as the bank takes them (``prepared``: already standardised by it).
+        """
+        points = X if prepared else self.bank.prepare(X)
+        out = np.empty((points.shape[0], self.rank), dtype=self.dtype)
+        landmarks = max(self.landmark_points_.shape[0], 1)
+        block = max(1, PREDICT_BLOCK_BYTES // (8 * landmarks * 4))
+        for start in range(0, points.shape[0], block):
+            chunk = np.ascontiguousarray(points[start:start + block])
+            out[start:start + chunk.shape[0]] = self._features(chunk)
+        return out
+
+    def _features(self, points):
+        out = np.empty((points.shape[0], self.rank))
+        scales = self.bank.trace_scales_
+        for group in self.groups_:
+            block = _scaled(points, group)
+            if group.route == "landmarks":
+                cross = self._landmark_bank_cached().transform(
+                    points, rows=group.landmarks, kernel_indices=group.kernels)
+            for t, k in enumerate(group.kernels):
+                lo, hi = self.starts_[k], self.starts_[k + 1]
+                if group.route == "linear":
+                    out[:, lo:hi] = np.sqrt(scales[k]) * block
+                elif group.route == "rff":
+                    D = group.phases.size
+                    out[:, lo:hi] = np.sqrt(2.0 * scales[k] / D) * np.cos(
+                        block @ group.projections[t] + group.phases)
+                else:
+                    out[:, lo:hi] = np.asarray(cross[:, :, t], dtype=np.float64) \
+                        @ group.projections[t]
+        return out
+
+    def _landmark_bank_cached(self):
+        bank = self.__dict__.get("_landmarks_bank")
+        if bank is None:
+            bank = self._landmarks_bank = self._landmark_bank()
+        return bank
+
+    # ----------------------------------------------------------------- error
+    def error_on(self, points: np.ndarray, features: np.ndarray) -> tuple[float, np.ndarray]:
+        """The approximation's error on ``points`` (standardised) with their ``features``:
+        ``(||sum_k (K_k - Phi_k Phi_k')||_F / ||sum_k K_k||_F, per-kernel relative errors)``
+        over every entry of the sample, shape ``()`` and (n_kernels,)."""
+        bank = self.bank
+        sample = KernelBank.from_fitted(
+            bank.specs, standardize=False, normalize=bank.normalize, dtype=np.float64,
+            mean=np.zeros(bank.n_features_in_), scale=np.ones(bank.n_features_in_),
+            trace_scales=bank.trace_scales_, X_fit=points)
+        m = bank.n_kernels
+        errors = np.zeros(m)
+        total_exact = np.zeros((points.shape[0], points.shape[0]))
+        total_diff = np.zeros_like(total_exact)
+        chunk = max(1, PREDICT_BLOCK_BYTES // (8 * points.shape[0] ** 2))
+        for first in range(0, m, chunk):
+            kernels = np.arange(first, min(m, first + chunk))
+            exact = sample.transform(points, kernel_indices=kernels)
+            for t, k in enumerate(kernels):
+                block = features[:, self.starts_[k]:self.starts_[k + 1]].astype(np.float64)
+                K = np.asarray(exact[:, :, t], dtype=np.float64)
+                diff = K - block @ block.T
+                errors[k] = np.linalg.norm(diff) / max(np.linalg.norm(K), 1e-300)
+                total_exact += K
+                total_diff += diff
+        error = np.linalg.norm(total_diff) / max(np.linalg.norm(total_exact), 1e-300)
+        return float(error), errors
+
+
+class LowRankKernels(KernelOperator):
+    """Base kernels ``K_k = Phi_k Phi_k'`` held as their features (no ``n x n`` array).
+
+    Parameters
+    ----------
+    features : ndarray of shape (n_samples, R), float64 or float32
+        The blocks side by side.
+    starts : int64 array of shape (n_kernels + 1,)
+        Kernel k's columns: ``starts[k]:starts[k + 1]``.
+
+    Attributes
+    ----------
+    squared_norms : ndarray of shape (n_samples, n_kernels)
+        ``||Phi_k[i]||^2 = K_k[i, i]``.
+    """
+
+    capabilities = Capabilities(trusted=True, feature_blocks=True)
+
+    def __init__(self, features: np.ndarray, starts: Any) -> None:
+        self.features = features
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.n_samples = features.shape[0]
+        self.n_kernels = self.starts.size - 1
+        self.value_dtype = features.dtype
+        self.squared_norms = np.stack(
+            [np.einsum("ij,ij->i", self._block(k), self._block(k))
+             for k in range(self.n_kernels)], axis=1)
+
+    def _block(self, k):
+        return np.asarray(self.features[:, self.starts[k]:self.starts[k + 1]],
+                          dtype=np.float64)
+
+    def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
+        indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
+        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
+        return np.stack([self._block(k)[indices] @ self._block(k).T for k in kernels])
+
+    def diagonal(self) -> np.ndarray:
+        return self.squared_norms.T.copy()
+
+    def products(self, v: np.ndarray, kernels: Any = None) -> np.ndarray:
+        v = np.asarray(v, dtype=np.float64)
+        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
+        return np.stack([self._block(k) @ (self._block(k).T @ v) for k in kernels])
+
+    def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels: Any = None) -> np.ndarray:
+        u = np.asarray(self.features.T @ np.asarray(v, dtype=self.features.dtype),
+                       dtype=np.float64)
+        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
+        return np.array([u[self.starts[k]:self.starts[k + 1]] @
+                         u[self.starts[k]:self.starts[k + 1]] for k in kernels])
+
+    def gradient_and_products(self, v: np.ndarray, kernels: Any = None) -> Any:
+        products = self.products(v, kernels)
+        return products @ np.asarray(v, dtype=np.float64), products
+
+    def memory_bytes(self) -> int:
+        return low_rank_bytes(self.n_samples, int(self.starts[-1]),
+                              self.features.dtype.itemsize)

@@ -1,0 +1,246 @@
+"""SVMs with an intercept on low-rank kernels, solved in feature space.
+
+On ``K(d) = sum_k d_k Phi_k Phi_k'`` the SVM is a linear SVM on the columns
+``sqrt(d_k) Phi_k`` (ALGORITHMS.md section 1; ARCHITECTURE.md, "Low rank"). Its dual is the
+one of :mod:`mklearn.solvers.tasks` (LIBSVM's generic form with ``signs' a = 0``); the
+equality constraint belongs to the intercept. :class:`FeatureSVM` removes it by a search
+over the bias: at a fixed b the dual has box constraints only and is solved by dual
+coordinate descent (:func:`mklearn.linear.dcd.coordinate_descent`), and the optimal value
+``V(b)`` of that problem is convex in b with derivative ``-signs' a(b)`` (Danskin's
+theorem), so the intercept is the root of the non-increasing ``h(b) = signs' a(b)``. The
+search brackets the root and narrows it by false position (the Illinois variant); the dual
+point it returns is the convex combination of the bracket's two solutions with
+``signs' a = 0`` exactly, so that every bound built on it is a valid bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+from mklearn.linear.dcd import KIND_FIXED, block_terms, coordinate_descent
+from mklearn.svm.mkl_step import kernel_weights
+
+__all__ = ["FeatureProblem", "FeatureSVM", "block_outputs", "block_products"]
+
+_BIAS_STEP = 1.0  # first trial change of the bias: outputs are of the margin's order, 1
+_BIAS_SEARCHES = 60  # trials of the bias at the most (each a warm-started solve)
+_BALANCE_TOL = 1e-9  # |signs' a| below this share of sum(upper) needs no further search
+_MAX_EPOCHS = 1000  # epochs of coordinate descent per solve at the most
+
+
+@njit(cache=True, parallel=True)
+def block_outputs(Phi, starts, u, d, kernels):
+    """``f_i = sum_k d_k Phi_k[i] . u_k`` over ``kernels``: ``K(d) v`` (shape (n,))."""
+    n = Phi.shape[0]
+    scaled = np.zeros(u.size)
+    for t in range(kernels.size):
+        k = kernels[t]
+        for j in range(starts[k], starts[k + 1]):
+            scaled[j] = d[k] * u[j]
+    f = np.empty(n)
+    for i in prange(n):
+        total = 0.0
+        for t in range(kernels.size):
+            k = kernels[t]
+            for j in range(starts[k], starts[k + 1]):
+                total += Phi[i, j] * scaled[j]
+        f[i] = total
+    return f
+
+
+@njit(cache=True, parallel=True)
+def block_products(Phi, v):
+    """``Phi' v`` (shape (R,)), summed over row blocks on every thread."""
+    n, R = Phi.shape
+    n_parts = 8
+    size = (n + n_parts - 1) // n_parts
+    parts = np.zeros((n_parts, R))
+    for p in prange(n_parts):
+        for i in range(p * size, min(n, (p + 1) * size)):
+            if v[i] != 0.0:
+                for j in range(R):
+                    parts[p, j] += v[i] * Phi[i, j]
+    return parts.sum(axis=0)
+
+
+@dataclass
+class FeatureProblem:
+    """One SVM dual on low-rank kernels (LIBSVM's generic form, :mod:`mklearn.solvers.tasks`).
+
+    Attributes
+    ----------
+    features : ndarray of shape (n, R)
+        ``Phi``, the blocks of every kernel side by side.
+    starts : int64 ndarray of shape (m + 1,)
+        Kernel k's columns are ``starts[k]:starts[k + 1]``.
+    squared_norms : ndarray of shape (n, m)
+        ``||Phi_k[i]||^2``.
+    signs, linear, upper : ndarray of shape (n_vars,)
+        The task's signs, linear term at bias 0 and bounds.
+    index : int64 ndarray of shape (n_vars,)
+        Row of each variable.
+    """
+
+    features: np.ndarray
+    starts: np.ndarray
+    squared_norms: np.ndarray
+    signs: np.ndarray
+    linear: np.ndarray
+    upper: np.ndarray
+    index: np.ndarray
+
+    @property
+    def n_kernels(self) -> int:
+        return self.starts.size - 1
+
+    def coefficients(self, alpha):
+        """``v`` by row of ``Phi``: ``v_i = sum_{t: index_t = i} signs_t a_t``."""
+        return np.bincount(self.index, weights=alpha * self.signs,
+                           minlength=self.features.shape[0])
+
+    def blocks(self, alpha):
+        """``u = Phi' v``, shape (R,)."""
+        return block_products(self.features, self.coefficients(alpha))
+
+
+@dataclass
+class _Trial:
+    """A solve at one bias: its dual point, blocks and ``h = signs' a``."""
+
+    bias: float
+    alpha: np.ndarray
+    u: np.ndarray
+    balance: float
+    epochs: int
+    steps: int
+
+
+class FeatureSVM:
+    """The SVM dual at kernel weights d (or a smooth MKL conjugate), with the intercept found
+    by the bias search of the module docstring; warm started from the last solve.
+
+    Parameters
+    ----------
+    problem : FeatureProblem
+    seed : int
+        Seed of the coordinate order.
+    shrinking : bool
+        LIBLINEAR's shrinking.
+    """
+
+    def __init__(self, problem: FeatureProblem, seed: int = 0, shrinking: bool = True):
+        self.problem = problem
+        self.seed = int(seed)
+        self.shrinking = bool(shrinking)
+        self.alpha = np.zeros(problem.signs.size)
+        self.bias = 0.0
+        self.n_epochs = 0
+        self.n_steps = 0
+
+    def solve(self, d, eps, kind=KIND_FIXED, lam=1.0, q=2.0, prior=None, kernels=None):
+        """Solve at weights ``d`` (``KIND_FIXED``) or with a smooth conjugate (``kind``,
+        ``lam``, ``q``, ``prior``: :mod:`mklearn.svm.mkl_step`), each fixed-bias solve to
+        the projected-gradient spread ``eps``.
+
+        Returns
+        -------
+        alpha : ndarray of shape (n_vars,)
+            A dual point with ``signs' alpha = 0``.
+        bias : float
+            The intercept found.
+        u : ndarray of shape (R,)
+            ``Phi' v`` at alpha.
+        weights : ndarray of shape (m,)
+            The kernel weights of that point (``d`` for fixed weights).
+        """
+        p = self.problem
+        m = p.n_kernels
+        d = np.asarray(d, dtype=np.float64).copy()
+        if kernels is None:
+            kernels = np.flatnonzero(d > 0) if kind == KIND_FIXED else np.arange(m)
+        kernels = np.asarray(kernels, dtype=np.int64)
+        prior = np.ones(m) if prior is None else np.asarray(prior, dtype=np.float64)
+        settings = (kernels, kind, float(lam), float(q), prior, float(eps))
+        first = self._at(self.bias, self.alpha, d, settings)
+        low, high = self._bracket(first, d, settings)
+        if low is not high:
+            low, high = self._narrow(low, high, d, settings)
+        alpha, u, self.bias = self._balanced(low, high)
+        self.alpha = alpha
+        if kind != KIND_FIXED:
+            d = np.empty(m)
+            kernel_weights(block_terms(u, p.starts), kind, lam, q, prior, d)
+        return alpha, self.bias, u, d
+
+    def _at(self, bias, alpha0, d, settings) -> _Trial:
+        kernels, kind, lam, q, prior, eps = settings
+        p = self.problem
+        alpha = alpha0.copy()
+        u = p.blocks(alpha)
+        weights = d.copy()  # the smooth conjugates' weights follow alpha in place
+        linear = p.linear + bias * p.signs
+        epochs, steps, _ = coordinate_descent(
+            p.features, p.index, p.starts, p.signs, linear, p.upper, alpha, u, weights,
+            p.squared_norms, kernels, kind, lam, q, prior, eps, _MAX_EPOCHS, self.shrinking,
+            self.seed)
+        self.n_epochs += epochs
+        self.n_steps += steps
+        balance = float(p.signs @ alpha)
+        return _Trial(bias, alpha, u, balance, epochs, steps)
+
+    def _small(self, trial) -> bool:
+        return abs(trial.balance) <= _BALANCE_TOL * max(float(self.problem.upper.sum()), 1.0)
+
+    def _bracket(self, first, d, settings):
+        """Trials ``(low, high)`` with ``h(low) >= 0 >= h(high)`` (the same trial twice when
+        its h is already negligible)."""
+        if self._small(first):
+            return first, first
+        direction = 1.0 if first.balance > 0 else -1.0  # h decreases in b
+        step, last = _BIAS_STEP, first
+        for _ in range(_BIAS_SEARCHES):
+            trial = self._at(last.bias + direction * step, last.alpha, d, settings)
+            if self._small(trial):
+                return trial, trial
+            if np.sign(trial.balance) != np.sign(first.balance):
+                return (last, trial) if direction > 0 else (trial, last)
+            last, step = trial, 2.0 * step
+        raise RuntimeError("the bias search found no sign change of signs' alpha: the "
+                           "features or bounds are not finite")
+
+    def _narrow(self, low, high, d, settings):
+        """False position (Illinois) between ``low`` (h >= 0) and ``high`` (h <= 0)."""
+        h_low, h_high = low.balance, high.balance
+        side = 0
+        for _ in range(_BIAS_SEARCHES):
+            if high.bias - low.bias <= 1e-12 * max(1.0, abs(low.bias)):
+                break
+            b = (low.bias * (-h_high) + high.bias * h_low) / (h_low - h_high)
+            b = min(max(b, low.bias), high.bias)
+            near = low if abs(b - low.bias) < abs(high.bias - b) else high
+            trial = self._at(b, near.alpha, d, settings)
+            if self._small(trial):
+                return trial, trial
+            if trial.balance > 0:
+                low, h_low = trial, trial.balance
+                h_high = h_high * 0.5 if side == 1 else h_high
+                side = 1
+            else:
+                high, h_high = trial, trial.balance
+                h_low = h_low * 0.5 if side == -1 else h_low
+                side = -1
+        return low, high
+
+    @staticmethod
+    def _balanced(low, high):
+        """``(alpha, u, bias)``: the convex combination of the bracket's dual points with
+        ``signs' a = 0``, and the bias interpolated alike."""
+        if low is high or low.balance == high.balance:
+            return low.alpha, low.u, low.bias
+        theta = high.balance / (high.balance - low.balance)  # the share of low
+        return (theta * low.alpha + (1.0 - theta) * high.alpha,
+                theta * low.u + (1.0 - theta) * high.u,
+                theta * low.bias + (1.0 - theta) * high.bias)

@@ -1,0 +1,336 @@
+"""MKL solvers in feature space, on low-rank kernels ``K_k = Phi_k Phi_k'``.
+
+The operator is a :class:`~mklearn.kernels.low_rank.LowRankKernels` (capability
+``feature_blocks``). With ``v = sum_t signs_t a_t e_index[t]`` and the blocks
+``u_k = Phi_k' v``, every term the exact solvers read from kernel rows has an ``O(n R)`` form:
+``g_k = v' K_k v = ||u_k||^2``, ``K(d) v = sum_k d_k Phi_k u_k``, and the SVM on ``K(d)`` is
+the linear SVM on the columns ``sqrt(d_k) Phi_k`` (:class:`mklearn.linear.FeatureSVM`).
+The formulations and certificates are those of the exact solvers (ALGORITHMS.md sections 1
+and 2): the duality gap ``U - L`` with ``U = r(d) + P(alpha; d)`` (the SVM primal at
+``w = sum_i v_i phi_d(x_i)`` and its best bias) and ``L = -p' alpha - r*(g / 2)``.
+
+- :func:`spg_features`: SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012, Algorithm 1:
+  spectral step, projection, non-monotone line search) for any regulariser with value,
+  gradient and projection (l1 on the simplex, lp);
+- :func:`smooth_dual_features`: SMO-MKL's lp and KL formulations (Vishwanathan et al.,
+  NIPS 2010), maximising the smooth MKL dual ``-p' a - r*(g(a) / 2)`` itself by coordinate
+  ascent in feature space, with the kernel weights ``d = grad r*(g / 2)`` following every
+  step;
+- :func:`average_features`: the uniform weights ``1 / m`` and one SVM.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mklearn.extending import implements
+from mklearn.kernels.base import require
+from mklearn.linear import (
+    KIND_KL,
+    KIND_LP,
+    FeatureProblem,
+    FeatureSVM,
+    block_outputs,
+    block_terms,
+)
+from mklearn.solvers.result import MKLResult
+from mklearn.solvers.tasks import ClassificationTask
+
+__all__ = ["average_features", "smooth_dual_features", "spg_features"]
+
+_KINDS = {"lp": KIND_LP, "kl": KIND_KL}
+INNER_TOL = 0.1  # first spread of the projected gradient a solve stops at (LIBLINEAR's eps)
+INNER_SHRINK = 0.1  # each gap check that misses tol divides the inner tolerance by this
+INNER_FLOOR = 1e-9  # the tightest inner tolerance
+_ARMIJO = 1e-4  # sufficient decrease of the non-monotone search
+_MEMORY = 10  # objective values the non-monotone search compares with
+_STEP_RANGE = (1e-10, 1e10)  # the spectral step's clip
+_HALVINGS = 20  # line-search trials per iteration at the most
+
+
+def _problem(operator, task) -> FeatureProblem:
+    return FeatureProblem(operator.features, operator.starts, operator.squared_norms,
+                          task.signs.astype(np.float64), task.linear.astype(np.float64),
+                          task.upper.astype(np.float64), task.index.astype(np.int64))
+
+
+def _task(y, C, task):
+    if task is not None:
+        return task
+    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), np.shape(y)).copy()
+    return ClassificationTask(np.asarray(y, dtype=np.float64), cost)
+
+
+class _Certificate:
+    """Bounds of one dual point: the SVM primal on K(d) and the MKL dual."""
+
+    def __init__(self, operator, problem, task, regularizer):
+        self.operator, self.problem, self.task = operator, problem, task
+        self.regularizer = regularizer
+        self.everything = np.arange(operator.n_kernels)
+
+    def blocks(self, alpha):
+        """Every block ``u_k = Phi_k' v`` (one pass) and ``g = ||u_k||^2``."""
+        u = self.problem.blocks(alpha)
+        return u, block_terms(u, self.operator.starts)
+
+    def bounds(self, alpha, u, g, d):
+        """``(U, L, bias)``: an upper bound on T(d), a lower bound on the optimum, and the
+        bias of the primal point."""
+        f = block_outputs(self.operator.features, self.operator.starts, u, d, self.everything)
+        loss, bias = self.task.loss(f)
+        primal = 0.5 * float(d @ g) + loss
+        upper = self.regularizer.value(d) + primal
+        lower = self.task.linear_value(alpha) - self.regularizer.conjugate(0.5 * g)
+        return upper, lower, bias
+
+
+def _relative(upper, lower):
+    return (upper - lower) / max(abs(upper), 1e-12)
+
+
+def _record(history, start, iteration, objective, upper, lower, n_solves, callback, **extra):
+    record = {"iteration": iteration, "objective": float(objective),
+              "relative_duality_gap": float(_relative(upper, lower)),
+              "n_svm_solves": int(n_solves), "time": time.perf_counter() - start, **extra}
+    history.append(record)
+    if callback is not None:
+        callback(record)
+
+
+def _result(d, alpha, bias, objective, upper, lower, n_iter, n_solves, converged, history,
+            u, starts, stop_reason):
+    coef = np.repeat(d, np.diff(starts)) * u
+    return MKLResult(kernel_weights=d, alpha=alpha, intercept=float(bias),
+                     objective=float(objective), duality_gap=float(upper - lower),
+                     n_iter=int(n_iter), n_svm_solves=int(n_solves), converged=converged,
+                     history=history, stop_reason=stop_reason,
+                     relative_duality_gap=float(_relative(upper, lower)), feature_coef=coef)
+
+
+def _start(operator, name, y, C, task):
+    require(operator, "feature_blocks", name,
+            "use kernel_approximation='nystroem' (or 'rff'), which builds LowRankKernels")
+    task = _task(y, C, task)
+    problem = _problem(operator, task)
+    return task, problem
+
+
+def average_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100,
+                     callback=None, task=None, random_state=0):
+    """Uniform weights ``d_k = 1/m`` and the SVM on ``K(d)`` in feature space (MKLpy's
+    AverageMKL), solved until its relative duality gap is at most ``tol``.
+
+    Parameters
+    ----------
+    operator : LowRankKernels
+    y : ndarray of shape (n,)
+        Labels in {-1, +1} (unused when ``task`` is given).
+    C : float or ndarray of shape (n,)
+    regularizer : ignored
+    tol : float
+        Relative duality gap of the SVM.
+    max_iter : int
+        Tightenings of the inner tolerance at the most.
+    task : RegressionTask, optional
+
+    Returns
+    -------
+    MKLResult
+        With ``feature_coef`` (shape (R,)): ``f(x) = Phi(x) . feature_coef + intercept``.
+    """
+    from mklearn.formulation.regularizers import L1Simplex
+
+    start = time.perf_counter()
+    task, problem = _start(operator, "average", y, C, task)
+    m = operator.n_kernels
+    d = np.full(m, 1.0 / m)
+    certificate = _Certificate(operator, problem, task, L1Simplex())
+    svm = FeatureSVM(problem, seed=_seed(random_state))
+    history = []
+    eps = INNER_TOL
+    for iteration in range(1, max_iter + 1):
+        alpha, _, _, _ = svm.solve(d, eps)
+        u, g = certificate.blocks(alpha)
+        upper, _, bias = certificate.bounds(alpha, u, g, d)
+        lower = task.linear_value(alpha) - 0.5 * float(d @ g)  # the SVM's own dual
+        _record(history, start, iteration, upper, upper, lower, iteration, callback)
+        if _relative(upper, lower) <= tol or eps <= INNER_FLOOR:
+            break
+        eps = max(eps * INNER_SHRINK, INNER_FLOOR)
+    converged = _relative(upper, lower) <= tol
+    return _result(d, alpha, bias, upper, upper, lower, iteration, iteration, converged,
+                   history, u, operator.starts, "converged" if converged else "max_iter")
+
+
+def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
+                         callback=None, task=None, random_state=0):
+    """SMO-MKL's lp or KL formulation in feature space: coordinate ascent on the MKL dual
+    ``max_a -p' a - r*(g(a) / 2)`` with the intercept's bias search, until the relative
+    duality gap is at most ``tol``; each gap check that misses it tightens the inner
+    tolerance tenfold (``max_iter`` gap checks at the most).
+
+    Parameters
+    ----------
+    operator : LowRankKernels
+    y, C, task
+        As :func:`average_features`.
+    regularizer : Regularizer
+        One with ``smo_dual`` ("lp" with p > 1, "kl").
+
+    Returns
+    -------
+    MKLResult
+        ``n_iter``: gap checks; ``feature_coef`` as in :func:`average_features`.
+
+    Raises
+    ------
+    ValueError
+        A regulariser without a smooth dual the core knows; an operator without features.
+    """
+    start = time.perf_counter()
+    task, problem = _start(operator, "smo", y, C, task)
+    m = operator.n_kernels
+    form = regularizer.smo_dual(m) if implements(regularizer, "smo_dual") else None
+    if form is None or form[0] not in _KINDS:
+        raise ValueError("the smooth MKL dual in feature space needs a regulariser with "
+                         "smo_dual ('lp' with p > 1 or 'kl'); use solver='spg' for others")
+    kind, lam, q, prior = _KINDS[form[0]], form[1], form[2], form[3]
+    certificate = _Certificate(operator, problem, task, regularizer)
+    svm = FeatureSVM(problem, seed=_seed(random_state))
+    history, eps = [], INNER_TOL
+    best = (np.inf, -np.inf)
+    for iteration in range(1, max_iter + 1):
+        alpha, _, _, d = svm.solve(np.zeros(m), eps, kind=kind, lam=lam, q=q, prior=prior)
+        u, g = certificate.blocks(alpha)
+        upper, lower, bias = certificate.bounds(alpha, u, g, d)
+        if upper < best[0]:
+            kept = (d, alpha, bias, u, upper)
+        best = (min(best[0], upper), max(best[1], lower))
+        _record(history, start, iteration, best[0], *best, iteration, callback,
+                inner_tol=eps, n_steps=svm.n_steps)
+        if _relative(*best) <= tol or eps <= INNER_FLOOR:
+            break
+        eps = max(eps * INNER_SHRINK, INNER_FLOOR)
+    converged = _relative(*best) <= tol
+    d, alpha, bias, u, objective = kept
+    return _result(d, alpha, bias, objective, *best, iteration, iteration, converged,
+                   history, u, operator.starts, "converged" if converged else "max_iter")
+
+
+def _seed(random_state):
+    if random_state is None:
+        return 0
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state) % (2 ** 31)
+    return int(np.random.RandomState(random_state).randint(2 ** 31))
+
+
+class _SPGPoint:
+    """The SVM solved at d: its dual point, blocks and the objective's terms."""
+
+    def __init__(self, d, alpha, u, g, objective, grad):
+        self.d, self.alpha, self.u, self.g = d, alpha, u, g
+        self.objective, self.grad = objective, grad
+
+
+def spg_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callback=None,
+                 task=None, random_state=0, spectral=True, nonmonotone=True):
+    """SPG-GMKL in feature space: ``min_d T(d) = r(d) + W(d)`` over the regulariser's
+    feasible set with the spectral projected gradient and a non-monotone search (KDD 2012,
+    Algorithm 1), the inner SVM warm started and its tolerance following the gap.
+
+    Parameters
+    ----------
+    operator : LowRankKernels
+    y, C, task
+        As :func:`average_features`.
+    regularizer : Regularizer
+        With value, gradient, project and conjugate (l1 simplex, lp).
+    tol : float
+        Relative duality gap at which the run stops.
+    max_iter : int
+        Outer iterations at the most.
+    spectral, nonmonotone : bool
+        The paper's Barzilai-Borwein step and Zhang-Hager search (off: step 1, Armijo).
+
+    Returns
+    -------
+    MKLResult
+        ``feature_coef`` as in :func:`average_features`.
+    """
+    start = time.perf_counter()
+    task, problem = _start(operator, "spg", y, C, task)
+    certificate = _Certificate(operator, problem, task, regularizer)
+    svm = FeatureSVM(problem, seed=_seed(random_state))
+    eps = INNER_TOL
+    history, n_solves = [], 0
+
+    def evaluate(d, eps):
+        alpha, _, _, _ = svm.solve(d, eps)
+        u, g = certificate.blocks(alpha)
+        objective = regularizer.value(d) + task.linear_value(alpha) - 0.5 * float(d @ g)
+        return _SPGPoint(d, alpha, u, g, objective, regularizer.gradient(d) - 0.5 * g)
+
+    point = evaluate(regularizer.initial_weights(operator.n_kernels), eps)
+    n_solves += 1
+    best_upper, best_lower, kept = np.inf, -np.inf, None
+    memory, step = [point.objective], 1.0
+    converged, reason = False, "max_iter"
+    for iteration in range(1, max_iter + 1):
+        upper, lower, bias = certificate.bounds(point.alpha, point.u, point.g, point.d)
+        if upper < best_upper:
+            best_upper, kept = upper, (point, bias)
+        best_lower = max(best_lower, lower)
+        _record(history, start, iteration, best_upper, best_upper, best_lower, n_solves,
+                callback, inner_tol=eps)
+        if _relative(best_upper, best_lower) <= tol:
+            converged, reason = True, "converged"
+            break
+        eps = max(min(eps, INNER_SHRINK * _relative(best_upper, best_lower)), INNER_FLOOR)
+        trial, solves = _search(point, step, memory, evaluate, regularizer, eps, nonmonotone)
+        n_solves += solves
+        if trial is None:  # no decrease: the SVMs are too coarse for the step
+            if eps <= INNER_FLOOR:
+                reason = "stalled"
+                break
+            eps = max(eps * INNER_SHRINK, INNER_FLOOR)
+            point = evaluate(point.d, eps)
+            n_solves += 1
+            continue
+        step = _spectral_step(point, trial) if spectral else 1.0
+        point = trial
+        memory = (memory + [point.objective])[-_MEMORY:]
+    best_point, bias = kept
+    return _result(best_point.d, best_point.alpha, bias, best_upper, best_upper, best_lower,
+                   iteration, n_solves, converged, history, best_point.u, operator.starts,
+                   reason)
+
+
+def _search(point, step, memory, evaluate, regularizer, eps, nonmonotone):
+    """The first trial along ``P(d - step grad) - d`` (halved) below the reference value;
+    ``(None, solves)`` when none is."""
+    direction = regularizer.project(point.d - step * point.grad) - point.d
+    slope = float(point.grad @ direction)
+    if slope >= 0.0 or not np.any(direction):
+        return None, 0
+    reference = max(memory) if nonmonotone else point.objective
+    t = 1.0
+    for solves in range(1, _HALVINGS + 1):
+        trial = evaluate(regularizer.project(point.d + t * direction), eps)
+        if trial.objective <= reference + _ARMIJO * t * slope:
+            return trial, solves
+        t *= 0.5
+    return None, _HALVINGS
+
+
+def _spectral_step(old, new):
+    """Barzilai-Borwein's ``s's / s'y``, clipped to ``_STEP_RANGE``."""
+    s = new.d - old.d
+    change = new.grad - old.grad
+    curvature = float(s @ change)
+    if curvature <= 0.0:
+        return _STEP_RANGE[1]
+    return float(np.clip(float(s @ s) / curvature, *_STEP_RANGE))
