@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import time
@@ -34,13 +35,14 @@ from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.bank import feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.low_rank import APPROXIMATIONS, LOW_RANK_SAMPLES, low_rank_kernels
 from mklearn.kernels.operator import RowKernels
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
-from mklearn.memory import auto_cache_size, densify, plan_kernel_storage
+from mklearn.memory import auto_cache_size, budget_bytes, densify, plan_kernel_storage
 from mklearn.solvers import (
     REGRESSION_SEEDS,
     SOLVERS,
@@ -136,11 +138,18 @@ class _KernelInput:
             "precomputed_distances",
         )
 
-    def _training_kernels(self, X, y, columns=False):
+    def _training_kernels(self, X, y, columns=False, feature_solver=None):
         """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
-        rows (no stack)."""
+        rows (no stack), or low-rank features (:mod:`mklearn.kernels.low_rank`) when
+        ``kernel_approximation`` asks for them and the solver runs on them
+        (``feature_solver``, its feature-space function)."""
         given = X
         self.__dict__.pop("_constant_rows", None)
+        for name in ("low_rank_", "approximation_error_", "coef_"):
+            self.__dict__.pop(name, None)
+        self.kernel_approximation_ = "exact"
+        if self._precomputed or is_string_kernels(self.kernels) or is_views(X):
+            self._exact_only("precomputed or string kernels and multi-view input")
         if self._precomputed:
             stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
             if kernel_is_constant(kernel_sum):
@@ -196,6 +205,9 @@ class _KernelInput:
         )
         self.n_train_ = X.shape[0]
         self._check_before_kernels(self.bank_)
+        self.kernel_approximation_ = self._approximation(X.shape[0], feature_solver, client)
+        if self.kernel_approximation_ != "exact":
+            return self._low_rank_operator(X, names), y
         self.kernel_storage_ = self._plan_storage(
             X.shape[0], self.bank_.n_kernels, rows_only,
             feature_block_bytes(specs, X, standardize=standardize))
@@ -226,6 +238,71 @@ class _KernelInput:
         if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
             warn_constant_model(self, _CONSTANT_KERNELS)
         return SumOfKernels(stack, kernel_sum=kernel_sum), y
+
+    def _exact_only(self, what):
+        """ValueError when a low-rank approximation was asked for kernels that have none."""
+        asked = getattr(self, "kernel_approximation", "exact")
+        if asked in APPROXIMATIONS:
+            raise ValueError(f"kernel_approximation={asked!r} builds low-rank features from "
+                             f"numeric X; {what} have none: use kernel_approximation='exact' "
+                             "(or 'auto')")
+
+    def _approximation(self, n_samples, feature_solver, client):
+        """``kernel_approximation`` resolved: "auto" is "nystroem" from ``LOW_RANK_SAMPLES``
+        points on when the solver runs in feature space (and no Dask client holds the
+        kernels), else "exact"; ValueError for an approximation the solver cannot take."""
+        asked = getattr(self, "kernel_approximation", "exact")
+        if asked == "auto":
+            low = (feature_solver is not None and client is None
+                   and n_samples >= LOW_RANK_SAMPLES)
+            return "nystroem" if low else "exact"
+        if asked != "exact" and feature_solver is None:
+            runs = sorted(name for name, info in SOLVERS.items()
+                          if info.feature_function is not None)
+            raise ValueError(f"solver {self.solver_!r} does not run on low-rank kernels "
+                             f"(kernel_approximation={asked!r}); use one of {runs}, or "
+                             "kernel_approximation='exact'")
+        return asked
+
+    def _low_rank_operator(self, X, names):
+        """The low-rank operator of X (:func:`~mklearn.kernels.low_rank.low_rank_kernels`):
+        sets ``low_rank_``, ``approximation_error_`` and says the plan in verbose output."""
+        self.bank_.fit(X)
+        fitted = low_rank_kernels(
+            self.bank_, self.kernel_approximation_, self.n_components,
+            budget=budget_bytes(self.memory_budget), dtype=np.dtype(self.kernel_dtype),
+            random_state=self.random_state)
+        # the model needs the landmarks only, not the training points
+        self.bank_.X_fit_ = fitted.map.landmark_points_
+        self.low_rank_ = fitted.map
+        self.approximation_error_ = fitted.error
+        self.kernel_names_ = names or list(self.bank_.kernel_names)
+        self.kernel_storage_ = "features"
+        if getattr(self, "verbose", 0):
+            print(f"mklearn: {fitted.plan}", file=sys.stderr)
+        return fitted.operator
+
+    def _solver_function(self, info, options):
+        """The solver's function for the kernels held (feature space for low-rank ones) and
+        the options it takes; ValueError for an option the feature-space solver has not."""
+        if self.kernel_storage_ != "features":
+            return info.function, options
+        options = {key: value for key, value in options.items() if key != "cache_size"}
+        known = set(inspect.signature(info.feature_function).parameters)
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"solver_options {unknown} do not apply to solver "
+                             f"{self.solver_!r} on low-rank kernels; drop them or use "
+                             "kernel_approximation='exact'")
+        return info.feature_function, options
+
+    def _low_rank_expansions(self, X):
+        """``Phi(x) . coef_[c]`` of each test point and model c, shape (n_test, n_models)."""
+        X = validate_numeric(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
+        X = X.toarray() if scipy.sparse.issparse(X) else X
+        features = self.low_rank_.transform(X)
+        return np.asarray(features @ np.atleast_2d(self.coef_).T.astype(features.dtype),
+                          dtype=np.float64)
 
     def _row_operator(self, provider, client):
         """The row-backed operator; with a Dask client (:func:`mklearn.distributed.
@@ -366,7 +443,14 @@ class _KernelInput:
         self.relative_duality_gap_ = float(result.relative_duality_gap)
         self.n_iter_ = int(result.n_iter)
         self.history_ = result.history
+        self._store_feature_coef([result])
         self._drop_constant_expansion(zero_sum)
+
+    def _store_feature_coef(self, results):
+        """``coef_`` (n_models, R) of a fit on low-rank features: the decision function is
+        ``Phi(x) . coef_[c] + intercept_[c]``."""
+        if getattr(self, "kernel_storage_", None) == "features":
+            self.coef_ = np.array([r.feature_coef for r in results])
 
     def _drop_constant_expansion(self, zero_sum=True):
         """On identical training rows every kernel between a point and the training points is
@@ -384,6 +468,8 @@ class _KernelInput:
     def _expansions(self, X):
         """``sum_i dual_coef_[c, i] K(d_c)(x_i, x)`` for each test point and model c, shape
         (n_test, n_models)."""
+        if getattr(self, "low_rank_", None) is not None:
+            return self._low_rank_expansions(X)
         weights = np.atleast_2d(self.kernel_weights_)
         active = np.flatnonzero(np.any(weights > 0, axis=0))
         if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, gives zeros
@@ -734,6 +820,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "groups": [None, StrOptions({"view", "features"}), "array-like"],
         "combination": [StrOptions({"sum", "product"})],
+        "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -760,6 +848,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         memory_budget=None,
         groups=None,
         combination="sum",
+        kernel_approximation="auto",
+        n_components="auto",
     ):
         self.kernels = kernels
         self.kernel_normalization = kernel_normalization
@@ -782,6 +872,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.groups = groups
         self.combination = combination
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
 
     # ------------------------------------------------------------------ fit
     @reports_compile_time
@@ -811,6 +903,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         product = self.combination == "product"
         if product:
             _product.check_product_params(self)
+            self.kernel_approximation_ = "exact"
+            self._exact_only("products of kernels")
         elif isinstance(self.kernels, str) and self.kernels == "precomputed_distances":
             raise ValueError(
                 "kernels='precomputed_distances' needs combination='product'; for a sum of "
@@ -828,7 +922,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             combination, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            combination, y = self._training_kernels(X, y, columns=columns)
+            combination, y = self._training_kernels(X, y, columns=columns,
+                                                    feature_solver=info.feature_function)
             if columns and self.verbose and self.kernel_storage_ == "rows":
                 _say_row_cost(combination, self._cache_megabytes(len(y), combination.n_kernels))
             if info.state_on_workers:
@@ -864,13 +959,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         get_solver(self.solver_, regularizer, self.combination)  # the instance's capabilities
 
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
+        function, options = self._solver_function(info, options)
 
         def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
             with _progress(self, target if len(targets) > 1 else None, info) as bar, \
                     svm_heartbeat(None if bar is None else bar.svm_heartbeat):
                 beats = {"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat else {}
-                result = info.function(
+                result = function(
                     combination,
                     y_pm,
                     cost,
@@ -998,6 +1094,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
             self.history_ = self.history_[0]
         self.kernel_weights_ = weights
+        self._store_feature_coef([r for r, _ in results])
         self._drop_constant_expansion()
         if self.groups_ is not None:
             self.group_names_ = list(self.groups_.names)
@@ -1210,6 +1307,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         "kernel_dtype": [StrOptions({"float64", "float32"})],
         "verbose": ["verbose"],
         "solver_options": [dict, None],
+        "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "random_state": ["random_state"],
     }
 
     def __init__(
@@ -1231,6 +1331,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         kernel_dtype="float64",
         verbose=0,
         solver_options=None,
+        kernel_approximation="auto",
+        n_components="auto",
+        random_state=None,
     ):
         self.kernels = kernels
         self.solver = solver
@@ -1248,6 +1351,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.kernel_dtype = kernel_dtype
         self.verbose = verbose
         self.solver_options = solver_options
+        self.kernel_approximation = kernel_approximation
+        self.n_components = n_components
+        self.random_state = random_state
 
     @reports_compile_time
     def fit(self, X, y, sample_weight=None):
@@ -1290,7 +1396,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         start = time.perf_counter()
-        provider, y = self._training_kernels(X, y, columns=not stacked)
+        provider, y = self._training_kernels(X, y, columns=not stacked,
+                                             feature_solver=info.feature_function)
         y = np.asarray(y, dtype=np.float64)
         self.kernel_time_ = seconds_since(start)
         regularizer = self._regularizer_part()
@@ -1300,7 +1407,11 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         start = time.perf_counter()
         if not stacked:
             options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
-        if stacked or info.takes_task:
+        if self.kernel_storage_ == "features":
+            function, options = self._solver_function(info, options)
+            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
+                               regularizer, options, function)
+        elif stacked or info.takes_task:
             result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
                                regularizer, options)
         else:
@@ -1346,16 +1457,18 @@ def _on_one_thread(solve, target):
         return solve(target)
 
 
-def _fit_task(estimator, kernels, task, regularizer, options=None):
-    """Run the estimator's solver that takes a task ("silp", "spg", a one-shot learner) on
-    ``task`` with ``options`` (default: the checked ``solver_options``); the result's
-    ``alpha`` becomes the signed coefficients ``v`` (one per training sample)."""
+def _fit_task(estimator, kernels, task, regularizer, options=None, function=None):
+    """Run the estimator's solver that takes a task ("silp", "spg", a one-shot learner, or
+    ``function``, a solver in feature space) on ``task`` with ``options`` (default: the
+    checked ``solver_options``); the result's ``alpha`` becomes the signed coefficients
+    ``v`` (one per training sample)."""
     info = get_solver(estimator.solver_, regularizer)
     if options is None:
         options = check_solver_options(estimator.solver_, info, estimator.solver_options)
-    options = {**info.defaults, **options}
-    result = info.function(kernels, None, None, regularizer, tol=estimator.tol,
-                           max_iter=estimator.max_iter, task=task, **options)
+    if function is None:
+        function, options = info.function, {**info.defaults, **options}
+    result = function(kernels, None, None, regularizer, tol=estimator.tol,
+                      max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result
 

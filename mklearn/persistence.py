@@ -162,6 +162,12 @@ def _describe(model):
             "a model fitted on precomputed distances cannot be saved: the file must rebuild "
             "test kernels from data; fit with kernels='features' instead"
         )
+    if getattr(model, "low_rank_", None) is not None:
+        raise ValueError(
+            "a model fitted on low-rank kernels (kernel_approximation="
+            f"{model.kernel_approximation_!r}) cannot be saved to a model file yet: fit with "
+            "kernel_approximation='exact' to save it, or keep the fitted estimator with "
+            "pickle or joblib.dump")
     bank = getattr(model, "bank_", None)
     if product is None and bank is None:
         raise ValueError(

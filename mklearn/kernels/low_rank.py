@@ -419,3 +419,91 @@ class LowRankKernels(KernelOperator):
     def memory_bytes(self) -> int:
         return low_rank_bytes(self.n_samples, int(self.starts[-1]),
                               self.features.dtype.itemsize)
+
+
+AUTO_COMPONENTS = 1000  # n_components="auto": landmarks of each approximated kernel at most
+LOW_RANK_SAMPLES = 20_000  # kernel_approximation="auto": exact kernels below this many points
+_SMALLEST_AUTO = 50  # n_components="auto" halves to fit the budget, down to this
+
+
+@dataclass
+class LowRankFit:
+    """What :func:`low_rank_kernels` made: the operator, the map and its measured error."""
+
+    operator: LowRankKernels
+    map: LowRankMap
+    error: float
+    kernel_errors: np.ndarray
+    plan: str
+
+
+def _gib(nbytes):
+    return f"{nbytes / 2**30:.3g} GiB"
+
+
+def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
+                     budget: int, dtype: Any = np.float64, random_state: Any = None
+                     ) -> LowRankFit:
+    """The low-rank operator of a fitted bank's training points, planned before the
+    ``(n, R)`` features are allocated.
+
+    Parameters
+    ----------
+    bank : KernelBank
+        Fitted on the training points.
+    approximation : {"nystroem", "rff"}
+    n_components : int or "auto"
+        Landmarks (random features) of each approximated kernel; "auto": ``AUTO_COMPONENTS``
+        (at most n), halved while the features do not fit in ``budget``.
+    budget : int
+        Bytes the fit may plan for.
+
+    Returns
+    -------
+    LowRankFit
+
+    Raises
+    ------
+    ValueError
+        ``n_components`` above the number of samples; features that do not fit in the
+        budget (naming the bytes and the fixes); "rff" for kernels that are not
+        shift-invariant.
+    """
+    n = bank.X_fit_.shape[0]
+    itemsize = np.dtype(dtype).itemsize
+    auto = isinstance(n_components, str)
+    if not auto and n_components > n:
+        raise ValueError(f"n_components={n_components} is above n_samples={n}: a kernel has "
+                         f"at most n landmarks; choose n_components <= {n} (or 'auto')")
+    components = min(AUTO_COMPONENTS, n) if auto else int(n_components)
+    while True:
+        mapping = LowRankMap(bank, approximation, components, random_state, dtype).fit()
+        need = low_rank_bytes(n, mapping.rank, itemsize)
+        if need <= budget:
+            break
+        if not auto or components // 2 < _SMALLEST_AUTO:
+            raise ValueError(
+                f"the low-rank features of {bank.n_kernels} kernels on {n} samples (rank "
+                f"{mapping.rank}, n_components={components}) need {_gib(need)}, above the "
+                f"memory budget of {_gib(budget)}: lower n_components, use "
+                "kernel_dtype='float32' (half the bytes), raise memory_budget, or fit on "
+                "a Dask cluster")
+        components //= 2
+    features = mapping.transform(bank.X_fit_, prepared=True)
+    error, kernel_errors = _sample_error(mapping, features, random_state)
+    exact = int(mapping.exact_.sum())
+    plan = (f"{bank.n_kernels} kernels on {n} samples as low-rank features: rank "
+            f"{mapping.rank} ({exact} of {bank.n_kernels} kernels exact, {approximation} with "
+            f"n_components={components} for the others), {_gib(need)}; measured relative "
+            f"error of the kernel sum {error:.2e}")
+    return LowRankFit(LowRankKernels(features, mapping.starts_), mapping, error,
+                      kernel_errors, plan)
+
+
+def _sample_error(mapping, features, random_state):
+    from sklearn.utils import check_random_state
+
+    n = features.shape[0]
+    rng = check_random_state(random_state)
+    sample = np.sort(rng.choice(n, min(n, ERROR_SAMPLE), replace=False))
+    return mapping.error_on(mapping.bank.X_fit_[sample], features[sample])

@@ -27,7 +27,7 @@ __all__ = ["FeatureProblem", "FeatureSVM", "block_outputs", "block_products"]
 
 _BIAS_STEP = 1.0  # first trial change of the bias: outputs are of the margin's order, 1
 _BIAS_SEARCHES = 60  # trials of the bias at the most (each a warm-started solve)
-_BALANCE_TOL = 1e-9  # |signs' a| below this share of sum(upper) needs no further search
+_BALANCE_TOL = 1e-12  # |signs' a| below this times max(upper) ends any search
 _MAX_EPOCHS = 1000  # epochs of coordinate descent per solve at the most
 
 
@@ -104,6 +104,20 @@ class FeatureProblem:
     def blocks(self, alpha):
         """``u = Phi' v``, shape (R,)."""
         return block_products(self.features, self.coefficients(alpha))
+
+
+def _scaled_to_balance(alpha, signs):
+    """``alpha`` with the variables of the sign whose sum is larger scaled down so that
+    ``signs' alpha = 0``."""
+    positive = float(alpha[signs > 0].sum())
+    negative = float(alpha[signs < 0].sum())
+    if positive == negative:
+        return alpha
+    alpha = alpha.copy()
+    heavy = signs > 0 if positive > negative else signs < 0
+    light, heavy_sum = min(positive, negative), max(positive, negative)
+    alpha[heavy] *= light / heavy_sum
+    return alpha
 
 
 @dataclass
@@ -191,19 +205,22 @@ class FeatureSVM:
         balance = float(p.signs @ alpha)
         return _Trial(bias, alpha, u, balance, epochs, steps)
 
-    def _small(self, trial) -> bool:
-        return abs(trial.balance) <= _BALANCE_TOL * max(float(self.problem.upper.sum()), 1.0)
+    def _small(self, trial, eps) -> bool:
+        """``|signs' a|`` within the solve's accuracy: ``eps`` (the projected-gradient
+        tolerance) times the largest bound."""
+        return abs(trial.balance) <= max(eps, _BALANCE_TOL) * float(self.problem.upper.max())
 
     def _bracket(self, first, d, settings):
         """Trials ``(low, high)`` with ``h(low) >= 0 >= h(high)`` (the same trial twice when
         its h is already negligible)."""
-        if self._small(first):
+        eps = settings[-1]
+        if self._small(first, eps):
             return first, first
         direction = 1.0 if first.balance > 0 else -1.0  # h decreases in b
         step, last = _BIAS_STEP, first
         for _ in range(_BIAS_SEARCHES):
             trial = self._at(last.bias + direction * step, last.alpha, d, settings)
-            if self._small(trial):
+            if self._small(trial, eps):
                 return trial, trial
             if np.sign(trial.balance) != np.sign(first.balance):
                 return (last, trial) if direction > 0 else (trial, last)
@@ -212,17 +229,20 @@ class FeatureSVM:
                            "features or bounds are not finite")
 
     def _narrow(self, low, high, d, settings):
-        """False position (Illinois) between ``low`` (h >= 0) and ``high`` (h <= 0)."""
+        """False position (Illinois) between ``low`` (h >= 0) and ``high`` (h <= 0), until
+        h is within the solve's accuracy or the bracket is narrower than ``eps`` (a change
+        of b by delta moves every gradient by delta: finer is below the solve's noise)."""
         h_low, h_high = low.balance, high.balance
+        eps = settings[-1]
         side = 0
         for _ in range(_BIAS_SEARCHES):
-            if high.bias - low.bias <= 1e-12 * max(1.0, abs(low.bias)):
+            if high.bias - low.bias <= max(eps, 1e-12 * max(1.0, abs(low.bias))):
                 break
             b = (low.bias * (-h_high) + high.bias * h_low) / (h_low - h_high)
             b = min(max(b, low.bias), high.bias)
             near = low if abs(b - low.bias) < abs(high.bias - b) else high
             trial = self._at(b, near.alpha, d, settings)
-            if self._small(trial):
+            if self._small(trial, eps):
                 return trial, trial
             if trial.balance > 0:
                 low, h_low = trial, trial.balance
@@ -234,12 +254,13 @@ class FeatureSVM:
                 side = -1
         return low, high
 
-    @staticmethod
-    def _balanced(low, high):
+    def _balanced(self, low, high):
         """``(alpha, u, bias)``: the convex combination of the bracket's dual points with
-        ``signs' a = 0``, and the bias interpolated alike."""
+        ``signs' a = 0``, and the bias interpolated alike; one trial is balanced by
+        scaling down the variables of the heavier sign (feasible: the box holds)."""
         if low is high or low.balance == high.balance:
-            return low.alpha, low.u, low.bias
+            alpha = _scaled_to_balance(low.alpha, self.problem.signs)
+            return alpha, self.problem.blocks(alpha), low.bias
         theta = high.balance / (high.balance - low.balance)  # the share of low
         return (theta * low.alpha + (1.0 - theta) * high.alpha,
                 theta * low.u + (1.0 - theta) * high.u,

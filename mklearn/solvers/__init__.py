@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
 from mklearn.solvers import easymkl as _easymkl
+from mklearn.solvers.feature_space import average_features, smooth_dual_features, spg_features
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
@@ -68,6 +69,9 @@ class SolverInfo:
     takes_task: bool = False
     # weights learnt once, then one SVM on them (mklearn.solvers.seeds): no outer iterations
     one_shot: bool = False
+    # the same formulation in feature space, on low-rank kernels (capability
+    # feature_blocks: mklearn.solvers.feature_space), or None where the solver has none
+    feature_function: Callable | None = None
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -106,12 +110,13 @@ def _any_regularizer(regularizer):
     return True  # the one-shot learners ignore the regulariser
 
 
-def _one_shot(function, description, options, takes_task=True):
+def _one_shot(function, description, options, takes_task=True, feature_function=None):
     """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM."""
     return SolverInfo(function, _any_regularizer, "nothing (the regulariser does not enter)",
                       frozenset({"sum"}), description=description, input="columns",
                       options=options, record_unit="SVM solve", max_iter_counts_records=False,
-                      n_iter_unit="SMO steps", takes_task=takes_task, one_shot=True)
+                      n_iter_unit="SMO steps", takes_task=takes_task, one_shot=True,
+                      feature_function=feature_function)
 
 
 SOLVERS = {
@@ -122,6 +127,7 @@ SOLVERS = {
         frozenset({"sum", "product"}),
         description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)",
         options=_SPG_OPTIONS,
+        feature_function=spg_features,
     ),
     "pgd": SolverInfo(
         spg_gmkl,
@@ -165,6 +171,7 @@ SOLVERS = {
         max_iter_counts_records=False,
         n_iter_unit="SMO steps",
         heartbeat=True,
+        feature_function=smooth_dual_features,
     ),
     "mwu": SolverInfo(
         mwu_mkl,
@@ -196,7 +203,7 @@ SOLVERS = {
         n_iter_unit="LP solves",
     ),
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
-                         {"cache_size": [_POSITIVE]}),
+                         {"cache_size": [_POSITIVE]}, feature_function=average_features),
     "align": _one_shot(align_mkl, "each kernel's centred alignment with yy' (Cortes et al., "
                        "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS),
     "alignf": _one_shot(alignf_mkl, "ALIGNF, non-negative maximal centred alignment (Cortes "

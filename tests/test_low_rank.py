@@ -1,0 +1,226 @@
+"""Low-rank kernels: the maps, the feature-space solvers against exact optima of the same
+problem (the stack ``Phi_k Phi_k'``), and the estimators' ``kernel_approximation``."""
+
+import numpy as np
+import pytest
+from reference import l1_mkl_optimum, l1_svr_optimum, lp_mkl_optimum
+from sklearn.svm import SVC
+
+from mklearn import MKLClassifier, MKLRegressor, save_model
+from mklearn.formulation.combinations import SumOfKernels
+from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
+from mklearn.kernels import RBF, KernelBank, Linear, Polynomial, resolve_kernels
+from mklearn.kernels.columns import StackColumns
+from mklearn.kernels.low_rank import LowRankKernels, LowRankMap, low_rank_kernels
+from mklearn.solvers import smo_mkl, spg_gmkl
+from mklearn.solvers.feature_space import (
+    average_features,
+    smooth_dual_features,
+    spg_features,
+)
+from mklearn.solvers.tasks import RegressionTask
+
+RTOL = 1e-4
+
+
+def _mixed_points(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.normal(size=(n, 3)), rng.integers(0, 2, size=(n, 2)),
+                         rng.integers(0, 4, size=(n, 1))]).astype(float)
+    y = np.where(X[:, 0] * X[:, 1] + X[:, 3] - 0.5 + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def _low_rank(X, n_components=30, approximation="nystroem", kernels="svc+feature_rbf"):
+    specs, standardize = resolve_kernels(kernels, X)
+    bank = KernelBank(specs, standardize=standardize, normalize="diagonal").fit(X)
+    mapping = LowRankMap(bank, approximation, n_components, random_state=0).fit()
+    features = mapping.transform(bank.X_fit_, prepared=True)
+    operator = LowRankKernels(features, mapping.starts_)
+    blocks = zip(mapping.starts_[:-1], mapping.starts_[1:])
+    stack = np.stack([features[:, a:b] @ features[:, a:b].T for a, b in blocks], axis=2)
+    return mapping, operator, stack
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = _mixed_points()
+    mapping, operator, stack = _low_rank(X)
+    return X, y, mapping, operator, stack
+
+
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_l1_in_feature_space_reaches_the_exact_optimum(problem, C):
+    _, y, _, operator, stack = problem
+    result = spg_features(operator, y, C, L1Simplex(), tol=1e-5)
+    assert result.relative_duality_gap <= 1e-5
+    assert result.objective == pytest.approx(l1_mkl_optimum(stack, y, C), rel=RTOL)
+    assert result.kernel_weights.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_lp_in_feature_space_reaches_the_exact_optimum(problem, C):
+    _, y, _, operator, stack = problem
+    reference = lp_mkl_optimum(stack, y, C, 2.0, 1.0)
+    smooth = smooth_dual_features(operator, y, C, LpNorm(2.0, 1.0), tol=1e-6)
+    projected = spg_features(operator, y, C, LpNorm(2.0, 1.0), tol=1e-5)
+    assert smooth.objective == pytest.approx(reference, rel=RTOL)
+    assert projected.objective == pytest.approx(reference, rel=RTOL)
+
+
+def test_kl_in_feature_space_is_the_exact_smo_mkl_optimum(problem):
+    _, y, _, operator, stack = problem
+    regularizer = KLDivergence(1.0)
+    exact = smo_mkl(StackColumns(stack), y, 1.0, regularizer, tol=1e-7)
+    ours = smooth_dual_features(operator, y, 1.0, regularizer, tol=1e-6)
+    assert ours.objective == pytest.approx(exact.objective, rel=RTOL)
+    np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, rtol=1e-2,
+                               atol=1e-4)
+
+
+def test_average_in_feature_space_is_the_svc_on_the_average_kernel(problem):
+    _, y, _, operator, stack = problem
+    result = average_features(operator, y, 1.0, tol=1e-7)
+    kernel = stack.mean(axis=2)
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-10).fit(kernel, y)
+    alpha = np.zeros(y.size)
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    v = alpha * y
+    dual = alpha.sum() - 0.5 * v @ kernel @ v
+    assert result.objective == pytest.approx(dual, rel=RTOL)
+
+
+def test_regression_in_feature_space_reaches_the_exact_optima(problem):
+    X, _, _, operator, stack = problem
+    y = X[:, 0] + np.sin(X[:, 1]) + 0.1 * np.cos(7 * X[:, 2])
+    task = RegressionTask(y, 1.0, 0.1)
+    l1 = spg_features(operator, None, None, L1Simplex(), tol=1e-6, task=task)
+    assert l1.objective == pytest.approx(l1_svr_optimum(stack, y, 1.0, 0.1), rel=RTOL)
+    lp = smooth_dual_features(operator, None, None, LpNorm(2.0, 1.0), tol=1e-6, task=task)
+    exact = spg_gmkl(SumOfKernels(stack), None, None, LpNorm(2.0, 1.0), tol=1e-7, task=task)
+    assert lp.objective == pytest.approx(exact.objective, rel=RTOL)
+
+
+def test_the_decision_function_of_the_features_is_the_kernel_expansion(problem):
+    _, y, _, operator, stack = problem
+    result = spg_features(operator, y, 1.0, L1Simplex(), tol=1e-6)
+    kernel = stack @ result.kernel_weights
+    expansion = kernel @ (result.alpha * y)
+    np.testing.assert_allclose(operator.features @ result.feature_coef, expansion, atol=1e-8)
+
+
+def test_kernels_on_few_distinct_rows_and_linear_kernels_are_exact():
+    X, _ = _mixed_points()
+    specs = [RBF(sigma=1.0, features=[3]), RBF(sigma=0.5, features=[3, 4]),
+             Linear(features=[0, 1]), Polynomial(degree=2, features=[5])]
+    bank = KernelBank(specs, standardize=True, normalize="diagonal").fit(X)
+    mapping = LowRankMap(bank, "nystroem", 10, random_state=0).fit()
+    assert mapping.exact_.all()
+    assert list(mapping.ranks_) == [2, 4, 2, 3]  # two values; four rows; two columns; a poly
+    features = mapping.transform(bank.X_fit_, prepared=True)
+    error, errors = mapping.error_on(bank.X_fit_, features)
+    assert error < 1e-8 and errors.max() < 1e-8
+
+
+def test_nystroem_on_every_distinct_row_is_exact_and_smaller_ranks_are_measured():
+    X, _ = _mixed_points(n=80)
+    errors = {}
+    for components in (80, 20, 5):
+        mapping, operator, _ = _low_rank(X, n_components=components)
+        errors[components] = mapping.error_on(mapping.bank.X_fit_, operator.features)[0]
+    assert errors[80] < 1e-8
+    assert errors[5] > errors[20] > errors[80]
+
+
+def test_random_features_approximate_shift_invariant_kernels_only():
+    X, _ = _mixed_points(n=100)
+    coarse, _, _ = _low_rank(X, n_components=50, approximation="rff")
+    fine, operator, _ = _low_rank(X, n_components=2000, approximation="rff")
+    error_coarse = coarse.error_on(coarse.bank.X_fit_, coarse.transform(coarse.bank.X_fit_,
+                                                                        prepared=True))[0]
+    error_fine = fine.error_on(fine.bank.X_fit_, operator.features)[0]
+    assert error_fine < 0.5 * error_coarse
+    bank = KernelBank([Polynomial(degree=2)], normalize="diagonal").fit(X[:, :3])
+    with pytest.raises(ValueError, match="shift-invariant"):
+        LowRankMap(bank, "rff", 10).fit()
+
+
+def test_rank_deficient_landmarks_warn_with_the_rank_kept():
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=200)
+    X = np.column_stack([t, 2 * t, -t])  # every row on one line: K_LL of a linear poly
+    bank = KernelBank([Polynomial(degree=1)], normalize="diagonal").fit(X)
+    with pytest.warns(UserWarning, match="kept rank 2 of 50"):
+        LowRankMap(bank, "nystroem", 50, random_state=0).fit()
+
+
+def test_a_plan_that_does_not_fit_is_refused_with_the_bytes():
+    X, _ = _mixed_points()
+    specs, standardize = resolve_kernels("svc+feature_rbf", X)
+    bank = KernelBank(specs, standardize=standardize, normalize="diagonal").fit(X)
+    with pytest.raises(ValueError, match="GiB.*n_components.*float32"):
+        low_rank_kernels(bank, "nystroem", 100, budget=1000)
+    with pytest.raises(ValueError, match="n_components=500 is above n_samples=120"):
+        low_rank_kernels(bank, "nystroem", 500, budget=1 << 30)
+
+
+def test_the_estimators_fit_and_predict_on_low_rank_kernels():
+    X, y = _mixed_points(n=200)
+    model = MKLClassifier(kernel_approximation="nystroem", n_components=120, random_state=0)
+    model.fit(X, y)
+    assert model.kernel_storage_ == "features" and model.kernel_approximation_ == "nystroem"
+    assert 0.0 <= model.approximation_error_ < 0.05
+    assert model.coef_.shape == (1, model.low_rank_.rank)
+    exact = MKLClassifier(kernel_approximation="exact").fit(X, y)
+    assert np.mean(model.predict(X) == exact.predict(X)) >= 0.98
+    assert model.objective_ == pytest.approx(exact.objective_, rel=0.05)  # 120 of 200 points
+    multi = MKLClassifier(kernel_approximation="nystroem", n_components=40, random_state=0)
+    labels = np.digitize(X[:, 0], [-0.5, 0.5])
+    assert multi.fit(X, labels).decision_function(X).shape == (200, 3)
+    regressor = MKLRegressor(kernel_approximation="nystroem", n_components=200,
+                             random_state=0).fit(X, X[:, 0] ** 2)
+    reference = MKLRegressor(kernel_approximation="exact").fit(X, X[:, 0] ** 2)
+    assert regressor.objective_ == pytest.approx(reference.objective_, rel=1e-3)
+    np.testing.assert_allclose(regressor.predict(X), reference.predict(X), atol=1e-2)
+
+
+def test_one_kernel_on_every_landmark_is_the_svc():
+    X, y = _mixed_points(n=150)
+    model = MKLClassifier(kernels=[RBF(sigma=2.0)], kernel_approximation="nystroem",
+                          n_components=150, tol=1e-6, kernel_normalization=None).fit(X, y)
+    svc = SVC(kernel="rbf", gamma=1.0 / 8.0, C=1.0, tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), svc.decision_function(X),
+                               atol=1e-3)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"kernel_approximation": "nystroem", "solver": "silp"}, "does not run on low-rank"),
+    ({"kernel_approximation": "nystroem", "kernels": "precomputed"}, "numeric X"),
+    ({"kernel_approximation": "rff", "kernels": [Polynomial(degree=2)], "n_components": 10},
+     "shift-invariant"),
+    ({"kernel_approximation": "nystroem", "n_components": 10_000}, "above n_samples"),
+    ({"kernel_approximation": "nystroem", "solver": "spg", "solver_options": {"second_order": False}},
+     "do not apply"),
+])
+def test_bad_low_rank_requests_are_refused(params, message):
+    X, y = _mixed_points(n=60)
+    if params.get("kernels") == "precomputed":
+        X = np.stack([X @ X.T], axis=2)
+    with pytest.raises(ValueError, match=message):
+        MKLClassifier(**params).fit(X, y)
+
+
+def test_n_components_must_be_a_positive_integer():
+    X, y = _mixed_points(n=40)
+    for bad in (0, 2.5, "many"):
+        with pytest.raises(ValueError, match="n_components"):
+            MKLClassifier(kernel_approximation="nystroem", n_components=bad).fit(X, y)
+
+
+def test_a_low_rank_model_is_not_saved_as_an_exact_one(tmp_path):
+    X, y = _mixed_points(n=60)
+    model = MKLClassifier(kernel_approximation="nystroem", n_components=20,
+                          random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="low-rank"):
+        save_model(model, tmp_path / "model.mkl")
+    assert not list(tmp_path.iterdir())
