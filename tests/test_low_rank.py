@@ -37,7 +37,7 @@ def _low_rank(X, n_components=30, approximation="nystroem", kernels="svc+feature
     mapping = LowRankMap(bank, approximation, n_components, random_state=0).fit()
     features = mapping.transform(bank.X_fit_, prepared=True)
     operator = LowRankKernels(features, mapping.starts_)
-    blocks = zip(mapping.starts_[:-1], mapping.starts_[1:])
+    blocks = zip(mapping.starts_[:-1], mapping.starts_[1:], strict=True)
     stack = np.stack([features[:, a:b] @ features[:, a:b].T for a, b in blocks], axis=2)
     return mapping, operator, stack
 
@@ -199,8 +199,8 @@ def test_one_kernel_on_every_landmark_is_the_svc():
     ({"kernel_approximation": "rff", "kernels": [Polynomial(degree=2)], "n_components": 10},
      "shift-invariant"),
     ({"kernel_approximation": "nystroem", "n_components": 10_000}, "above n_samples"),
-    ({"kernel_approximation": "nystroem", "solver": "spg", "solver_options": {"second_order": False}},
-     "do not apply"),
+    ({"kernel_approximation": "nystroem", "solver": "spg",
+      "solver_options": {"second_order": False}}, "do not apply"),
 ])
 def test_bad_low_rank_requests_are_refused(params, message):
     X, y = _mixed_points(n=60)
