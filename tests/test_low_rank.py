@@ -224,3 +224,16 @@ def test_a_low_rank_model_is_not_saved_as_an_exact_one(tmp_path):
     with pytest.raises(ValueError, match="low-rank"):
         save_model(model, tmp_path / "model.mkl")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["align", "alignf", "fheuristic"])
+def test_alignment_weights_from_the_features_are_those_of_the_stack(problem, name):
+    _, y, _, operator, stack = problem
+    from mklearn.solvers import SOLVERS
+
+    exact = SOLVERS[name].function(StackColumns(stack), y, 1.0, tol=1e-8,
+                                   estimate="exact")
+    ours = SOLVERS[name].feature_function(operator, y, 1.0, tol=1e-8)
+    np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, rtol=1e-6,
+                               atol=1e-9)
+    assert ours.objective == pytest.approx(exact.objective, rel=RTOL)

@@ -134,6 +134,10 @@ class LowRankMap:
         Whether the kernel's map is exact.
     starts_ : int64 ndarray of shape (n_kernels + 1,)
         Kernel k's columns of the features are ``starts_[k]:starts_[k + 1]``.
+    landmark_points_ : ndarray of shape (n_landmarks, n_features)
+        The standardised landmarks of every group, side by side.
+    landmark_rows_ : int64 ndarray of shape (n_landmarks,)
+        Their rows among the training points.
 
     Raises
     ------
@@ -171,6 +175,7 @@ class LowRankMap:
             if group.landmarks is not None:
                 group.landmarks = position[group.landmarks]
         self.landmark_points_ = np.ascontiguousarray(X[rows]) if rows.size else X[:1].copy()
+        self.landmark_rows_ = rows
         self._factor(rng)
         return self
 
@@ -501,9 +506,14 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
 
 
 def _sample_error(mapping, features, random_state):
+    """The error on ``ERROR_SAMPLE`` training points that are no landmarks (Nystrom is exact
+    on its landmarks: they would hide the error), drawn apart from the landmarks' draw."""
     from sklearn.utils import check_random_state
 
     n = features.shape[0]
+    others = np.setdiff1d(np.arange(n), mapping.landmark_rows_)
+    pool = others if others.size >= 2 else np.arange(n)
     rng = check_random_state(random_state)
-    sample = np.sort(rng.choice(n, min(n, ERROR_SAMPLE), replace=False))
+    rng = np.random.RandomState(rng.randint(2 ** 31) ^ 0x5EED)
+    sample = np.sort(rng.choice(pool, min(pool.size, ERROR_SAMPLE), replace=False))
     return mapping.error_on(mapping.bank.X_fit_[sample], features[sample])

@@ -10,7 +10,14 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from mklearn.extending import GROUP_SIMPLICES, implements, is_l1_simplex
 from mklearn.solvers import easymkl as _easymkl
-from mklearn.solvers.feature_space import average_features, smooth_dual_features, spg_features
+from mklearn.solvers.feature_space import (
+    align_features,
+    alignf_features,
+    average_features,
+    fheuristic_features,
+    smooth_dual_features,
+    spg_features,
+)
 from mklearn.solvers.mirror import mirror_descent
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
@@ -205,11 +212,14 @@ SOLVERS = {
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
                          {"cache_size": [_POSITIVE]}, feature_function=average_features),
     "align": _one_shot(align_mkl, "each kernel's centred alignment with yy' (Cortes et al., "
-                       "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS),
+                       "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS,
+                       feature_function=align_features),
     "alignf": _one_shot(alignf_mkl, "ALIGNF, non-negative maximal centred alignment (Cortes "
-                        "et al., JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS),
+                        "et al., JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS,
+                        feature_function=alignf_features),
     "fheuristic": _one_shot(fheuristic_mkl, "FHeuristic, uncentred alignments (Qiu and Lane, "
-                            "TCBB 2009; MKLpy), then the SVM", _SUBSAMPLE_OPTIONS),
+                            "TCBB 2009; MKLpy), then the SVM", _SUBSAMPLE_OPTIONS,
+                            feature_function=fheuristic_features),
     "pwmk": _one_shot(pwmk_mkl, "PWMK, cross-validated accuracies (Tanabe et al., RIVF 2008; "
                       "MKLpy), then the SVM",
                       {"cache_size": [_POSITIVE],

@@ -16,7 +16,11 @@ and 2): the duality gap ``U - L`` with ``U = r(d) + P(alpha; d)`` (the SVM prima
   NIPS 2010), maximising the smooth MKL dual ``-p' a - r*(g(a) / 2)`` itself by coordinate
   ascent in feature space, with the kernel weights ``d = grad r*(g / 2)`` following every
   step;
-- :func:`average_features`: the uniform weights ``1 / m`` and one SVM.
+- :func:`average_features`: the uniform weights ``1 / m`` and one SVM;
+- :func:`align_features`, :func:`alignf_features`, :func:`fheuristic_features`: the weights
+  of :mod:`mklearn.solvers.seeds` from sums over the features
+  (:func:`~mklearn.solvers.kernel_sums.feature_kernel_sums`: ``O(n R)``, or ``O(n R^2)`` for
+  ALIGNF's Frobenius products, exact over every pair of points), and one SVM.
 """
 
 from __future__ import annotations
@@ -35,10 +39,13 @@ from mklearn.linear import (
     block_outputs,
     block_terms,
 )
+from mklearn.solvers import seeds
+from mklearn.solvers.kernel_sums import feature_kernel_sums
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.tasks import ClassificationTask
 
-__all__ = ["average_features", "smooth_dual_features", "spg_features"]
+__all__ = ["align_features", "alignf_features", "average_features", "fheuristic_features",
+           "smooth_dual_features", "spg_features"]
 
 _KINDS = {"lp": KIND_LP, "kl": KIND_KL}
 INNER_TOL = 0.1  # first spread of the projected gradient a solve stops at (LIBLINEAR's eps)
@@ -141,12 +148,57 @@ def average_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100
     MKLResult
         With ``feature_coef`` (shape (R,)): ``f(x) = Phi(x) . feature_coef + intercept``.
     """
-    from mklearn.formulation.regularizers import L1Simplex
-
     start = time.perf_counter()
     task, problem = _start(operator, "average", y, C, task)
-    m = operator.n_kernels
-    d = np.full(m, 1.0 / m)
+    d = np.full(operator.n_kernels, 1.0 / operator.n_kernels)
+    return _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_state,
+                          start)
+
+
+def _aligned(name, operator, y, C, task, tol, max_iter, callback, random_state):
+    start = time.perf_counter()
+    task, problem = _start(operator, name, y, C, task)
+    targets = np.asarray(task.y, dtype=np.float64)
+    if np.ptp(targets) == 0:
+        raise ValueError(f"solver {name!r} weighs kernels by their alignment with y y', "
+                         "which is 0 for constant targets: y is constant")
+    sums = feature_kernel_sums(operator, targets, frobenius=name == "alignf")
+    weights = {"align": seeds.align_weights, "alignf": seeds.alignf_weights,
+               "fheuristic": seeds.fheuristic_weights}[name](sums)
+    return _fixed_weights(operator, problem, task, weights, tol, max_iter, callback,
+                          random_state, start, weight_time=time.perf_counter() - start)
+
+
+def align_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100,
+                   callback=None, task=None, random_state=0):
+    """Each kernel's centred alignment with ``y y'`` (:func:`mklearn.solvers.align_mkl`),
+    summed over every pair of points through the features, then the SVM in feature space.
+    Parameters and Returns as :func:`average_features`."""
+    return _aligned("align", operator, y, C, task, tol, max_iter, callback, random_state)
+
+
+def alignf_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100,
+                    callback=None, task=None, random_state=0):
+    """ALIGNF (:func:`mklearn.solvers.alignf_mkl`) with ``M_kl = ||Phi_k^c' Phi_l^c||_F^2``
+    from one ``R x R`` Gram matrix, then the SVM in feature space. Parameters and Returns as
+    :func:`average_features`."""
+    return _aligned("alignf", operator, y, C, task, tol, max_iter, callback, random_state)
+
+
+def fheuristic_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100,
+                        callback=None, task=None, random_state=0):
+    """FHeuristic (:func:`mklearn.solvers.fheuristic_mkl`) through the features, then the
+    SVM in feature space. Parameters and Returns as :func:`average_features`."""
+    return _aligned("fheuristic", operator, y, C, task, tol, max_iter, callback,
+                    random_state)
+
+
+def _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_state, start,
+                   **record):
+    """The SVM on ``K(d)`` for fixed weights d, its inner tolerance tightened tenfold per
+    check until the SVM's relative duality gap is at most ``tol``."""
+    from mklearn.formulation.regularizers import L1Simplex
+
     certificate = _Certificate(operator, problem, task, L1Simplex())
     svm = FeatureSVM(problem, seed=_seed(random_state))
     history = []
@@ -155,8 +207,10 @@ def average_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100
         alpha, _, _, _ = svm.solve(d, eps)
         u, g = certificate.blocks(alpha)
         upper, _, bias = certificate.bounds(alpha, u, g, d)
+        upper -= certificate.regularizer.value(d)
         lower = task.linear_value(alpha) - 0.5 * float(d @ g)  # the SVM's own dual
-        _record(history, start, iteration, upper, upper, lower, iteration, callback)
+        _record(history, start, iteration, upper, upper, lower, iteration, callback,
+                inner_tol=eps, **record)
         if _relative(upper, lower) <= tol or eps <= INNER_FLOOR:
             break
         eps = max(eps * INNER_SHRINK, INNER_FLOOR)

@@ -148,3 +148,28 @@ def point_subset(provider, indices):
     if isinstance(stack, np.ndarray):
         return StackColumns(stack[:, indices][:, :, indices].transpose(1, 2, 0))
     return _PointSubset(provider, indices)
+
+
+def feature_kernel_sums(operator, y, *, frobenius=False) -> KernelSums:
+    """The sums of :func:`kernel_sums` on low-rank kernels ``K_k = Phi_k Phi_k'`` (capability
+    ``feature_blocks``) from the features alone: ``K_k 1 = Phi_k (Phi_k' 1)``,
+    ``y'K_k y = ||Phi_k' y||^2`` and ``<K_k, K_l>_F = ||Phi_k' Phi_l||_F^2`` (one
+    ``R x R`` Gram matrix, ``O(n R^2)`` flops, for ``frobenius``; the diagonal blocks only
+    otherwise), never an ``n x n`` array."""
+    features, starts = operator.features, operator.starts
+    m = starts.size - 1
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    blocks = [slice(starts[k], starts[k + 1]) for k in range(m)]
+    column_sums = np.asarray(features.sum(axis=0), dtype=np.float64)
+    row_sums = np.stack([np.asarray(features[:, b] @ column_sums[b], dtype=np.float64)
+                         for b in blocks])
+    projected = np.asarray(features.T @ y.astype(features.dtype), dtype=np.float64)
+    yky = np.array([projected[b] @ projected[b] for b in blocks])
+    if frobenius:
+        gram = np.asarray(features.T @ features, dtype=np.float64)
+        products = np.array([[np.sum(gram[a, b] ** 2) for b in blocks] for a in blocks])
+        return KernelSums(row_sums, yky, products, np.diag(products).copy(), y)
+    squares = np.array([np.sum(np.asarray(features[:, b].T @ features[:, b],
+                                          dtype=np.float64) ** 2) for b in blocks])
+    return KernelSums(row_sums, yky, None, squares, y)
+

@@ -267,8 +267,8 @@ def _aligned(provider, y, C, task, name, *, tol, callback, cache_size, estimate,
     part = provider if sample is None else point_subset(provider, sample)
     sums = kernel_sums(part, targets if sample is None else targets[sample],
                        frobenius=name == "alignf", block_mb=min(cache_size, SUMS_BLOCK_MB))
-    d = {"align": _align_weights, "alignf": _alignf_weights,
-         "fheuristic": _fheuristic_weights}[name](sums)
+    d = {"align": align_weights, "alignf": alignf_weights,
+         "fheuristic": fheuristic_weights}[name](sums)
     return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
                             callback=callback, start=start,
                             record={"estimate": used, "n_points_summed": part.n_samples,
@@ -289,7 +289,7 @@ def _points_used(n, estimate, size, rng, name):
     return sample, "subsample"
 
 
-def _align_weights(sums):
+def align_weights(sums):
     squares = np.maximum(sums.centred_squares(), 0.0)
     scale = float(np.sum((sums.y - sums.y.mean()) ** 2))
     norms = np.sqrt(squares) * scale
@@ -298,14 +298,14 @@ def _align_weights(sums):
     return _normalised(np.maximum(rho, 0.0), "align", _NOT_ALIGNED)
 
 
-def _fheuristic_weights(sums):
+def fheuristic_weights(sums):
     norms = np.sqrt(np.maximum(sums.squares, 0.0)) * float(sums.y @ sums.y)
     live = norms > 0
     alignment = np.where(live, sums.yky / np.where(live, norms, 1.0), 0.0)
     return _normalised(np.maximum(alignment, 0.0), "fheuristic", _NOT_ALIGNED)
 
 
-def _alignf_weights(sums):
+def alignf_weights(sums):
     """ALIGNF's v* by NNLS on an eigen-factor of M over its positive eigenvalues (``a`` lies
     in the range of M: both are Gram products of the centred kernels)."""
     M, a = sums.centred_products(), sums.centred_targets()
