@@ -661,7 +661,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``iteration``, ``objective``, ``relative_duality_gap``, ``n_svm_solves``, ``time``
         (seconds) and the solver's own measures under their own names (SILP's ``eps_mkl``,
         MWUMKL's ``lower``, ``upper`` and absolute ``duality_gap``; see
-        :class:`mklearn.solvers.MKLResult`).
+        :class:`mklearn.solvers.MKLResult`). The records are dicts
+        (:class:`mklearn.solvers.result.HistoryRecord`) in which the former key ``"gap"``
+        still reads ``relative_duality_gap``, with a ``FutureWarning``, until the next release.
     n_iter_ : int or ndarray of shape (n_classes,)
         Outer iterations.
     n_svm_solves_ : int or ndarray of shape (n_classes,)
