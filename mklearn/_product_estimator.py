@@ -139,7 +139,8 @@ def finish_product(estimator):
             "widths) or raise C, or check that the features vary",
         )
     train = estimator.__dict__.pop("_product_X", None)
-    estimator.support_vectors_ = None if train is None else train[estimator.support_]
+    # precomputed distances: empty, as for precomputed kernels
+    estimator.support_vectors_ = np.empty((0, 0)) if train is None else train[estimator.support_]
 
 
 def product_decision(estimator, X):

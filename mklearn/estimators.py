@@ -641,7 +641,21 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``alpha_i y_i`` of the support vectors (``y_i = +1`` for ``classes_[1]`` in the binary
         case, for the row's class in one-vs-rest).
     support_ : ndarray of shape (n_SV,)
-        Indices of the support vectors in the training set (union over classes).
+        Indices of the support vectors in the training set (union over classes), grouped by
+        class in the order of ``classes_`` (increasing within a class), as in
+        :class:`sklearn.svm.SVC`.
+    n_support_ : ndarray of shape (n_classes,), dtype int32
+        Number of support vectors of each class (for two classes too, as SVC): the first
+        ``n_support_[0]`` entries of ``support_`` are of ``classes_[0]``, and so on.
+    support_vectors_ : ndarray of shape (n_SV, n_features), or sparse
+        The rows of X (multi-view input: the views side by side) of the support vectors, in
+        the order of ``support_``. With ``kernels="precomputed"`` an empty array, as
+        ``SVC(kernel="precomputed")`` has (``support_`` indexes the kernels' rows); not set
+        for string kernels. With ``combination="product"`` on X: the support vectors after
+        the product's standardisation (what its prediction reads).
+    shape_fit_ : tuple of int
+        The shape of X at fit: ``(n_samples, n_features)``, the shape of the precomputed
+        kernel or stack, or ``(n_samples,)`` for sequences.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Bias of each decision function.
     objective_ : float or ndarray of shape (n_classes,)
@@ -700,8 +714,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     product_ : FittedProduct or "distances"
         Only with ``combination="product"``: the fitted standardisation and blocks (or
         "distances" for precomputed distances).
-    support_vectors_ : ndarray of shape (n_SV, n_features) or None
-        Only with ``combination="product"`` on X: the standardised support vectors.
 
     Raises
     ------
@@ -907,9 +919,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             warn_if_capped(self, cap, sum(at_bound(r.alpha, cost, cap) for r, _ in results))
         if not product:
             self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
-        self._store(results, len(self.kernel_names_))
+        self._store(results, len(self.kernel_names_), y)
         if product:
             _product.finish_product(self)
+        self._store_fit_shape(X)
         for name in ("probA_", "probB_"):
             self.__dict__.pop(name, None)
         if self.probability:
@@ -975,14 +988,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.probA_ = np.array([s.a_ for s in sigmoids])
         self.probB_ = np.array([s.b_ for s in sigmoids])
 
-    def _store(self, results, n_kernels):
+    def _store(self, results, n_kernels, y):
         self._own_training_points()
         weights = np.array([r.kernel_weights for r, _ in results])
         # relative to each model's largest weight (lp weights scale with the kernels' values)
         largest = np.maximum(weights.max(axis=1, keepdims=True), 1e-300)
         weights[weights <= _WEIGHT_EPS * largest] = 0.0
         alphas = np.array([r.alpha * y_pm for r, y_pm in results])
-        self.support_ = np.flatnonzero(np.any(alphas != 0.0, axis=0))
+        support = np.flatnonzero(np.any(alphas != 0.0, axis=0))
+        codes = np.searchsorted(self.classes_, y[support])
+        order = np.argsort(codes, kind="stable")  # grouped by class, as SVC orders them
+        self.support_ = support[order]
+        self.n_support_ = np.bincount(codes, minlength=self.classes_.size).astype(np.int32)
         self.dual_coef_ = alphas[:, self.support_]
         self.intercept_ = np.array([r.intercept for r, _ in results])
         self.objective_ = np.array([r.objective for r, _ in results])
@@ -1009,6 +1026,24 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         else:
             for name in ("group_names_", "group_weights_"):
                 self.__dict__.pop(name, None)
+
+    def _store_fit_shape(self, X):
+        """SVC's ``shape_fit_`` and, for a sum of kernels, its ``support_vectors_``: the
+        support's training rows of numeric X, empty for precomputed kernels (as
+        ``SVC(kernel="precomputed")``), not set for string kernels (products set their own)."""
+        strings = is_string_kernels(self.kernels)
+        if self._precomputed:
+            self.shape_fit_ = tuple(np.shape(X))
+        else:
+            self.shape_fit_ = (self.n_train_,) if strings else (self.n_train_,
+                                                                 self.n_features_in_)
+        if self.combination == "product":
+            return
+        self.__dict__.pop("support_vectors_", None)
+        if self._precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        elif not strings:
+            self.support_vectors_ = self.bank_.X_fit_[self.support_]
 
     def _check_before_kernels(self, bank):
         """The groups are checked against the kernel count before any kernel is computed."""
