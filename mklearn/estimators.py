@@ -1228,7 +1228,17 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         On invalid parameters, non-finite input, targets that are not real numbers, kernel
         stacks of the wrong shape, a regulariser the solver cannot take, or negative
         ``sample_weight``.
+    TypeError
+        At construction, for a parameter of :class:`MKLClassifier` only (``groups``,
+        ``class_weight``, ``probability``, ``n_jobs``, ``random_state``, ``combination``):
+        Python's "unexpected keyword argument". Group MKL (``regularizer="group"``) is
+        classification only; weight samples with ``fit(..., sample_weight=...)``.
     """
+
+    # No ``groups``: no regression solver (smo, silp, spg, the one-shot weights) takes the
+    # group regulariser, so the parameter could only relabel kernel_weights_. Its absence
+    # is Python's TypeError naming it; a clearer one would need **kwargs in __init__,
+    # which scikit-learn's checks read as a parameter and forbid raising on.
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],

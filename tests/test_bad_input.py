@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+from mklearn import MKLClassifier, MKLKernel, MKLRegressor, OneClassMKL
 from mklearn.cli import main
 from mklearn.datasets import load_data_file
 from mklearn.formulation.regularizers import REGULARIZERS
@@ -339,6 +339,24 @@ def test_solver_option_of_the_wrong_type_is_refused(data, solver, options, monke
     with pytest.raises(ValueError, match=f"'{key}' parameter of solver '{solver}'"):
         MKLClassifier(kernels=FAMILY, solver=solver, regularizer=regularizer,
                       solver_options=options).fit(X, y)
+
+
+@pytest.mark.parametrize("keyword, value", [("groups", [0, 1]), ("class_weight", "balanced"),
+                                            ("probability", True)])
+def test_classifier_parameters_given_to_the_regressor_are_named(keyword, value):
+    with pytest.raises(TypeError, match=f"MKLRegressor.* unexpected keyword argument '{keyword}'"):
+        MKLRegressor(**{keyword: value})
+    assert keyword not in MKLRegressor().get_params()
+    if keyword not in MKLKernel().get_params():
+        return
+    with pytest.raises(ValueError, match=f"{keyword}=.* is a parameter of classification.*"
+                                         "task='classification'"):
+        MKLKernel(task="regression", **{keyword: value}).fit(*_regression_data())
+
+
+def _regression_data():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    return X, X[:, 0]
 
 
 # ------------------------------------------------------------------------ save paths
