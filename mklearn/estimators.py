@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
 import time
@@ -322,6 +323,7 @@ class _KernelInput:
         info = get_solver(self.solver_, part, combination)
         if auto and getattr(self, "verbose", 0):
             print(f"solver='auto' chose {self.solver_!r}: {info.description}", flush=True)
+        _check_lam_enters(self, info)
         return info
 
     def _check_learned_kernels(self, kernels, weights):
@@ -1372,6 +1374,24 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self._kernel_expansion(X) + self.intercept_[0]
+
+
+def _check_lam_enters(estimator, info):
+    """ValueError for an explicit ``lam`` with a solver that has its own lambda instead."""
+    lam = getattr(estimator, "lam", "auto")
+    if not info.own_lam or (isinstance(lam, str) and lam == "auto"):
+        return
+    default = info.defaults.get(info.own_lam, _option_default(info.function, info.own_lam))
+    raise ValueError(
+        f"lam={lam!r} is the weight of a regulariser, which solver {estimator.solver_!r} does "
+        f"not use; its own lambda is solver_options={{{info.own_lam!r}: ...}} "
+        f"(default {default!r}): set that, and leave lam at 'auto'")
+
+
+def _option_default(function, name):
+    """The default of keyword ``name`` of ``function`` (None if it has none)."""
+    parameter = inspect.signature(function).parameters.get(name)
+    return None if parameter is None else parameter.default
 
 
 def _check_classification_labels(y):

@@ -359,6 +359,18 @@ def _regression_data():
     return X, X[:, 0]
 
 
+def test_lam_with_easymkl_points_to_its_own_lambda(data, monkeypatch):
+    X, y = data
+    default = MKLClassifier(kernels=FAMILY, solver="easymkl").fit(X, y)
+    own = MKLClassifier(kernels=FAMILY, solver="easymkl", solver_options={"lam": 0.9}).fit(X, y)
+    assert not np.allclose(own.kernel_weights_, default.kernel_weights_)  # the lambda that acts
+    _fail_on_kernels(monkeypatch)
+    with pytest.raises(ValueError, match=r"lam=1.5 is the weight of a regulariser, which solver "
+                                         r"'easymkl' does not use; its own lambda is "
+                                         r"solver_options=\{'lam': ...\} \(default 0.1\)"):
+        MKLClassifier(kernels=FAMILY, solver="easymkl", lam=1.5).fit(X, y)
+
+
 # ------------------------------------------------------------------------ save paths
 def test_save_to_a_missing_directory_fails_before_fitting(tmp_path, capsys, monkeypatch):
     def forbidden(*args, **kwargs):

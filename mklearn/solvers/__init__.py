@@ -68,6 +68,9 @@ class SolverInfo:
     takes_task: bool = False
     # weights learnt once, then one SVM on them (mklearn.solvers.seeds): no outer iterations
     one_shot: bool = False
+    # the solver has a lambda of its own, this key of its options, and the estimators'
+    # ``lam`` (the regulariser's weight) does not enter: an explicit ``lam`` is refused
+    own_lam: str = ""
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -220,6 +223,7 @@ SOLVERS = {
         record_unit="gap check",
         max_iter_counts_records=False,
         n_iter_unit="SMO steps",
+        own_lam="lam",
     ),
 }
 
