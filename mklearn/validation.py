@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 from numba import njit
@@ -62,10 +63,34 @@ def validate_numeric(estimator, *args, **kwargs):
     After fit (``reset=False``), a DataFrame whose columns are the feature names seen at fit
     in another order is reordered by name (:func:`align_columns`).
     """
+    if args:
+        check_unique_columns(args[0])
     if not kwargs.get("reset", True) and args:
         args = (align_columns(estimator, args[0]), *args[1:])
     with numeric_input():
         return validate_data(estimator, *args, **kwargs)
+
+
+def check_unique_columns(X):
+    """ValueError if the data frame X has a column name more than once (no-op otherwise).
+
+    Raises
+    ------
+    ValueError
+        Naming the repeated names and how often each occurs.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return
+    repeated = [(name, count) for name, count in Counter(columns).items() if count > 1]
+    if not repeated:
+        return
+    listed = ", ".join(f"{name!r} {count} times" for name, count in repeated[:10])
+    raise ValueError(
+        f"X has repeated column names ({listed}); the columns need unique column names "
+        "(they identify the features and name the kernels): rename the columns "
+        "(X.columns = [...]) or drop the repeats (X.loc[:, ~X.columns.duplicated()])"
+    )
 
 
 def align_columns(estimator, X):
