@@ -61,10 +61,13 @@ from mklearn.validation import (
     check_learned_kernel,
     check_regression_targets,
     check_test_stack,
+    count_far_outside,
+    feature_range,
     kernel_is_constant,
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
+    warn_far_outside,
     warn_if_capped,
 )
 from mklearn.views import Views, is_views, resolve_groups
@@ -141,7 +144,8 @@ class _KernelInput:
         """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
         rows (no stack)."""
         given = X
-        self.__dict__.pop("_constant_rows", None)
+        for name in ("_constant_rows", "_feature_range"):
+            self.__dict__.pop(name, None)
         if self._precomputed:
             stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
             if kernel_is_constant(kernel_sum):
@@ -175,6 +179,7 @@ class _KernelInput:
             self.views_, X = Views.from_fit(X)
         X, y = validate_numeric(self, X, y, dtype=np.float64, accept_sparse="csr")
         X = densify(X, self.memory_budget)
+        self._feature_range = feature_range(X)
         if rows_are_identical(X):
             warn_constant_model(self, "all rows of X are identical (every feature is constant)")
             self._constant_rows = True
@@ -418,9 +423,14 @@ class _KernelInput:
                              reset=False, accept_sparse="csr")
         n_rows = self.n_train_ if rows is None else len(rows)
         block = max(1, PREDICT_BLOCK_BYTES // (8 * max(n_rows, 1) * active.size))
+        training_range = getattr(self, "_feature_range", None)  # None: a loaded model
+        n_far, example = 0, None
         for start in range(0, X.shape[0], block):
             points = X[start:start + block]
             points = points.toarray() if scipy.sparse.issparse(points) else points
+            if training_range is not None:
+                count, seen = count_far_outside(training_range, points)
+                n_far, example = n_far + count, example or seen
             with np.errstate(over="ignore", invalid="ignore"):
                 cross = self.bank_.transform(points, rows=rows, kernel_indices=active)
             if not np.isfinite(cross).all():
@@ -430,6 +440,8 @@ class _KernelInput:
                     "X as the training data was"
                 )
             yield cross
+        if n_far:
+            warn_far_outside(validator or self, n_far, X.shape[0], *example, training_range)
 
     def _combine_cross(self, cross, weights, active):
         """``cross`` (n_test, n_SV, n_active) combined by each model's weights and dual

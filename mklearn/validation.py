@@ -144,6 +144,48 @@ def feature_order(fitted, given, what):
     )
 
 
+# A test value more than this many training ranges (max - min of its feature) beyond them
+# is far outside: RBF-type kernels to every training point are 0 there.
+FAR_RANGES = 10.0
+
+
+def feature_range(X):
+    """Smallest and largest value of each feature of the dense training points X (at least
+    one row): shape (2, n_features), kept at fit for :func:`count_far_outside`."""
+    return np.stack([X.min(axis=0), X.max(axis=0)])
+
+
+def count_far_outside(training_range, X):
+    """Rows of the dense X with a value more than ``FAR_RANGES`` training ranges beyond
+    ``training_range`` (:func:`feature_range`; a constant feature's range is its value's
+    magnitude, at least 1): their count and one such (value, column), or None."""
+    low, high = training_range
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = high - low
+        margin = FAR_RANGES * np.where(spread > 0, spread, np.maximum(np.abs(low), 1.0))
+        far = (X < low - margin) | (X > high + margin)
+    rows = np.flatnonzero(far.any(axis=1))
+    if rows.size == 0:
+        return 0, None
+    column = int(np.flatnonzero(far[rows[0]])[0])
+    return rows.size, (float(X[rows[0], column]), column)
+
+
+def warn_far_outside(estimator, n_far, n_test, value, column, training_range):
+    """UserWarning that ``n_far`` of ``n_test`` test points lie far outside the training
+    range (``value`` of feature ``column`` is one): the model extrapolates there."""
+    names = getattr(estimator, "feature_names_in_", None)
+    feature = repr(str(names[column])) if names is not None else f"x[{column}]"
+    low, high = training_range[:, column]
+    warnings.warn(
+        f"{type(estimator).__name__}: {n_far} of {n_test} test points lie far outside the "
+        f"training range (more than {FAR_RANGES:g} times a feature's training range beyond "
+        f"it; e.g. {feature} = {value:.3g}, trained on [{low:.3g}, {high:.3g}]): kernels "
+        "that read such a feature are about 0 there (RBF) or explode, so the model "
+        "extrapolates, and a point far out for every kernel gets the intercept alone; check "
+        "those points, or scale X as the training data was", UserWarning, stacklevel=4)
+
+
 def kernel_is_constant(kernel_sum):
     """True if all entries of the sum of the kernels are equal (to rounding)."""
     if not kernel_sum.size:

@@ -191,6 +191,27 @@ def test_test_points_far_outside_the_training_range_are_refused(data):
         stack_model.predict(_stack(X) * 1e200)
 
 
+@pytest.mark.parametrize(
+    "make", [MKLClassifier, MKLRegressor, lambda: OneClassMKL(kernels=[RBF(sigma=1.0)]),
+             lambda: MKLClassifier(combination="product", kernels="features")],
+    ids=["classifier", "regressor", "one-class", "product"])
+def test_test_points_far_outside_the_training_range_warn_with_their_count(data, make):
+    X, y = data
+    model = make().fit(X, X[:, 0] if isinstance(make(), MKLRegressor) else y)
+    far = X.copy()
+    far[:3] = 1e300  # every feature: every kernel to the training points is 0
+    far[3, 1] = -1e300
+    decide = getattr(model, "decision_function", model.predict)  # the regressor: predict
+    with pytest.warns(UserWarning, match=r"4 of 40 test points lie far outside the training "
+                                         r"range .* x\[0\] = 1e\+300, trained on \[-"):
+        scores = decide(far)
+    np.testing.assert_allclose(scores[:3], model.intercept_[0], rtol=1e-12)  # it alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        decide(X * 3.0 + 1.0)  # outside, but not far
+        model.predict(X)
+
+
 def test_huge_kernel_stack_is_refused_with_the_fix(data):
     X, y = data
     with pytest.raises(ValueError, match=r"diagonal entries up to .*e\+20\d.*rescale the kernels"):
