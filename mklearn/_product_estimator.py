@@ -13,10 +13,13 @@ from mklearn.formulation.products import (
 )
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
 from mklearn.validation import (
+    count_far_outside,
+    feature_range,
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
     warn_degenerate,
+    warn_far_outside,
 )
 from mklearn.views import is_views
 
@@ -69,6 +72,7 @@ def product_input(estimator, X, y):
     """The product combination on the training data, and y; sets the input attributes."""
     estimator.bank_ = None
     estimator.views_ = None
+    estimator.__dict__.pop("_feature_range", None)
     if isinstance(estimator.kernels, str) and estimator.kernels == "precomputed_distances":
         stack = check_distance_stack(X)
         y = column_or_1d(y, warn=True)
@@ -91,6 +95,7 @@ def product_input(estimator, X, y):
                          "concatenate the views into one X")
     X, y = validate_numeric(estimator, X, y, dtype=np.float64)
     estimator.__dict__.pop("_constant_rows", None)
+    estimator._feature_range = feature_range(X)
     if rows_are_identical(X):  # said once: finish_product does not repeat it
         warn_constant_model(estimator, "all rows of X are identical (every feature is constant)")
         estimator._constant_said = estimator._constant_rows = True
@@ -139,7 +144,8 @@ def finish_product(estimator):
             "widths) or raise C, or check that the features vary",
         )
     train = estimator.__dict__.pop("_product_X", None)
-    estimator.support_vectors_ = None if train is None else train[estimator.support_]
+    # precomputed distances: empty, as for precomputed kernels
+    estimator.support_vectors_ = np.empty((0, 0)) if train is None else train[estimator.support_]
 
 
 def product_decision(estimator, X):
@@ -156,6 +162,7 @@ def product_decision(estimator, X):
         kernels = [np.exp(-(cross @ w)) for w in weights]
     else:
         X = validate_numeric(estimator, X, dtype=np.float64, reset=False)
+        _say_if_far_outside(estimator, X)
         Z = estimator.product_.transform(check_array(X))
         kernels = [estimator.product_.cross_kernel(w, Z, estimator.support_vectors_)
                    for w in weights]
@@ -163,6 +170,16 @@ def product_decision(estimator, X):
         [K @ estimator.dual_coef_[c] + estimator.intercept_[c] for c, K in enumerate(kernels)]
     )
     return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+def _say_if_far_outside(estimator, X):
+    """Warn if test points lie far outside the training range (not for loaded models)."""
+    training_range = getattr(estimator, "_feature_range", None)
+    if training_range is None:
+        return
+    n_far, example = count_far_outside(training_range, X)
+    if n_far:
+        warn_far_outside(estimator, n_far, X.shape[0], *example, training_range)
 
 
 def product_convergence_message(estimator, result):

@@ -15,6 +15,7 @@ from mklearn import _cli_data
 from mklearn.datasets import load_data_file
 from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
+from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
 from mklearn.plotting import _pyplot, save_plots
@@ -48,8 +49,8 @@ def _parser() -> argparse.ArgumentParser:
         help="fit an MKL classifier and report its kernel weights",
         description="Fit an MKL classifier (default: bundled Sonar, SVC()'s own kernel and "
         "an RBF of width 1 on each standardised feature, scaled to mean diagonal 1, "
-        "KL-regularised weights (lam=5, prior 0.9 on SVC's kernel) solved by SMO-MKL, C=1 "
-        "as in an SVC: the defaults of MKLClassifier()).",
+        f"KL-regularised weights (lam={SVC_KERNEL_LAM:g}, prior 0.9 on SVC's kernel) solved by "
+        "SMO-MKL, C=1 as in an SVC: the defaults of MKLClassifier()).",
     )
     _data_options(fit.add_argument_group("data"))
     _kernel_options(fit.add_argument_group("kernels and solver"))
@@ -154,7 +155,7 @@ def _model_options(fit):
     fit.add_argument(
         "--lam", type=float, default=None,
         help="weight of the lp or kl regulariser (default: the estimator's; for classification "
-        "15 with --regularizer auto's KL prior on SVC's kernel, else 1)",
+        f"{SVC_KERNEL_LAM:g} with --regularizer auto's KL prior on SVC's kernel, else 1)",
     )
     fit.add_argument(
         "--epsilon", type=float, default=0.1, help="regression: half-width of the tube"

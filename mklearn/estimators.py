@@ -62,10 +62,13 @@ from mklearn.validation import (
     check_learned_kernel,
     check_regression_targets,
     check_test_stack,
+    count_far_outside,
+    feature_range,
     kernel_is_constant,
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
+    warn_far_outside,
     warn_if_capped,
 )
 from mklearn.views import Views, is_views, resolve_groups
@@ -144,8 +147,8 @@ class _KernelInput:
         ``kernel_approximation`` asks for them and the solver runs on them
         (``feature_solver``, its feature-space function)."""
         given = X
-        self.__dict__.pop("_constant_rows", None)
-        for name in ("low_rank_", "approximation_error_", "coef_"):
+        for name in ("_constant_rows", "_feature_range", "low_rank_", "approximation_error_",
+                     "coef_"):
             self.__dict__.pop(name, None)
         self.kernel_approximation_ = "exact"
         if self._precomputed or is_string_kernels(self.kernels) or is_views(X):
@@ -183,6 +186,7 @@ class _KernelInput:
             self.views_, X = Views.from_fit(X)
         X, y = validate_numeric(self, X, y, dtype=np.float64, accept_sparse="csr")
         X = densify(X, self.memory_budget)
+        self._feature_range = feature_range(X)
         if rows_are_identical(X):
             warn_constant_model(self, "all rows of X are identical (every feature is constant)")
             self._constant_rows = True
@@ -399,6 +403,7 @@ class _KernelInput:
         info = get_solver(self.solver_, part, combination)
         if auto and getattr(self, "verbose", 0):
             print(f"solver='auto' chose {self.solver_!r}: {info.description}", flush=True)
+        _check_lam_enters(self, info)
         return info
 
     def _check_learned_kernels(self, kernels, weights):
@@ -502,9 +507,14 @@ class _KernelInput:
                              reset=False, accept_sparse="csr")
         n_rows = self.n_train_ if rows is None else len(rows)
         block = max(1, PREDICT_BLOCK_BYTES // (8 * max(n_rows, 1) * active.size))
+        training_range = getattr(self, "_feature_range", None)  # None: a loaded model
+        n_far, example = 0, None
         for start in range(0, X.shape[0], block):
             points = X[start:start + block]
             points = points.toarray() if scipy.sparse.issparse(points) else points
+            if training_range is not None:
+                count, seen = count_far_outside(training_range, points)
+                n_far, example = n_far + count, example or seen
             with np.errstate(over="ignore", invalid="ignore"):
                 cross = self.bank_.transform(points, rows=rows, kernel_indices=active)
             if not np.isfinite(cross).all():
@@ -514,6 +524,8 @@ class _KernelInput:
                     "X as the training data was"
                 )
             yield cross
+        if n_far:
+            warn_far_outside(validator or self, n_far, X.shape[0], *example, training_range)
 
     def _combine_cross(self, cross, weights, active):
         """``cross`` (n_test, n_SV, n_active) combined by each model's weights and dual
@@ -727,7 +739,21 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``alpha_i y_i`` of the support vectors (``y_i = +1`` for ``classes_[1]`` in the binary
         case, for the row's class in one-vs-rest).
     support_ : ndarray of shape (n_SV,)
-        Indices of the support vectors in the training set (union over classes).
+        Indices of the support vectors in the training set (union over classes), grouped by
+        class in the order of ``classes_`` (increasing within a class), as in
+        :class:`sklearn.svm.SVC`.
+    n_support_ : ndarray of shape (n_classes,), dtype int32
+        Number of support vectors of each class (for two classes too, as SVC): the first
+        ``n_support_[0]`` entries of ``support_`` are of ``classes_[0]``, and so on.
+    support_vectors_ : ndarray of shape (n_SV, n_features), or sparse
+        The rows of X (multi-view input: the views side by side) of the support vectors, in
+        the order of ``support_``. With ``kernels="precomputed"`` an empty array, as
+        ``SVC(kernel="precomputed")`` has (``support_`` indexes the kernels' rows); not set
+        for string kernels. With ``combination="product"`` on X: the support vectors after
+        the product's standardisation (what its prediction reads).
+    shape_fit_ : tuple of int
+        The shape of X at fit: ``(n_samples, n_features)``, the shape of the precomputed
+        kernel or stack, or ``(n_samples,)`` for sequences.
     intercept_ : ndarray of shape (1,) or (n_classes,)
         Bias of each decision function.
     objective_ : float or ndarray of shape (n_classes,)
@@ -747,7 +773,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``iteration``, ``objective``, ``relative_duality_gap``, ``n_svm_solves``, ``time``
         (seconds) and the solver's own measures under their own names (SILP's ``eps_mkl``,
         MWUMKL's ``lower``, ``upper`` and absolute ``duality_gap``; see
-        :class:`mklearn.solvers.MKLResult`).
+        :class:`mklearn.solvers.MKLResult`). The records are dicts
+        (:class:`mklearn.solvers.result.HistoryRecord`) in which the former key ``"gap"``
+        still reads ``relative_duality_gap``, with a ``FutureWarning``, until the next release.
     n_iter_ : int or ndarray of shape (n_classes,)
         Outer iterations.
     n_svm_solves_ : int or ndarray of shape (n_classes,)
@@ -784,8 +812,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     product_ : FittedProduct or "distances"
         Only with ``combination="product"``: the fitted standardisation and blocks (or
         "distances" for precomputed distances).
-    support_vectors_ : ndarray of shape (n_SV, n_features) or None
-        Only with ``combination="product"`` on X: the standardised support vectors.
 
     Raises
     ------
@@ -1001,9 +1027,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             warn_if_capped(self, cap, sum(at_bound(r.alpha, cost, cap) for r, _ in results))
         if not product:
             self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
-        self._store(results, len(self.kernel_names_))
+        self._store(results, len(self.kernel_names_), y)
         if product:
             _product.finish_product(self)
+        self._store_fit_shape(X)
         for name in ("probA_", "probB_"):
             self.__dict__.pop(name, None)
         if self.probability:
@@ -1069,14 +1096,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.probA_ = np.array([s.a_ for s in sigmoids])
         self.probB_ = np.array([s.b_ for s in sigmoids])
 
-    def _store(self, results, n_kernels):
+    def _store(self, results, n_kernels, y):
         self._own_training_points()
         weights = np.array([r.kernel_weights for r, _ in results])
         # relative to each model's largest weight (lp weights scale with the kernels' values)
         largest = np.maximum(weights.max(axis=1, keepdims=True), 1e-300)
         weights[weights <= _WEIGHT_EPS * largest] = 0.0
         alphas = np.array([r.alpha * y_pm for r, y_pm in results])
-        self.support_ = np.flatnonzero(np.any(alphas != 0.0, axis=0))
+        support = np.flatnonzero(np.any(alphas != 0.0, axis=0))
+        codes = np.searchsorted(self.classes_, y[support])
+        order = np.argsort(codes, kind="stable")  # grouped by class, as SVC orders them
+        self.support_ = support[order]
+        self.n_support_ = np.bincount(codes, minlength=self.classes_.size).astype(np.int32)
         self.dual_coef_ = alphas[:, self.support_]
         self.intercept_ = np.array([r.intercept for r, _ in results])
         self.objective_ = np.array([r.objective for r, _ in results])
@@ -1104,6 +1135,24 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         else:
             for name in ("group_names_", "group_weights_"):
                 self.__dict__.pop(name, None)
+
+    def _store_fit_shape(self, X):
+        """SVC's ``shape_fit_`` and, for a sum of kernels, its ``support_vectors_``: the
+        support's training rows of numeric X, empty for precomputed kernels (as
+        ``SVC(kernel="precomputed")``), not set for string kernels (products set their own)."""
+        strings = is_string_kernels(self.kernels)
+        if self._precomputed:
+            self.shape_fit_ = tuple(np.shape(X))
+        else:
+            self.shape_fit_ = (self.n_train_,) if strings else (self.n_train_,
+                                                                 self.n_features_in_)
+        if self.combination == "product":
+            return
+        self.__dict__.pop("support_vectors_", None)
+        if self._precomputed:
+            self.support_vectors_ = np.empty((0, 0))
+        elif not strings:
+            self.support_vectors_ = self.bank_.X_fit_[self.support_]
 
     def _check_before_kernels(self, bank):
         """The groups are checked against the kernel count before any kernel is computed."""
@@ -1288,7 +1337,17 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         On invalid parameters, non-finite input, targets that are not real numbers, kernel
         stacks of the wrong shape, a regulariser the solver cannot take, or negative
         ``sample_weight``.
+    TypeError
+        At construction, for a parameter of :class:`MKLClassifier` only (``groups``,
+        ``class_weight``, ``probability``, ``n_jobs``, ``random_state``, ``combination``):
+        Python's "unexpected keyword argument". Group MKL (``regularizer="group"``) is
+        classification only; weight samples with ``fit(..., sample_weight=...)``.
     """
+
+    # No ``groups``: no regression solver (smo, silp, spg, the one-shot weights) takes the
+    # group regulariser, so the parameter could only relabel kernel_weights_. Its absence
+    # is Python's TypeError naming it; a clearer one would need **kwargs in __init__,
+    # which scikit-learn's checks read as a parameter and forbid raising on.
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
@@ -1436,6 +1495,24 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self._kernel_expansion(X) + self.intercept_[0]
+
+
+def _check_lam_enters(estimator, info):
+    """ValueError for an explicit ``lam`` with a solver that has its own lambda instead."""
+    lam = getattr(estimator, "lam", "auto")
+    if not info.own_lam or (isinstance(lam, str) and lam == "auto"):
+        return
+    default = info.defaults.get(info.own_lam, _option_default(info.function, info.own_lam))
+    raise ValueError(
+        f"lam={lam!r} is the weight of a regulariser, which solver {estimator.solver_!r} does "
+        f"not use; its own lambda is solver_options={{{info.own_lam!r}: ...}} "
+        f"(default {default!r}): set that, and leave lam at 'auto'")
+
+
+def _option_default(function, name):
+    """The default of keyword ``name`` of ``function`` (None if it has none)."""
+    parameter = inspect.signature(function).parameters.get(name)
+    return None if parameter is None else parameter.default
 
 
 def _check_classification_labels(y):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +23,9 @@ __all__ = ["MKLKernel"]
 
 UNIFORM_SOLVER = "average"  # the solver whose weights need no y: 1 / n_kernels each
 _CONTINUOUS = ("continuous", "continuous-multioutput")
+# An integer-valued target with more distinct values than this is taken as regression by
+# task="auto": one-vs-rest over so many classes is rarely what is meant (diabetes: 214).
+MAX_AUTO_CLASSES = 50
 _CLASSIFICATION_ONLY = ("class_weight", "groups")  # they change the weights: refused otherwise
 
 
@@ -55,8 +59,11 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     task : {"auto", "classification", "regression"}
         Which estimator learns the weights: :class:`~mklearn.MKLClassifier` or
         :class:`~mklearn.MKLRegressor`. "auto" (default): regression when y is continuous
-        (:func:`sklearn.utils.multiclass.type_of_target` says "continuous"), classification
-        otherwise.
+        (:func:`sklearn.utils.multiclass.type_of_target` says "continuous"), and when y is
+        numeric and integer-valued with more than ``MAX_AUTO_CLASSES`` (50) distinct values
+        (e.g. the counts of ``sklearn.datasets.load_diabetes``), with a ``UserWarning``
+        naming ``task="classification"`` to force the other; classification otherwise
+        (string labels always).
     solver : str
         A key of :data:`mklearn.solvers.SOLVERS` or "auto" (default), as in the estimators.
     regularizer, p, lam, C, tol, max_iter, kernel_normalization, solver_options, kernel_dtype
@@ -93,7 +100,8 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         The fitted estimator that learned the weights (its ``kernel_weights_`` has one row
         per class for more than two classes); None when fitted without y.
     task_ : {"classification", "regression"} or None
-        The task the weights were learned for; None without y.
+        The task the weights were learned for: ``task``, or with ``task="auto"`` the one
+        inferred from y (see ``task``); None without y.
     solver_ : str
         The solver used.
     n_iter_ : int
@@ -305,10 +313,22 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return self.n_train_
 
     def _task_of(self, y):
-        """``task`` with "auto" resolved by the type of y."""
+        """``task`` with "auto" resolved by the type of y (UserWarning when integer values
+        are taken as regression targets)."""
         if self.task != "auto":
             return self.task
-        return "regression" if type_of_target(y) in _CONTINUOUS else "classification"
+        kind = type_of_target(y)
+        if kind in _CONTINUOUS:
+            return "regression"
+        n_distinct = _numeric_distinct(y) if kind == "multiclass" else 0
+        if n_distinct <= MAX_AUTO_CLASSES:
+            return "classification"
+        warnings.warn(
+            f"MKLKernel(task='auto') learns the weights for regression: y has {n_distinct} "
+            f"distinct integer values, more than the {MAX_AUTO_CLASSES} taken as classes; "
+            "pass task='classification' to learn them for that many classes, or "
+            "task='regression' to silence this warning", UserWarning, stacklevel=3)
+        return "regression"
 
     def _weight_learner(self, task):
         """An unfitted MKLClassifier or MKLRegressor with this transformer's parameters
@@ -347,6 +367,15 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         n_kernels = len(learner.kernel_names_)
         learner.kernel_weights_ = np.full(n_kernels, 1.0 / n_kernels)
         return learner
+
+
+def _numeric_distinct(y):
+    """Number of distinct values of y if it holds numbers (not strings, objects or
+    booleans), else 0."""
+    values = np.asarray(y)
+    if values.dtype.kind not in "iuf":
+        return 0
+    return int(np.unique(values).size)
 
 
 def _rows_of(X):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 from numba import njit
@@ -62,10 +63,34 @@ def validate_numeric(estimator, *args, **kwargs):
     After fit (``reset=False``), a DataFrame whose columns are the feature names seen at fit
     in another order is reordered by name (:func:`align_columns`).
     """
+    if args:
+        check_unique_columns(args[0])
     if not kwargs.get("reset", True) and args:
         args = (align_columns(estimator, args[0]), *args[1:])
     with numeric_input():
         return validate_data(estimator, *args, **kwargs)
+
+
+def check_unique_columns(X):
+    """ValueError if the data frame X has a column name more than once (no-op otherwise).
+
+    Raises
+    ------
+    ValueError
+        Naming the repeated names and how often each occurs.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None or isinstance(X, np.ndarray):
+        return
+    repeated = [(name, count) for name, count in Counter(columns).items() if count > 1]
+    if not repeated:
+        return
+    listed = ", ".join(f"{name!r} {count} times" for name, count in repeated[:10])
+    raise ValueError(
+        f"X has repeated column names ({listed}); the columns need unique column names "
+        "(they identify the features and name the kernels): rename the columns "
+        "(X.columns = [...]) or drop the repeats (X.loc[:, ~X.columns.duplicated()])"
+    )
 
 
 def align_columns(estimator, X):
@@ -117,6 +142,48 @@ def feature_order(fitted, given, what):
         f"{', '.join(repr(n) for n in fitted[:10])}{', ...' if len(fitted) > 10 else ''} "
         "(in any order)"
     )
+
+
+# A test value more than this many training ranges (max - min of its feature) beyond them
+# is far outside: RBF-type kernels to every training point are 0 there.
+FAR_RANGES = 10.0
+
+
+def feature_range(X):
+    """Smallest and largest value of each feature of the dense training points X (at least
+    one row): shape (2, n_features), kept at fit for :func:`count_far_outside`."""
+    return np.stack([X.min(axis=0), X.max(axis=0)])
+
+
+def count_far_outside(training_range, X):
+    """Rows of the dense X with a value more than ``FAR_RANGES`` training ranges beyond
+    ``training_range`` (:func:`feature_range`; a constant feature's range is its value's
+    magnitude, at least 1): their count and one such (value, column), or None."""
+    low, high = training_range
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = high - low
+        margin = FAR_RANGES * np.where(spread > 0, spread, np.maximum(np.abs(low), 1.0))
+        far = (X < low - margin) | (X > high + margin)
+    rows = np.flatnonzero(far.any(axis=1))
+    if rows.size == 0:
+        return 0, None
+    column = int(np.flatnonzero(far[rows[0]])[0])
+    return rows.size, (float(X[rows[0], column]), column)
+
+
+def warn_far_outside(estimator, n_far, n_test, value, column, training_range):
+    """UserWarning that ``n_far`` of ``n_test`` test points lie far outside the training
+    range (``value`` of feature ``column`` is one): the model extrapolates there."""
+    names = getattr(estimator, "feature_names_in_", None)
+    feature = repr(str(names[column])) if names is not None else f"x[{column}]"
+    low, high = training_range[:, column]
+    warnings.warn(
+        f"{type(estimator).__name__}: {n_far} of {n_test} test points lie far outside the "
+        f"training range (more than {FAR_RANGES:g} times a feature's training range beyond "
+        f"it; e.g. {feature} = {value:.3g}, trained on [{low:.3g}, {high:.3g}]): kernels "
+        "that read such a feature are about 0 there (RBF) or explode, so the model "
+        "extrapolates, and a point far out for every kernel gets the intercept alone; check "
+        "those points, or scale X as the training data was", UserWarning, stacklevel=4)
 
 
 def kernel_is_constant(kernel_sum):

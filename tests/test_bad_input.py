@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
+from mklearn import MKLClassifier, MKLKernel, MKLRegressor, OneClassMKL
 from mklearn.cli import main
 from mklearn.datasets import load_data_file
 from mklearn.formulation.regularizers import REGULARIZERS
@@ -191,6 +191,27 @@ def test_test_points_far_outside_the_training_range_are_refused(data):
         stack_model.predict(_stack(X) * 1e200)
 
 
+@pytest.mark.parametrize(
+    "make", [MKLClassifier, MKLRegressor, lambda: OneClassMKL(kernels=[RBF(sigma=1.0)]),
+             lambda: MKLClassifier(combination="product", kernels="features")],
+    ids=["classifier", "regressor", "one-class", "product"])
+def test_test_points_far_outside_the_training_range_warn_with_their_count(data, make):
+    X, y = data
+    model = make().fit(X, X[:, 0] if isinstance(make(), MKLRegressor) else y)
+    far = X.copy()
+    far[:3] = 1e300  # every feature: every kernel to the training points is 0
+    far[3, 1] = -1e300
+    decide = getattr(model, "decision_function", model.predict)  # the regressor: predict
+    with pytest.warns(UserWarning, match=r"4 of 40 test points lie far outside the training "
+                                         r"range .* x\[0\] = 1e\+300, trained on \[-"):
+        scores = decide(far)
+    np.testing.assert_allclose(scores[:3], model.intercept_[0], rtol=1e-12)  # it alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        decide(X * 3.0 + 1.0)  # outside, but not far
+        model.predict(X)
+
+
 def test_huge_kernel_stack_is_refused_with_the_fix(data):
     X, y = data
     with pytest.raises(ValueError, match=r"diagonal entries up to .*e\+20\d.*rescale the kernels"):
@@ -339,6 +360,36 @@ def test_solver_option_of_the_wrong_type_is_refused(data, solver, options, monke
     with pytest.raises(ValueError, match=f"'{key}' parameter of solver '{solver}'"):
         MKLClassifier(kernels=FAMILY, solver=solver, regularizer=regularizer,
                       solver_options=options).fit(X, y)
+
+
+@pytest.mark.parametrize("keyword, value", [("groups", [0, 1]), ("class_weight", "balanced"),
+                                            ("probability", True)])
+def test_classifier_parameters_given_to_the_regressor_are_named(keyword, value):
+    with pytest.raises(TypeError, match=f"MKLRegressor.* unexpected keyword argument '{keyword}'"):
+        MKLRegressor(**{keyword: value})
+    assert keyword not in MKLRegressor().get_params()
+    if keyword not in MKLKernel().get_params():
+        return
+    with pytest.raises(ValueError, match=f"{keyword}=.* is a parameter of classification.*"
+                                         "task='classification'"):
+        MKLKernel(task="regression", **{keyword: value}).fit(*_regression_data())
+
+
+def _regression_data():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    return X, X[:, 0]
+
+
+def test_lam_with_easymkl_points_to_its_own_lambda(data, monkeypatch):
+    X, y = data
+    default = MKLClassifier(kernels=FAMILY, solver="easymkl").fit(X, y)
+    own = MKLClassifier(kernels=FAMILY, solver="easymkl", solver_options={"lam": 0.9}).fit(X, y)
+    assert not np.allclose(own.kernel_weights_, default.kernel_weights_)  # the lambda that acts
+    _fail_on_kernels(monkeypatch)
+    with pytest.raises(ValueError, match=r"lam=1.5 is the weight of a regulariser, which solver "
+                                         r"'easymkl' does not use; its own lambda is "
+                                         r"solver_options=\{'lam': ...\} \(default 0.1\)"):
+        MKLClassifier(kernels=FAMILY, solver="easymkl", lam=1.5).fit(X, y)
 
 
 # ------------------------------------------------------------------------ save paths

@@ -160,3 +160,33 @@ def test_command_runs_and_converges(page, command, user_files):
 def _cli(args):
     code = "import sys; from mklearn.cli import main; sys.exit(main(sys.argv[1:]))"
     return [sys.executable, "-c", code, *args]
+
+
+def _fit_help(capsys):
+    """``mklearn fit --help`` as one line (argparse's wrapping undone)."""
+    from mklearn.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_fit_help_states_the_lam_a_default_fit_uses(capsys):
+    from mklearn import MKLClassifier
+    from mklearn.kernels.recipes import SVC_KERNEL_LAM
+
+    text = _fit_help(capsys)
+    stated = re.search(r"for classification (\S+) with --regularizer auto's KL prior", text)
+    assert stated is not None, text
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    fitted = MKLClassifier().fit(X, np.where(X[:, 0] > 0, 1, -1))
+    assert float(stated.group(1)) == fitted.lam_ == SVC_KERNEL_LAM
+    assert f"lam={SVC_KERNEL_LAM:g}," in text  # the description's defaults
+
+
+def test_readme_names_the_kernels_mklearn_fit_uses():
+    from mklearn import MKLClassifier
+
+    line = next(line for line in (ROOT / "README.md").read_text().splitlines()
+                if line.split("#")[0].strip() == "mklearn fit")
+    assert MKLClassifier().kernels in line.split("#")[1], line

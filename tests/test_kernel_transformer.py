@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.cluster import SpectralClustering
+from sklearn.datasets import load_diabetes
 from sklearn.decomposition import KernelPCA
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import adjusted_rand_score
@@ -18,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_checks import expected_failed_checks
 
 from mklearn import MKLClassifier, MKLKernel, MKLRegressor, save_model
+from mklearn.kernel_transformer import MAX_AUTO_CLASSES
 from mklearn.kernels import RBF, KernelBank, Polynomial
 from mklearn.solvers import SOLVERS
 
@@ -181,6 +184,29 @@ def test_task_decides_the_estimator(regression):
     assert MKLKernel(kernels=RBF_FAMILY).fit(X, labels).task_ == "classification"
     model = MKLKernel(kernels=RBF_FAMILY, task="regression").fit(X, labels)
     assert isinstance(model.estimator_, MKLRegressor)
+
+
+def test_auto_takes_many_integer_values_as_regression_and_says_so():
+    X, y = load_diabetes(return_X_y=True)  # 214 distinct integer-valued targets
+    with pytest.warns(UserWarning, match="regression: y has 214 distinct integer values"):
+        model = MKLKernel().fit(X, y)
+    assert model.task_ == "regression"
+    assert isinstance(model.estimator_, MKLRegressor)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert MKLKernel(task="regression").fit(X[:60], y[:60]).task_ == "regression"
+
+
+def test_auto_keeps_few_integer_classes_and_continuous_targets(regression, blobs):
+    X, y = blobs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        three = y + (X[:, 2] > 0)  # 0, 1, 2: an integer class target
+        assert MKLKernel(kernels=RBF_FAMILY).fit(X, three).task_ == "classification"
+        X_reg, y_reg, _, _ = regression
+        assert MKLKernel(kernels=RBF_FAMILY).fit(X_reg, y_reg).task_ == "regression"
+    labels = np.array([f"c{i}" for i in range(MAX_AUTO_CLASSES + 10)])  # strings: classes
+    assert MKLKernel()._task_of(labels) == "classification"
 
 
 # -------------------------------------------------------------------------- bad input

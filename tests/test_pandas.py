@@ -151,3 +151,21 @@ def test_a_model_without_names_still_takes_arrays_by_position():
     assert not hasattr(model, "feature_names_in_")
     with pytest.warns(UserWarning, match="fitted without feature names"):  # scikit-learn's
         np.testing.assert_array_equal(model.predict(X.to_numpy()), model.predict(X))
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: MKLClassifier(**FAST), lambda: MKLRegressor(**FAST),
+             lambda: OneClassMKL(**FAST),
+             lambda: MKLClassifier(combination="product", kernels="features", max_iter=50)],
+    ids=["classifier", "regressor", "one-class", "product"])
+def test_repeated_column_names_are_refused_by_name(make):
+    repeated = X.set_axis(["width", "height", "width"], axis=1)
+    target = X["width"].to_numpy() if isinstance(make(), MKLRegressor) else LABELS
+    message = r"X has repeated column names \('width' 2 times\).*rename the columns"
+    with pytest.raises(ValueError, match=message) as info:
+        make().fit(repeated, target)
+    assert type(info.value) is ValueError  # not the data-frame library's own exception
+    model = make().fit(X, target)
+    with pytest.raises(ValueError, match=message) as info:
+        model.predict(repeated)
+    assert type(info.value) is ValueError

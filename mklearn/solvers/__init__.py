@@ -79,6 +79,9 @@ class SolverInfo:
     # the same formulation in feature space, on low-rank kernels (capability
     # feature_blocks: mklearn.solvers.feature_space), or None where the solver has none
     feature_function: Callable | None = None
+    # the solver has a lambda of its own, this key of its options, and the estimators'
+    # ``lam`` (the regulariser's weight) does not enter: an explicit ``lam`` is refused
+    own_lam: str = ""
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -237,6 +240,7 @@ SOLVERS = {
         record_unit="gap check",
         max_iter_counts_records=False,
         n_iter_unit="SMO steps",
+        own_lam="lam",
     ),
 }
 

@@ -65,7 +65,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult
 from mklearn.svm.smo import svc_dual
 
 _NEED_ROW = 0
@@ -319,8 +319,9 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         F, gap = _gap(y, a, b, gamma, w)
         relative = gap / max(F, 1e-300)
         checks += 1
-        record = {"iteration": checks, "objective": F, "relative_duality_gap": relative,
-                  "n_svm_solves": 0, "time": time.perf_counter() - start, "smo_steps": steps}
+        record = HistoryRecord(
+            iteration=checks, objective=F, relative_duality_gap=relative, n_svm_solves=0,
+            time=time.perf_counter() - start, smo_steps=steps)
         history.append(record)
         if callback is not None:
             callback(record)

@@ -29,7 +29,7 @@ import numpy as np
 from mklearn._sizes import MB
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.row_sources import CombinedRows, DenseRows
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult
 from mklearn.solvers.tasks import ClassificationTask
 
 KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance
@@ -123,9 +123,10 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=
             break
         kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)
     converged = relative_gap <= tol
-    entry = {"iteration": 0, "objective": dual, "relative_duality_gap": relative_gap,
-             "inner_tol": kkt_tol, "n_steps": n_steps, "n_svm_solves": 1,
-             "time": time.perf_counter() - start, **(record or {})}
+    entry = HistoryRecord({  # the weight learner's keys last: they may replace these
+        "iteration": 0, "objective": dual, "relative_duality_gap": relative_gap,
+        "inner_tol": kkt_tol, "n_steps": n_steps, "n_svm_solves": 1,
+        "time": time.perf_counter() - start, **(record or {})})
     if callback is not None:
         callback(entry)
     return MKLResult(

@@ -55,7 +55,7 @@ from mklearn.extending import SIMPLEX
 from mklearn.formulation.losses import best_hinge_bias, hard_margin_factor
 from mklearn.groups import KernelGroups, check_groups
 from mklearn.kernels.base import prepare
-from mklearn.solvers.result import Certificate, MKLResult
+from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
 from mklearn.svm import svc_dual
 
 INNER_TOL_START = 1e-1
@@ -297,7 +297,7 @@ def mirror_descent(
                 # the gap stalls at the floor: the inner SVM and lambda limit it
                 floor = eps = max(floor / 100.0, TIGHTEST_INNER_TOL)
                 problem.exact_lambda, progress_iter = True, n_iter
-        record = {
+        record = HistoryRecord({
             "iteration": n_iter - 1,
             "objective": certificate.upper,
             "relative_duality_gap": rel_gap,
@@ -305,7 +305,7 @@ def mirror_descent(
             "step": s if s is not None else np.nan,
             "n_svm_solves": problem.n_solves,
             "time": time.perf_counter() - start,
-        }
+        })
         history.append(record)
         if callback is not None:
             callback(record)

@@ -76,7 +76,7 @@ from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
 from mklearn.kernels.base import check_operator, prepare
 from mklearn.solvers.mwu_blocks import MWUBlocks
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult
 from mklearn.svm import svc_dual
 
 RHO = math.sqrt(1.5)  # width of the SDP: rho^2 <= 3/2 (paper, appendix A.3)
@@ -394,7 +394,7 @@ def mwu_mkl(
                 cap = 0.5 / worst if worst > 0 else math.inf
             lower = _lower_bound(acc / t, top**2 / t**2, C)
             hits, misses = blocks.counts()
-            record = {
+            record = HistoryRecord({
                 "iteration": t,
                 "iterations_planned": T,
                 "lower": lower,
@@ -410,7 +410,7 @@ def mwu_mkl(
                 "cache_misses": misses,
                 "n_svm_solves": 0,
                 "time": time.perf_counter() - start,
-            }
+            })
             history.append(record)
             if callback is not None:
                 callback(record)

@@ -2,9 +2,45 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+# Renamed keys of history records, old name -> new name: the old name still reads (with a
+# FutureWarning) for one release.
+RENAMED_KEYS = {"gap": "relative_duality_gap"}
+
+
+class HistoryRecord(dict):
+    """One history record: a plain dict, in which the renamed key ``"gap"`` still reads as
+    ``"relative_duality_gap"`` (with a ``FutureWarning``) but is not stored, listed, pickled
+    or written to JSON.
+
+    Warns
+    -----
+    FutureWarning
+        When a renamed key is read (``record["gap"]`` or ``record.get("gap")``).
+    """
+
+    def __missing__(self, key):
+        return self[_renamed(key)]
+
+    def get(self, key, default=None):
+        if key not in self and key in RENAMED_KEYS:
+            return super().get(_renamed(key), default)
+        return super().get(key, default)
+
+
+def _renamed(key):
+    """The current name of the renamed ``key`` (FutureWarning); KeyError for other keys."""
+    if not isinstance(key, str) or key not in RENAMED_KEYS:
+        raise KeyError(key)
+    new = RENAMED_KEYS[key]
+    warnings.warn(
+        f"the history record key {key!r} was renamed {new!r}; {key!r} will stop working in "
+        f"the next release: read record[{new!r}]", FutureWarning, stacklevel=3)
+    return new
 
 
 @dataclass
@@ -37,8 +73,8 @@ class MKLResult:
     stop_reason : str
         "converged", "max_iter", or "stalled" (no step decreased the objective even at the
         tightest inner tolerance: a kink of W or an objective too noisy for the search).
-    history : list of dict
-        One record per outer iteration (per gap check for SMO-MKL, per LP solve for SILP):
+    history : list of HistoryRecord
+        One record (a dict) per outer iteration (per gap check for SMO-MKL, per LP solve for SILP):
         ``iteration``, ``objective``, ``relative_duality_gap`` (as above, at that iteration),
         ``n_svm_solves``, ``time`` (seconds since the start), and solver-specific keys
         (SPG: ``pg_norm``, ``inner_tol``; SILP: ``eps_mkl``, the paper's stopping measure
@@ -60,6 +96,11 @@ class MKLResult:
     stop_reason: str = "converged"
     relative_duality_gap: float = np.nan
     feature_coef: np.ndarray | None = None
+
+    def __post_init__(self):
+        for i, record in enumerate(self.history):  # in place: callers may hold the list
+            if not isinstance(record, HistoryRecord):
+                self.history[i] = HistoryRecord(record)
 
 
 class Certificate:

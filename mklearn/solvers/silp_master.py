@@ -9,7 +9,7 @@ import time
 import highspy
 import numpy as np
 
-from mklearn.solvers.result import Certificate, MKLResult
+from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
 
 __all__ = ["MasterLP", "Progress"]
 
@@ -209,7 +209,7 @@ class Progress:
         stop = paper_rule and self.certificate.relative_gap <= self.tol
         if paper_rule and not stop:  # the inner SVM's precision limits the gap
             self.inner_tol = max(self.inner_tol / 10.0, INNER_TOL_FLOOR)
-        record = {
+        record = HistoryRecord({
             "iteration": len(self.history),
             "objective": -value,
             "eps_mkl": eps,
@@ -218,7 +218,7 @@ class Progress:
             "inner_tol": self.inner_tol,
             "n_svm_solves": n_solves,
             "time": time.perf_counter() - self.start,
-        }
+        })
         self.history.append(record)
         if self.callback is not None:
             self.callback(record)

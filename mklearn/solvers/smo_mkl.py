@@ -37,7 +37,7 @@ import numpy as np
 from mklearn.extending import implements
 from mklearn.kernels.base import prepare
 from mklearn.kernels.row_sources import base_rows
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
 from mklearn.svm.core import MKLStep
@@ -227,7 +227,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
         rel_gap = (upper_bound - lower_bound) / max(abs(upper_bound), 1e-12)
         if best is None or upper_bound - lower_bound < best[0]:
             best = (upper_bound - lower_bound, d.copy(), alpha.copy(), bias, lower_bound, rel_gap)
-        record = {
+        record = HistoryRecord({
             "iteration": check,
             "objective": lower_bound,
             "relative_duality_gap": rel_gap,
@@ -238,7 +238,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
             "cache_misses": rows.cache.misses,
             "cache_bytes": rows.cache.nbytes,
             "time": time.perf_counter() - start,
-        }
+        })
         history.append(record)
         if callback is not None:
             callback(record)

@@ -57,7 +57,7 @@ import numpy as np
 
 from mklearn.kernels.base import prepare
 from mklearn.solvers.coarse import coarse_weights
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult
 from mklearn.solvers.spg_evaluator import Evaluator, Point, combination_features
 from mklearn.solvers.spg_newton import NewtonModel
 from mklearn.solvers.spg_parts import (
@@ -259,7 +259,7 @@ class SPGGMKL:
 
     def _record(self, state, rel_gap, pg_norm):
         """The history record of this iteration (passed to the callback)."""
-        record = {
+        record = HistoryRecord({
             "iteration": state.n_iter - 1 + state.spent,
             "objective": state.point.T,
             "relative_duality_gap": rel_gap,
@@ -268,7 +268,7 @@ class SPGGMKL:
             "n_live": int(self.screening.live.sum()),
             "n_svm_solves": self.evaluator.n_solves,
             "time": time.perf_counter() - self.start,
-        }
+        })
         state.history.append(record)
         if self.callback is not None:
             self.callback(record)

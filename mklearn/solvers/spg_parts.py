@@ -15,7 +15,7 @@ from mklearn.solvers.cutting_planes import MAX_KERNELS as PLANES_MAX_KERNELS
 from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
-from mklearn.solvers.result import Certificate, MKLResult
+from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
 
 
 class SpectralStep:
@@ -471,7 +471,7 @@ class _MergedRecords:
         lower = record["objective"] * (1.0 - record["relative_duality_gap"])
         self.best_lower = max(self.best_lower, lower)
         upper = min(self.spg_upper, record["objective"])
-        out = {
+        out = HistoryRecord({
             "iteration": self.n_spg + record["iteration"],
             "objective": upper,
             "relative_duality_gap": max(upper - self.best_lower, 0.0) / max(abs(upper), 1e-12),
@@ -480,7 +480,7 @@ class _MergedRecords:
             "n_live": self.fallback.combination.n_kernels,
             "n_svm_solves": self.spg_solves + record["n_svm_solves"],
             "time": time.perf_counter() - self.start,
-        }
+        })
         self.history.append(out)
         if self.fallback.callback is not None:
             self.fallback.callback(out)
