@@ -674,7 +674,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         x, as LIBSVM's float kernel cache), faster than float64's and half the row cache's
         bytes.
     random_state : int, RandomState or None
-        Shuffles the folds of the cross-validation for ``probability=True``; the solvers are
+        Shuffles the folds of the cross-validation for ``probability=True`` and draws the
+        landmarks of low-rank kernels (``kernel_approximation``); the solvers are
         deterministic.
     verbose : int
         If > 0, print the solver ``solver="auto"`` chose and show a progress bar with the
@@ -696,6 +697,25 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         memory, ``ulimit -v`` and ``-d``, the cgroup limit) when ``fit`` starts. A
         fit whose every path needs more raises ``ValueError`` before any kernel is computed,
         naming the bytes needed (see :mod:`mklearn.memory`).
+    kernel_approximation : {"auto", "exact", "nystroem", "rff"}
+        How base kernels computed from numeric X are held. "exact": the kernels themselves
+        (``kernel_storage`` then chooses stack or rows). "nystroem": each kernel as low-rank
+        features ``K_k ~ Phi_k Phi_k'`` (:mod:`mklearn.kernels.low_rank`): exact for linear
+        kernels and for kernels on columns with at most ``n_components`` distinct rows
+        (binary, one-hot and categorical features), Nystroem on ``n_components`` landmarks
+        shared by the kernels on the same columns otherwise; the solver then runs in feature
+        space (:mod:`mklearn.solvers.feature_space`), in ``O(n R)`` memory and time per
+        pass, ``R`` the total rank, never forming an ``n x n`` array. "rff": random Fourier
+        features instead of Nystroem (RBF and Laplacian kernels only). "auto" (default):
+        "nystroem" from ``LOW_RANK_SAMPLES`` (20,000) training points on when the solver
+        runs in feature space ("smo", "spg", "average", "align", "alignf", "fheuristic"),
+        "exact" otherwise. The choice is ``kernel_approximation_``, said with the plan in
+        verbose output; the measured error is ``approximation_error_``.
+    n_components : int >= 1 or "auto"
+        Landmarks (random features for "rff") of each approximated kernel; kernels on one
+        column take at most 48 quantile landmarks. "auto" (default): 1,000 (at most
+        n_samples), halved while the features do not fit in ``memory_budget``. An integer
+        above n_samples raises ``ValueError``.
     groups : None, "view", "features", array-like of shape (n_kernels,) or list of lists
         Group of each base kernel, for ``regularizer="group"`` and for ``group_weights_``.
         "view": one group per view of multi-view input (the default for such input);
@@ -782,8 +802,21 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Inner SVM solves.
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
-    kernel_storage_ : {"stack", "rows"}
-        How the base kernels were held during the fit (see ``kernel_storage``).
+    kernel_storage_ : {"stack", "rows", "features"}
+        How the base kernels were held during the fit (see ``kernel_storage``; "features":
+        low-rank features, see ``kernel_approximation``).
+    kernel_approximation_ : {"exact", "nystroem", "rff"}
+        ``kernel_approximation`` resolved.
+    low_rank_ : LowRankMap
+        Only for low-rank kernels: the fitted feature maps (landmarks, projections,
+        ``ranks_``, ``exact_``) that give the features of new points.
+    approximation_error_ : float
+        Only for low-rank kernels: the relative Frobenius error of the sum of the
+        approximated kernels on 400 training points that are not landmarks,
+        ``||sum_k (K_k - Phi_k Phi_k')||_F / ||sum_k K_k||_F``.
+    coef_ : ndarray of shape (n_models, R)
+        Only for low-rank kernels: the weights of the features, so that the decision
+        function of model c is ``Phi(x) . coef_[c] + intercept_[c]``.
     groups_ : KernelGroups or None
         The kernel groups (None when ``groups`` is None and the input has one view).
     group_names_ : list of str
@@ -1151,6 +1184,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.__dict__.pop("support_vectors_", None)
         if self._precomputed:
             self.support_vectors_ = np.empty((0, 0))
+        elif getattr(self, "low_rank_", None) is not None:  # the model is coef_ on features
+            self.support_vectors_ = np.empty((0, self.n_features_in_))
         elif not strings:
             self.support_vectors_ = self.bank_.X_fit_[self.support_]
 
@@ -1303,6 +1338,12 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     kernel_storage, memory_budget
         As in :class:`MKLClassifier`: how kernels computed from X are held ("auto", "stack"
         or "rows"; ``kernel_storage_`` says which) and the megabytes a fit may plan for.
+    kernel_approximation, n_components
+        As in :class:`MKLClassifier`: low-rank features from ``LOW_RANK_SAMPLES`` points on
+        by default (``kernel_approximation_``, ``approximation_error_``, ``low_rank_`` and
+        ``coef_`` as there).
+    random_state : int, RandomState or None
+        Draws the landmarks of low-rank kernels.
     kernel_dtype : {"float64", "float32"}
         Precision of a stack built from X (unused by the on-demand solver).
     verbose : int
