@@ -181,7 +181,7 @@ def test_the_estimators_fit_and_predict_on_low_rank_kernels():
                              random_state=0).fit(X, X[:, 0] ** 2)
     reference = MKLRegressor(kernel_approximation="exact").fit(X, X[:, 0] ** 2)
     assert regressor.objective_ == pytest.approx(reference.objective_, rel=1e-3)
-    np.testing.assert_allclose(regressor.predict(X), reference.predict(X), atol=1e-2)
+    np.testing.assert_allclose(regressor.predict(X), reference.predict(X), rtol=5e-3, atol=1e-2)
 
 
 def test_one_kernel_on_every_landmark_is_the_svc():

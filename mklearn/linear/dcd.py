@@ -13,8 +13,9 @@ The problem at a fixed bias b (the linear term ``linear`` carries it) is
 with ``r*`` the conjugate of the kernel-weight regulariser (``KIND_FIXED``: fixed weights d,
 ``r*(z) = d'z``, the plain SVM on ``K(d)``; ``KIND_LP``/``KIND_KL``: SMO-MKL's smooth lp and
 KL conjugates, whose weights ``d = grad r*(g / 2)`` follow every step). One step maximises it
-along one coordinate exactly (for the smooth conjugates with SMO-MKL's safeguarded Newton
-line step, :func:`mklearn.svm.mkl_step.newton_step_length`).
+along one coordinate: exactly for fixed weights, by one Newton step clipped to the box for
+the smooth conjugates (their derivatives along the coordinate in one pass over the kernels,
+:func:`mklearn.svm.mkl_step.line_derivatives`).
 
 Method: Hsieh, Chang, Lin, Keerthi and Sundararajan, "A Dual Coordinate Descent Method for
 Large-scale Linear SVM", ICML 2008 (LIBLINEAR's solver), Algorithm 1 with the random
@@ -29,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mklearn.svm.mkl_step import KIND_KL, KIND_LP, kernel_weights, newton_step_length
+from mklearn.svm.mkl_step import KIND_KL, KIND_LP, kernel_weights, line_derivatives
 
 __all__ = ["KIND_FIXED", "KIND_KL", "KIND_LP", "block_terms", "coordinate_descent"]
 
@@ -99,7 +100,13 @@ def _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, la
     b = np.empty(g.size)
     for k in range(g.size):
         b[k] = signs[i] * dots[k]
-    step = newton_step_length(lower, up, g, sq[row], b, kind, lam, q, prior, -linear[i])
+    # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
+    # pass over the kernels (SMO-MKL's safeguarded line search takes one per iteration)
+    first, second = line_derivatives(0.0, g, sq[row], b, kind, lam, q, prior, -linear[i])
+    if second < 0.0:
+        step = min(max(-first / second, lower), up)
+    else:
+        step = up if first > 0.0 else lower
     return step, grad, pg
 
 

@@ -263,3 +263,7 @@ def snap(alpha, t, upper):
     elif upper[t] - value <= 1e-12 * upper[t]:
         value = upper[t]
     alpha[t] = value
+
+
+# phi' and phi'' of one step in one pass (the feature-space coordinate steps' Newton step)
+line_derivatives = _line_derivatives
