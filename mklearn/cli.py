@@ -38,6 +38,18 @@ def _cache_size(text: str):
             f"expected 'auto' or a number of MB, got {text!r}") from None
 
 
+def _components(text: str):
+    """``--n-components``: "auto" or a whole number (the estimator checks that it is at least
+    1 and at most the training points)."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto' or a whole number of landmarks, got {text!r}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mklearn", description="Multiple Kernel Learning from the command line."
@@ -183,6 +195,18 @@ def _solver_options(fit):
         "--kernel-storage", choices=["auto", "stack", "rows"], default="auto",
         help="hold the base kernels as an (n, n, m) stack, as rows computed on demand, or "
         "the stack when it fits in the memory budget (auto)",
+    )
+    fit.add_argument(
+        "--kernel-approximation", choices=["auto", "exact", "nystroem", "rff"],
+        default="auto",
+        help="low-rank features for the kernels: Nystroem landmarks or random Fourier "
+        "features (exact for linear kernels and kernels on few-valued columns); auto: "
+        "nystroem from 20,000 training points on when the solver runs on them, else exact",
+    )
+    fit.add_argument(
+        "--n-components", type=_components, default="auto",
+        help="landmarks (random features) of each approximated kernel (default auto: 1,000, "
+        "fewer if the features do not fit in the memory budget)",
     )
     fit.add_argument(
         "--memory-budget", type=float, metavar="MB",
@@ -348,11 +372,16 @@ def _estimator(args, verbose, task="classification"):
         cache_size=args.cache_size,
         kernel_storage=args.kernel_storage,
         memory_budget=args.memory_budget,
+        kernel_approximation=args.kernel_approximation,
+        n_components=args.n_components,
     )
     if args.lam is not None:  # else each estimator's default
         common["lam"] = args.lam
     options = {"interleaved": True} if args.interleaved else None
     if task == "one-class":
+        if args.kernel_approximation in ("nystroem", "rff"):
+            raise ValueError("--kernel-approximation is for classification and regression; "
+                             "one-class MKL uses exact kernels: drop it")
         return OneClassMKL(kernels=common["kernels"], solver=args.solver, nu=args.nu,
                            tol=args.tol, max_iter=args.max_iter, solver_options=options)
     if task == "regression":
@@ -554,7 +583,11 @@ def _summary(model, X, y, train, test, wall, regression=False):
         "kernel_seconds": model.kernel_time_,
         "solve_seconds": model.solve_time_,
         "wall_seconds": wall,
+        "kernel_approximation": getattr(model, "kernel_approximation_", "exact"),
     }
+    if getattr(model, "low_rank_", None) is not None:
+        report["rank"] = int(model.low_rank_.rank)
+        report["approximation_error"] = float(model.approximation_error_)
     if weights.shape[0] > 1:
         report["per_class"] = [
             {
@@ -624,6 +657,9 @@ class _Report:
                 f"{', '.join(map(str, r['n_iter']))}, SVM solves "
                 f"{', '.join(map(str, r['n_svm_solves']))}"
             )
+        if "approximation_error" in r:
+            print(f"low-rank kernels ({r['kernel_approximation']}): rank {r['rank']}, "
+                  f"relative error of the kernel sum {r['approximation_error']:.2e}")
         compiled = ""
         if r["compile_seconds"] >= 0.005:
             compiled = f", numba compile/cache load {r['compile_seconds']:.2f} s"

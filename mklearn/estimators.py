@@ -1024,7 +1024,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             y_pm = np.where(y == target, 1.0, -1.0)
             with _progress(self, target if len(targets) > 1 else None, info) as bar, \
                     svm_heartbeat(None if bar is None else bar.svm_heartbeat):
-                beats = {"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat else {}
+                beats = ({"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat
+                         and self.kernel_storage_ != "features" else {})
                 result = function(
                     combination,
                     y_pm,

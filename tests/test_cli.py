@@ -747,3 +747,22 @@ def test_console_script_bad_input_exit_status_and_no_traceback(files):
     assert "line 2" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_fit_on_low_rank_kernels_reports_the_rank_and_error(capsys):
+    status, out, _ = _run(capsys, "fit", "--dataset", "liver", "--kernel-approximation",
+                          "nystroem", "--n-components", "40", "--json")
+    assert status == 0
+    (fold,) = json.loads(out)["folds"]
+    assert fold["kernel_approximation"] == "nystroem"
+    assert fold["rank"] > 0 and 0.0 <= fold["approximation_error"] < 0.1
+    status, out, _ = _run(capsys, "fit", "--dataset", "liver", "--kernel-approximation",
+                          "nystroem", "--n-components", "40")
+    assert status == 0 and "low-rank kernels (nystroem): rank" in out
+
+
+def test_fit_refuses_more_landmarks_than_points_in_one_line(capsys):
+    status, _, err = _run(capsys, "fit", "--dataset", "liver", "--kernel-approximation",
+                          "nystroem", "--n-components", "100000")
+    assert status == 2
+    assert err.strip().count("\n") == 0 and "above n_samples" in err
