@@ -31,7 +31,8 @@ PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
 # Above SLOW_SECONDS an example is marked slow.
 SLOW = {
     "bad_input.md": 3.0, "distributed.md": 20, "extending.md": 13, "group_mkl.md": 13,
-    "large_scale.md": 10, "learned_kernel.md": 6.1, "low_rank.md": 4.3, "mwumkl.md": 11, "plots.md": 17,
+    "large_scale.md": 10, "learned_kernel.md": 6.1, "low_rank.md": 4.3, "mwumkl.md": 11,
+    "plots.md": 17,
     "products.md": 4.8, "README.md": 4.1, "saving.md": 4.1, "seed_solvers.md": 14,
     "silp.md": 8.4, "smo_mkl.md": 12,
     "string_kernels.md": 11,
