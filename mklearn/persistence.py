@@ -20,7 +20,10 @@ keep reading what they can):
    (as ``[class, weight]`` pairs, so that any label type survives JSON), a regulariser given
    as a built-in instance (:data:`REGULARIZER_PARAMS`: class name and constructor
    parameters; other instances are refused at save time, since loading them would mean
-   running code named by the file), and Platt's ``probA_`` and ``probB_``.
+   running code named by the file), and Platt's ``probA_`` and ``probB_``;
+5. adds models on low-rank kernels (``kernel_approximation``): the maps' groups (kernels,
+   columns, route) in the header, the landmark points, landmark indices, projections and
+   random phases, and ``coef_``; no support vectors.
 
 The loader trusts nothing: it reads only the members the model needs, checks every ``.npy``
 header and zip-directory size against the shapes the JSON header declares before reading
@@ -55,12 +58,13 @@ from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.groups import KernelGroups
 from mklearn.kernels import KernelBank, kernel_from_dict
 from mklearn.kernels.bank import check_feature_indices
+from mklearn.kernels.low_rank import map_from_state, map_state
 from mklearn.one_class import OneClassMKL
 from mklearn.solvers import SOLVERS
 from mklearn.views import Views
 
 FORMAT = "mklearn-model"
-VERSION = 4  # the newest format this module reads and writes
+VERSION = 5  # the newest format this module reads and writes
 
 #: regulariser instances a model file can rebuild: class name -> constructor parameters
 #: (``regularizer=LpNorm(1.5, 2.0)`` is stored as ``{"type": "LpNorm", "params": {...}}``)
@@ -139,6 +143,8 @@ def _check_finite(arrays):
 
 def _version(header):
     """The lowest format version that holds the model (see the module docstring)."""
+    if "low_rank" in header:
+        return 5
     if any(key in header for key in ("class_weight", "regularizer", "platt")):
         return 4
     if header["estimator"] != "MKLClassifier" or "views" in header or "pipeline" in header:
@@ -162,12 +168,7 @@ def _describe(model):
             "a model fitted on precomputed distances cannot be saved: the file must rebuild "
             "test kernels from data; fit with kernels='features' instead"
         )
-    if getattr(model, "low_rank_", None) is not None:
-        raise ValueError(
-            "a model fitted on low-rank kernels (kernel_approximation="
-            f"{model.kernel_approximation_!r}) cannot be saved to a model file yet: fit with "
-            "kernel_approximation='exact' to save it, or keep the fitted estimator with "
-            "pickle or joblib.dump")
+    low_rank = getattr(model, "low_rank_", None)
     bank = getattr(model, "bank_", None)
     if product is None and bank is None:
         raise ValueError(
@@ -183,7 +184,8 @@ def _describe(model):
         "params": _params(model),
         "n_features_in": int(model.n_features_in_),
         "kernel_names": [str(name) for name in model.kernel_names_],
-        "n_support": int(model.dual_coef_.shape[1]),
+        # a low-rank model is coef_ on its features: no support vectors
+        "n_support": 0 if low_rank is not None else int(model.dual_coef_.shape[1]),
         "fit": {
             "objective": np.atleast_1d(model.objective_).astype(float).tolist(),
             "duality_gap": np.atleast_1d(model.duality_gap_).astype(float).tolist(),
@@ -216,7 +218,7 @@ def _describe(model):
         header["groups"] = {"codes": groups.codes.tolist(), "names": list(groups.names)}
     arrays = {
         "kernel_weights": weights,
-        "dual_coef": model.dual_coef_,
+        "dual_coef": model.dual_coef_ if low_rank is None else model.dual_coef_[:, :0],
         "intercept": model.intercept_,
     }
     _describe_refit_parts(model, header, arrays)
@@ -251,12 +253,16 @@ def _describe(model):
     )
     arrays.update(
         {
-            "support_vectors": state["X_fit"][model.support_],
+            "support_vectors": (state["X_fit"][model.support_] if low_rank is None
+                                else state["X_fit"][:0]),
             "mean": state["mean"],
             "scale": state["scale"],
             "trace_scales": state["trace_scales"],
         }
     )
+    if low_rank is not None:
+        header["low_rank"], members = map_state(low_rank)
+        arrays.update(members, coef=np.atleast_2d(model.coef_))
     return header, arrays
 
 
@@ -664,6 +670,8 @@ class _Reader:
         model._validate_params()  # InvalidParameterError is a ValueError
 
         model.kernel_weights_ = weights[0] if n_rows == 1 else weights
+        if hasattr(model, "coef_"):
+            _check(model.coef_.shape[0] == n_rows, "'coef' must have a row per weight row")
         model.dual_coef_ = dual_coef
         model.intercept_ = intercept
         model.support_ = np.arange(n_sv)  # rows of the stored support vectors
@@ -790,6 +798,12 @@ class _Reader:
         trace_scales = archive.read("trace_scales", shape=(n_kernels,))
         _check(np.all(trace_scales > 0), "trace scales must be > 0")
         model = cls(**params, kernels=specs)
+        low_rank = header.get("low_rank")
+        if low_rank is not None:
+            _check(self.version >= 5 and isinstance(low_rank, dict),
+                   "low-rank models need format version 5")
+            shape = (archive.shape_of("landmark_points", 2)[0], n_features)
+            support_vectors = archive.read("landmark_points", shape=shape)
         model.bank_ = KernelBank.from_fitted(
             specs,
             standardize=header["standardize"],
@@ -801,7 +815,20 @@ class _Reader:
             X_fit=support_vectors,
         )
         model.views_ = self._views(n_features)
+        if low_rank is not None:
+            self._low_rank(model, low_rank)
         return model
+
+    def _low_rank(self, model, description):
+        """The low-rank map and ``coef_`` of a format 5 file."""
+        def read(name, shape, kinds):
+            return self.archive.read(name, shape=shape, kinds=kinds)
+
+        model.low_rank_ = map_from_state(model.bank_, description, read)
+        model.kernel_approximation_ = model.low_rank_.approximation
+        model.kernel_storage_ = "features"
+        n_rows = self.archive.shape_of("coef", 2)[0]
+        model.coef_ = read("coef", (n_rows, model.low_rank_.rank), "f")
 
     def _views(self, n_features):
         views = self.header.get("views")

@@ -1,12 +1,14 @@
 """Low-rank kernels: the maps, the feature-space solvers against exact optima of the same
 problem (the stack ``Phi_k Phi_k'``), and the estimators' ``kernel_approximation``."""
 
+import json
+
 import numpy as np
 import pytest
 from reference import l1_mkl_optimum, l1_svr_optimum, lp_mkl_optimum
 from sklearn.svm import SVC
 
-from mklearn import MKLClassifier, MKLRegressor, save_model
+from mklearn import MKLClassifier, MKLRegressor, load_model, save_model
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
 from mklearn.kernels import RBF, KernelBank, Linear, Polynomial, resolve_kernels
@@ -217,13 +219,38 @@ def test_n_components_must_be_a_positive_integer():
             MKLClassifier(kernel_approximation="nystroem", n_components=bad).fit(X, y)
 
 
-def test_a_low_rank_model_is_not_saved_as_an_exact_one(tmp_path):
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_a_low_rank_model_file_predicts_as_the_model(tmp_path, approximation):
+    X, y = _mixed_points(n=90)
+    labels = np.digitize(X[:, 0], [-0.5, 0.5])
+    for target in (y, labels):
+        model = MKLClassifier(kernel_approximation=approximation, n_components=20,
+                              random_state=0).fit(X, target)
+        save_model(model, tmp_path / "model.npz")
+        loaded = load_model(tmp_path / "model.npz")
+        assert loaded.kernel_storage_ == "features"
+        np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X),
+                                   rtol=1e-12, atol=1e-12)
+    regressor = MKLRegressor(kernel_approximation=approximation, n_components=20,
+                             random_state=0).fit(X, X[:, 0] ** 2)
+    save_model(regressor, tmp_path / "regressor.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "regressor.npz").predict(X),
+                               regressor.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_a_damaged_low_rank_model_file_is_refused(tmp_path):
     X, y = _mixed_points(n=60)
     model = MKLClassifier(kernel_approximation="nystroem", n_components=20,
                           random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match="low-rank"):
-        save_model(model, tmp_path / "model.mkl")
-    assert not list(tmp_path.iterdir())
+    save_model(model, tmp_path / "model.npz")
+    with np.load(tmp_path / "model.npz") as archive:
+        members = dict(archive)
+    header = json.loads(str(members["header"]))
+    header["low_rank"]["groups"][0]["kernels"] = [999]
+    members["header"] = np.array(json.dumps(header))
+    np.savez(tmp_path / "edited.npz", **members)
+    with pytest.raises(ValueError, match="damaged.*kernel indices"):
+        load_model(tmp_path / "edited.npz")
 
 
 @pytest.mark.parametrize("name", ["align", "alignf", "fheuristic"])

@@ -517,3 +517,103 @@ def _sample_error(mapping, features, random_state):
     rng = np.random.RandomState(rng.randint(2 ** 31) ^ 0x5EED)
     sample = np.sort(rng.choice(pool, min(pool.size, ERROR_SAMPLE), replace=False))
     return mapping.error_on(mapping.bank.X_fit_[sample], features[sample])
+
+
+def map_state(mapping: LowRankMap) -> tuple[dict, dict]:
+    """``(header, arrays)`` of a fitted map for a model file: JSON-ready group descriptions
+    and the landmark points, landmark indices, projections and phases they read."""
+    arrays = {"landmark_points": mapping.landmark_points_}
+    groups = []
+    for g, group in enumerate(mapping.groups_):
+        groups.append({
+            "kernels": group.kernels.tolist(), "route": group.route,
+            "columns": None if group.columns is None else group.columns.tolist(),
+            "scales": None if group.scales is None else group.scales.tolist(),
+            "exact": bool(group.exact),
+            "n_landmarks": None if group.landmarks is None else int(group.landmarks.size),
+            "widths": [int(p.shape[1]) for p in group.projections],
+        })
+        if group.landmarks is not None:
+            arrays[f"low_rank_{g}_landmarks"] = group.landmarks.astype(np.int64)
+        for t, projection in enumerate(group.projections):
+            arrays[f"low_rank_{g}_projection_{t}"] = projection
+        if group.phases is not None:
+            arrays[f"low_rank_{g}_phases"] = group.phases
+    header = {"approximation": mapping.approximation, "n_components": mapping.n_components,
+              "dtype": mapping.dtype.name, "groups": groups}
+    return header, arrays
+
+
+def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
+    """The map :func:`map_state` stored, on ``bank`` (fitted, its ``X_fit_`` the landmark
+    points); ``read(name, shape, kinds)`` returns a checked array.
+
+    Raises
+    ------
+    ValueError
+        A description that does not fit the bank (kernels, columns, routes, shapes).
+    """
+    m, n_features = bank.n_kernels, bank.n_features_in_
+    n_landmarks = bank.X_fit_.shape[0]
+    _expect(header.get("approximation") in APPROXIMATIONS, "an unknown approximation")
+    _expect(header.get("dtype") in ("float64", "float32"), "an unknown dtype")
+    mapping = LowRankMap(bank, header["approximation"], int(header["n_components"]),
+                         dtype=np.dtype(header["dtype"]))
+    mapping.landmark_points_ = bank.X_fit_
+    mapping.groups_, seen = [], np.zeros(m, dtype=bool)
+    ranks = np.zeros(m, dtype=np.int64)
+    for g, entry in enumerate(header["groups"]):
+        group = _group_from(entry, m, n_features)
+        _expect(not seen[group.kernels].any(), "a kernel in two groups")
+        seen[group.kernels] = True
+        width = n_features if group.columns is None else group.columns.size
+        if group.route == "linear":
+            ranks[group.kernels] = width
+        else:
+            _read_group(group, g, entry, read, n_landmarks, width)
+            ranks[group.kernels] = [p.shape[1] for p in group.projections]
+        mapping.groups_.append(group)
+    _expect(seen.all(), "kernels without a map")
+    mapping.ranks_ = ranks
+    mapping.starts_ = np.concatenate([[0], np.cumsum(ranks)]).astype(np.int64)
+    mapping.exact_ = np.zeros(m, dtype=bool)
+    for group in mapping.groups_:
+        mapping.exact_[group.kernels] = group.exact
+    return mapping
+
+
+def _expect(condition, what):
+    if not condition:
+        raise ValueError(f"the low-rank map has {what}")
+
+
+def _group_from(entry, m, n_features):
+    kernels = np.asarray(entry["kernels"], dtype=np.int64)
+    _expect(kernels.size >= 1 and kernels.min() >= 0 and kernels.max() < m,
+            "kernel indices outside the model's kernels")
+    columns = None if entry["columns"] is None else np.asarray(entry["columns"], np.int64)
+    _expect(columns is None or (columns.size and columns.min() >= 0
+                                and columns.max() < n_features), "columns outside X")
+    scales = None if entry["scales"] is None else np.asarray(entry["scales"], np.float64)
+    width = n_features if columns is None else columns.size
+    _expect(scales is None or (scales.shape == (width,) and np.all(scales > 0)),
+            "column scales that do not fit")
+    _expect(entry["route"] in ("linear", "landmarks", "rff"), "an unknown route")
+    return _Group(kernels, columns, scales, entry["route"], exact=bool(entry["exact"]))
+
+
+def _read_group(group, g, entry, read, n_landmarks, width):
+    widths = entry["widths"]
+    _expect(len(widths) == group.kernels.size and all(int(w) >= 1 for w in widths),
+            "projections that do not fit its kernels")
+    if group.route == "landmarks":
+        count = int(entry["n_landmarks"])
+        group.landmarks = read(f"low_rank_{g}_landmarks", (count,), "i")
+        _expect(count >= 1 and group.landmarks.min() >= 0
+                and group.landmarks.max() < n_landmarks, "landmarks outside its points")
+        rows = count
+    else:
+        group.phases = read(f"low_rank_{g}_phases", (int(widths[0]),), "f")
+        rows = width
+    group.projections = [read(f"low_rank_{g}_projection_{t}", (rows, int(w)), "f")
+                         for t, w in enumerate(widths)]
