@@ -88,6 +88,13 @@ def _fits(X, y):
         fits.append((OneClassMKL, params, data))
     fits.append((MKLClassifier, {"combination": "product", "kernels": "features",
                                  "regularizer": "l1"}, X))
+    for dtype in ("float64", "float32"):  # the feature-space solvers, on low-rank kernels
+        low_rank = {"kernel_approximation": "nystroem", "n_components": 20,
+                    "kernel_dtype": dtype}
+        for solver in (name for name, info in SOLVERS.items() if info.feature_function):
+            fits.append((MKLClassifier, {**low_rank, "solver": solver}, X))
+        fits.append((MKLClassifier, {**low_rank, "regularizer": "l1"}, X))
+        fits.append((MKLRegressor, low_rank, X))
     return fits
 
 

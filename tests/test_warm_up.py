@@ -16,7 +16,12 @@ def test_every_registered_solver_and_input_kind_is_warmed_up():
     kinds = {(solver, jobs) for estimator, params, _ in fits if estimator is MKLClassifier
              for solver, jobs in [(params.get("solver"), params.get("n_jobs"))]}
     assert {(s, j) for s in REGISTERED for j in (1, 2)} <= kinds
-    assert sum(e is MKLRegressor for e, _, _ in fits) == len(INPUTS)
+    exact = [(e, p) for e, p, _ in fits if "kernel_approximation" not in p]
+    assert sum(e is MKLRegressor for e, _ in exact) == len(INPUTS)
+    low_rank = {(p.get("solver"), p["kernel_dtype"]) for e, p, _ in fits
+                if e is MKLClassifier and "kernel_approximation" in p}
+    assert {(s, dtype) for s, info in REGISTERED.items() if info.feature_function
+            for dtype in ("float64", "float32")} <= low_rank
     assert sum(e is OneClassMKL for e, _, _ in fits) == len(INPUTS)
     assert any(p.get("combination") == "product" for _, p, _ in fits)
 
