@@ -276,21 +276,43 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
                 inner_tol=eps, n_steps=svm.n_steps, svm_at_weights=weights is not None)
         return d, _relative(*best)
 
-    while iteration < max_iter:
-        alpha, _, _, d = svm.solve(np.zeros(m), eps, kind=kind, lam=lam, q=q, prior=prior)
-        d, gap = check(alpha)
-        if gap > tol and iteration < max_iter:
-            # T(d) near d* is within O(|d - d*|^2) of the optimum: the SVM at d, solved
-            # exactly, bounds it far tighter than the primal at the smooth solve's alpha
-            exact, _, _, _ = svm.solve(d, eps)
-            _, gap = check(exact, weights=d)
-        if gap <= tol or eps <= INNER_FLOOR:
-            break
-        eps = max(eps * INNER_SHRINK, INNER_FLOOR)
-    converged = _relative(*best) <= tol
-    d, alpha, bias, u, objective = kept
-    return _result(d, alpha, bias, objective, *best, iteration, iteration, converged,
-                   history, u, operator.starts, "converged" if converged else "max_iter")
+    alpha, _, _, d = svm.solve(np.zeros(m), INNER_TOL, kind=kind, lam=lam, q=q, prior=prior)
+    d, gap = check(alpha)
+    if gap <= tol or max_iter <= 1:
+        d, alpha, bias, u, objective = kept
+        return _result(d, alpha, bias, objective, *best, iteration, iteration, gap <= tol,
+                       history, u, operator.starts, "converged" if gap <= tol else "max_iter")
+    # from the coarse solve's weights on: SPG on T(d) = r(d) + W(d), each W(d) an SVM solved
+    # exactly on its support pattern (coordinate ascent on the smooth dual needs hundreds
+    # of epochs per tenfold of tolerance where T is smooth and strongly convex in d)
+    run = _SPGRun(certificate, svm, _SmoothSteps(regularizer, kind, prior), callback, start,
+                  history)
+    point = _SPGPoint(kept[0], kept[1], kept[3], certificate.blocks(kept[1])[1], np.inf,
+                      None)
+    return run.result(d, INNER_SHRINK * gap, tol, max_iter - 1,
+                      best=(best[0], best[1], (point, kept[2])))
+
+
+class _SmoothSteps:
+    """Gradient and projection of an lp or KL regulariser for SPG's steps. The KL gradient
+    ``lam log(d / d0)`` needs ``d > 0`` (its optimum has ``d = d0 exp(g / (2 lam)) > 0``):
+    the projection keeps ``d >= KL_FLOOR d0``."""
+
+    KL_FLOOR = 1e-12
+
+    def __init__(self, regularizer, kind, prior):
+        self.regularizer, self.kind, self.prior = regularizer, kind, prior
+
+    def gradient(self, d):
+        if self.kind == KIND_KL:
+            return self.regularizer.lam * np.log(np.maximum(d, self.KL_FLOOR * self.prior)
+                                                 / self.prior)
+        return self.regularizer.gradient(d)
+
+    def project(self, d):
+        if self.kind == KIND_KL:
+            return np.maximum(d, self.KL_FLOOR * self.prior)
+        return np.maximum(d, 0.0)
 
 
 def _seed(random_state):
@@ -338,48 +360,65 @@ def spg_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callbac
     task, problem = _start(operator, "spg", y, C, task)
     certificate = _Certificate(operator, problem, task, regularizer)
     svm = FeatureSVM(problem, seed=_seed(random_state))
-    eps = INNER_TOL
-    history, n_solves = [], 0
+    run = _SPGRun(certificate, svm, regularizer, callback, start)
+    return run.result(regularizer.initial_weights(operator.n_kernels), INNER_TOL, tol,
+                      max_iter, spectral, nonmonotone)
 
-    def evaluate(d, eps):
-        alpha, _, _, _ = svm.solve(d, eps)
-        u, g = certificate.blocks(alpha)
+
+class _SPGRun:
+    """SPG-GMKL's iterations (:func:`spg_features`), with ``steps`` the regulariser whose
+    gradient and projection steer them (the certificate's own, or a smooth form of it)."""
+
+    def __init__(self, certificate, svm, steps, callback, start, history=None):
+        self.certificate, self.svm, self.steps = certificate, svm, steps
+        self.callback, self.start = callback, start
+        self.history = [] if history is None else history
+        self.n_solves = 0
+
+    def evaluate(self, d, eps):
+        task, regularizer = self.certificate.task, self.certificate.regularizer
+        alpha, _, _, _ = self.svm.solve(d, eps)
+        self.n_solves += 1
+        u, g = self.certificate.blocks(alpha)
         objective = regularizer.value(d) + task.linear_value(alpha) - 0.5 * float(d @ g)
-        return _SPGPoint(d, alpha, u, g, objective, regularizer.gradient(d) - 0.5 * g)
+        return _SPGPoint(d, alpha, u, g, objective, self.steps.gradient(d) - 0.5 * g)
 
-    point = evaluate(regularizer.initial_weights(operator.n_kernels), eps)
-    n_solves += 1
-    best_upper, best_lower, kept = np.inf, -np.inf, None
-    memory, step = [point.objective], 1.0
-    converged, reason = False, "max_iter"
-    for iteration in range(1, max_iter + 1):
-        upper, lower, bias = certificate.bounds(point.alpha, point.u, point.g, point.d)
-        if upper < best_upper:
-            best_upper, kept = upper, (point, bias)
-        best_lower = max(best_lower, lower)
-        _record(history, start, iteration, best_upper, best_upper, best_lower, n_solves,
-                callback, inner_tol=eps)
-        if _relative(best_upper, best_lower) <= tol:
-            converged, reason = True, "converged"
-            break
-        eps = max(min(eps, INNER_SHRINK * _relative(best_upper, best_lower)), INNER_FLOOR)
-        trial, solves = _search(point, step, memory, evaluate, regularizer, eps, nonmonotone)
-        n_solves += solves
-        if trial is None:  # no decrease: the SVMs are too coarse for the step
-            if eps <= INNER_FLOOR:
-                reason = "stalled"
+    def result(self, d0, eps, tol, max_iter, spectral=True, nonmonotone=True, best=None):
+        """Iterate from ``d0``; ``best``: ``(upper, lower, (point, bias))`` known so far."""
+        certificate, steps = self.certificate, self.steps
+        first = len(self.history)
+        point = self.evaluate(d0, eps)
+        best_upper, best_lower, kept = (np.inf, -np.inf, None) if best is None else best
+        memory, step = [point.objective], 1.0
+        converged, reason = False, "max_iter"
+        iteration = first
+        for iteration in range(first + 1, first + max_iter + 1):
+            upper, lower, bias = certificate.bounds(point.alpha, point.u, point.g, point.d)
+            if upper < best_upper:
+                best_upper, kept = upper, (point, bias)
+            best_lower = max(best_lower, lower)
+            _record(self.history, self.start, iteration, best_upper, best_upper, best_lower,
+                    self.n_solves, self.callback, inner_tol=eps)
+            if _relative(best_upper, best_lower) <= tol:
+                converged, reason = True, "converged"
                 break
-            eps = max(eps * INNER_SHRINK, INNER_FLOOR)
-            point = evaluate(point.d, eps)
-            n_solves += 1
-            continue
-        step = _spectral_step(point, trial) if spectral else 1.0
-        point = trial
-        memory = (memory + [point.objective])[-_MEMORY:]
-    best_point, bias = kept
-    return _result(best_point.d, best_point.alpha, bias, best_upper, best_upper, best_lower,
-                   iteration, n_solves, converged, history, best_point.u, operator.starts,
-                   reason)
+            eps = max(min(eps, INNER_SHRINK * _relative(best_upper, best_lower)), INNER_FLOOR)
+            trial, solves = _search(point, step, memory, self.evaluate, steps, eps,
+                                    nonmonotone)
+            if trial is None:  # no decrease: the SVMs are too coarse for the step
+                if eps <= INNER_FLOOR:
+                    reason = "stalled"
+                    break
+                eps = max(eps * INNER_SHRINK, INNER_FLOOR)
+                point = self.evaluate(point.d, eps)
+                continue
+            step = _spectral_step(point, trial) if spectral else 1.0
+            point = trial
+            memory = (memory + [point.objective])[-_MEMORY:]
+        best_point, bias = kept
+        return _result(best_point.d, best_point.alpha, bias, best_upper, best_upper,
+                       best_lower, iteration, self.n_solves, converged, self.history,
+                       best_point.u, certificate.operator.starts, reason)
 
 
 def _search(point, step, memory, evaluate, regularizer, eps, nonmonotone):
