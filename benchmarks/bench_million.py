@@ -9,6 +9,8 @@ Each problem runs, in one process and one after the other:
   ``--solvers``, others (``spg-l1``: SPG-GMKL l1);
 - **Nystroem + LinearSVC**: ``make_pipeline(StandardScaler(), Nystroem(n_components=R),
   LinearSVC())`` at mklearn's total rank R (one RBF kernel with SVC's ``gamma="scale"``);
+  ``SGDClassifier(loss="hinge")`` in LinearSVC's place where its float64 features and
+  LinearSVC's copy of them (``2 x 8 n R`` bytes) would not fit in half the free memory;
 - **SVC()** on standardised features, on a subsample of ``--svc-points`` points;
 - **exact mklearn** (``kernel_approximation="exact"``) where ``n <= --exact-max``.
 
@@ -138,17 +140,22 @@ def mklearn_rows(problem, data, args):
 
 def anchor_rows(problem, data, rank, args):
     from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import SGDClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, LinearSVC
 
+    from mklearn.memory import available_memory
+
     X, y, X_test, y_test, _ = data
     gamma = 1.0 / X.shape[1]  # SVC's "scale" on standardised features
     rows = []
+    fits = 2 * 8 * X.shape[0] * rank <= 0.5 * available_memory()
+    learner = LinearSVC() if fits else SGDClassifier(loss="hinge", random_state=0)
     nystroem = make_pipeline(StandardScaler(), Nystroem(gamma=gamma, n_components=rank,
-                                                        random_state=0), LinearSVC())
+                                                        random_state=0), learner)
     row = timed(nystroem, X, y, X_test, y_test)
-    row.update(method=f"Nystroem({rank}) + LinearSVC", rank=rank)
+    row.update(method=f"Nystroem({rank}) + {type(learner).__name__}", rank=rank)
     rows.append(row)
     print_row(problem, row)
     points = min(args.svc_points, X.shape[0])

@@ -254,11 +254,13 @@ class _KernelInput:
     def _approximation(self, n_samples, feature_solver, client):
         """``kernel_approximation`` resolved: "auto" is "nystroem" from ``LOW_RANK_SAMPLES``
         points on when the solver runs in feature space (and no Dask client holds the
-        kernels), else "exact"; ValueError for an approximation the solver cannot take."""
+        kernels, and no ``kernel_storage`` was named), else "exact"; ValueError for an
+        approximation the solver cannot take."""
         asked = getattr(self, "kernel_approximation", "exact")
-        if asked == "auto":
+        if asked == "auto":  # a kernel_storage asked for by name holds exact kernels
             low = (feature_solver is not None and client is None
-                   and n_samples >= LOW_RANK_SAMPLES)
+                   and n_samples >= LOW_RANK_SAMPLES
+                   and getattr(self, "kernel_storage", "auto") == "auto")
             return "nystroem" if low else "exact"
         if asked != "exact" and feature_solver is None:
             runs = sorted(name for name, info in SOLVERS.items()
@@ -708,9 +710,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         pass, ``R`` the total rank, never forming an ``n x n`` array. "rff": random Fourier
         features instead of Nystroem (RBF and Laplacian kernels only). "auto" (default):
         "nystroem" from ``LOW_RANK_SAMPLES`` (20,000) training points on when the solver
-        runs in feature space ("smo", "spg", "average", "align", "alignf", "fheuristic"),
-        "exact" otherwise. The choice is ``kernel_approximation_``, said with the plan in
-        verbose output; the measured error is ``approximation_error_``.
+        runs in feature space ("smo", "spg", "average", "align", "alignf", "fheuristic") and
+        ``kernel_storage`` is "auto", "exact" otherwise. The choice is
+        ``kernel_approximation_``, said with the plan in verbose output; the measured error
+        is ``approximation_error_``.
     n_components : int >= 1 or "auto"
         Landmarks (random features for "rff") of each approximated kernel; kernels on one
         column take at most 48 quantile landmarks. "auto" (default): 1,000 (at most

@@ -264,3 +264,15 @@ def test_alignment_weights_from_the_features_are_those_of_the_stack(problem, nam
     np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, rtol=1e-6,
                                atol=1e-9)
     assert ours.objective == pytest.approx(exact.objective, rel=RTOL)
+
+
+def test_auto_is_low_rank_from_the_threshold_on_unless_a_storage_is_named(monkeypatch):
+    from mklearn.kernels import low_rank
+
+    X, y = _mixed_points(n=80)
+    monkeypatch.setattr("mklearn.estimators.LOW_RANK_SAMPLES", 50)
+    assert low_rank.LOW_RANK_SAMPLES == 20_000
+    assert MKLClassifier(n_components=20).fit(X, y).kernel_storage_ == "features"
+    assert MKLClassifier(kernel_storage="rows").fit(X, y).kernel_approximation_ == "exact"
+    assert MKLClassifier(solver="mwu").fit(X, y).kernel_approximation_ == "exact"
+    assert MKLClassifier().fit(X[:40], y[:40]).kernel_approximation_ == "exact"
