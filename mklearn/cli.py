@@ -571,7 +571,9 @@ def _summary(model, X, y, train, test, wall, regression=False):
     report = {
         **scores,
         "solver": model.solver_,
-        "n_iter_unit": SOLVERS[model.solver_].n_iter_unit,
+        # feature-space solvers count their outer iterations (gap checks)
+        "n_iter_unit": ("iterations" if getattr(model, "low_rank_", None) is not None
+                        else SOLVERS[model.solver_].n_iter_unit),
         "n_train": int(len(train)),
         "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
