@@ -13,9 +13,9 @@ and 2): the duality gap ``U - L`` with ``U = r(d) + P(alpha; d)`` (the SVM prima
   spectral step, projection, non-monotone line search) for any regulariser with value,
   gradient and projection (l1 on the simplex, lp);
 - :func:`smooth_dual_features`: SMO-MKL's lp and KL formulations (Vishwanathan et al.,
-  NIPS 2010), maximising the smooth MKL dual ``-p' a - r*(g(a) / 2)`` itself by coordinate
-  ascent in feature space, with the kernel weights ``d = grad r*(g / 2)`` following every
-  step;
+  NIPS 2010): coordinate ascent on the smooth MKL dual ``-p' a - r*(g(a) / 2)`` in feature
+  space, the kernel weights ``d = grad r*(g / 2)`` following every step, then SPG on the
+  weights from there;
 - :func:`average_features`: the uniform weights ``1 / m`` and one SVM;
 - :func:`align_features`, :func:`alignf_features`, :func:`fheuristic_features`: the weights
   of :mod:`mklearn.solvers.seeds` from sums over the features
@@ -222,10 +222,14 @@ def _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_s
 
 def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
                          callback=None, task=None, random_state=0):
-    """SMO-MKL's lp or KL formulation in feature space: coordinate ascent on the MKL dual
-    ``max_a -p' a - r*(g(a) / 2)`` with the intercept's bias search, until the relative
-    duality gap is at most ``tol``; each gap check that misses it tightens the inner
-    tolerance tenfold (``max_iter`` gap checks at the most).
+    """SMO-MKL's lp or KL formulation in feature space, to the relative duality gap ``tol``.
+
+    First coordinate ascent on the MKL dual ``max_a -p' a - r*(g(a) / 2)`` (the weights
+    ``d = grad r*(g / 2)`` following every step, the intercept by the bias search) to a
+    coarse tolerance; where its gap misses ``tol``, SPG on ``T(d) = r(d) + W(d)`` from its
+    weights, each ``W(d)`` an SVM solved exactly on its support pattern (``T`` is smooth and
+    strongly convex in d there; coordinate ascent would need hundreds of epochs per tenfold
+    of tolerance). ``max_iter`` bounds the gap checks.
 
     Parameters
     ----------
