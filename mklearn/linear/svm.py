@@ -183,36 +183,35 @@ class FeatureSVM:
         kernels = np.asarray(kernels, dtype=np.int64)
         prior = np.ones(m) if prior is None else np.asarray(prior, dtype=np.float64)
         settings = (kernels, kind, float(lam), float(q), prior, float(eps))
-        if kind == KIND_FIXED and eps < POLISH_START:  # a coarse solve finds the pattern
-            coarse = self._at(self.bias, self.alpha, d, settings[:-1] + (POLISH_START,))
-            polished = self._polish(coarse.alpha, d, settings)
-            if polished is not None:
-                alpha, self.bias = polished
-                self.alpha = alpha
-                return alpha, self.bias, p.blocks(alpha), d
-            first = self._at(coarse.bias, coarse.alpha, d, settings)
-        else:
-            first = self._at(self.bias, self.alpha, d, settings)
-        polished = self._polish(first.alpha, d, settings) if kind == KIND_FIXED else None
-        if polished is not None:
-            alpha, self.bias = polished
-            self.alpha = alpha
-            return alpha, self.bias, p.blocks(alpha), d
+        exact = kind == KIND_FIXED
+        start = (self.bias, self.alpha)
+        if exact and eps < POLISH_START:  # a coarse solve finds the pattern
+            coarse = self._at(*start, d, settings[:-1] + (POLISH_START,))
+            if self._polished(coarse.alpha, d, settings):
+                return self.alpha, self.bias, p.blocks(self.alpha), d
+            start = (coarse.bias, coarse.alpha)
+        first = self._at(*start, d, settings)
+        if exact and self._polished(first.alpha, d, settings):
+            return self.alpha, self.bias, p.blocks(self.alpha), d
         low, high = self._bracket(first, d, settings)
         if low is not high:
             low, high = self._narrow(low, high, d, settings)
-        alpha, u, self.bias = self._balanced(low, high)
-        self.alpha = alpha
-        if kind == KIND_FIXED:
-            polished = self._polish(alpha, d, settings)
-            if polished is not None:
-                alpha, self.bias = polished
-                self.alpha = alpha
-                return alpha, self.bias, p.blocks(alpha), d
-        if kind != KIND_FIXED:
-            d = np.empty(m)
-            kernel_weights(block_terms(u, p.starts), kind, lam, q, prior, d)
-        return alpha, self.bias, u, d
+        self.alpha, u, self.bias = self._balanced(low, high)
+        if exact:
+            if self._polished(self.alpha, d, settings):
+                u = p.blocks(self.alpha)
+            return self.alpha, self.bias, u, d
+        d = np.empty(m)
+        kernel_weights(block_terms(u, p.starts), kind, lam, q, prior, d)
+        return self.alpha, self.bias, u, d
+
+    def _polished(self, alpha, d, settings) -> bool:
+        """Whether the exact solve on the pattern of ``alpha`` succeeded (it becomes the
+        warm start: ``self.alpha`` and ``self.bias``)."""
+        found = self._polish(alpha, d, settings)
+        if found is not None:
+            self.alpha, self.bias = found
+        return found is not None
 
     def _polish(self, alpha, d, settings):
         """The exact SVM optimum (with its bias) near the support pattern of ``alpha``, or
