@@ -407,7 +407,7 @@ class _SPGRun:
                 converged, reason = True, "converged"
                 break
             eps = max(min(eps, INNER_SHRINK * _relative(best_upper, best_lower)), INNER_FLOOR)
-            trial, solves = _search(point, step, memory, self.evaluate, steps, eps,
+            trial = _search(point, step, memory, self.evaluate, steps, eps,
                                     nonmonotone)
             if trial is None:  # no decrease: the SVMs are too coarse for the step
                 if eps <= INNER_FLOOR:
@@ -426,20 +426,20 @@ class _SPGRun:
 
 
 def _search(point, step, memory, evaluate, regularizer, eps, nonmonotone):
-    """The first trial along ``P(d - step grad) - d`` (halved) below the reference value;
-    ``(None, solves)`` when none is."""
+    """The first trial along ``P(d - step grad) - d`` (halved) below the reference value,
+    or None when none is."""
     direction = regularizer.project(point.d - step * point.grad) - point.d
     slope = float(point.grad @ direction)
     if slope >= 0.0 or not np.any(direction):
-        return None, 0
+        return None
     reference = max(memory) if nonmonotone else point.objective
     t = 1.0
-    for solves in range(1, _HALVINGS + 1):
+    for _ in range(_HALVINGS):
         trial = evaluate(regularizer.project(point.d + t * direction), eps)
         if trial.objective <= reference + _ARMIJO * t * slope:
-            return trial, solves
+            return trial
         t *= 0.5
-    return None, _HALVINGS
+    return None
 
 
 def _spectral_step(old, new):
