@@ -73,3 +73,17 @@ def l1_one_class_optimum(stack, nu) -> float:
     for k in range(m):
         cons.append(0.5 * cp.sum_squares(_factor(stack[:, :, k]).T @ alpha) <= t)
     return _solve_max(-t, cons)
+
+
+def group_mkl_optimum(stack, y, C, codes) -> float:
+    """``max_alpha 1'alpha - 1/2 (sum_j max_{k in j} ||L_jk' Y alpha||)^2`` as an SOCP."""
+    n, _, m = stack.shape
+    alpha = cp.Variable(n)
+    root = cp.Variable(codes.max() + 1)  # root_j >= sqrt(alpha' Q_jk alpha) for k in group j
+    cons = [alpha >= 0, alpha <= C, y @ alpha == 0]
+    for k in range(m):
+        L = _factor(stack[:, :, k])
+        cons.append(cp.norm(L.T @ cp.multiply(y, alpha)) <= root[codes[k]])
+    prob = cp.Problem(cp.Maximize(cp.sum(alpha) - cp.square(cp.sum(root)) / 2), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return float(prob.value)

@@ -5,12 +5,13 @@ import json
 
 import numpy as np
 import pytest
-from reference import l1_mkl_optimum, l1_svr_optimum, lp_mkl_optimum
+from reference import group_mkl_optimum, l1_mkl_optimum, l1_svr_optimum, lp_mkl_optimum
 from sklearn.svm import SVC
 
 from mklearn import MKLClassifier, MKLRegressor, load_model, save_model
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm
+from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm, MixedNorm
+from mklearn.groups import check_groups
 from mklearn.kernels import RBF, KernelBank, Linear, Polynomial, resolve_kernels
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.low_rank import LowRankKernels, LowRankMap, low_rank_kernels
@@ -20,6 +21,7 @@ from mklearn.solvers.feature_space import (
     smooth_dual_features,
     spg_features,
 )
+from mklearn.solvers.mirror import mirror_features
 from mklearn.solvers.tasks import RegressionTask
 
 RTOL = 1e-4
@@ -78,6 +80,21 @@ def test_kl_in_feature_space_is_the_exact_smo_mkl_optimum(problem):
     assert ours.objective == pytest.approx(exact.objective, rel=RTOL)
     np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, rtol=1e-2,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("C", [1.0, 10.0])
+def test_group_mkl_in_feature_space_reaches_the_exact_optimum(problem, C):
+    _, y, _, operator, stack = problem
+    codes = np.arange(stack.shape[2]) % 3
+    groups = check_groups(codes, stack.shape[2])
+    result = mirror_features(operator, y, C, MixedNorm(groups), tol=1e-6, max_iter=2000)
+    optimum = group_mkl_optimum(stack, y, C, codes)
+    assert result.converged
+    assert result.objective == pytest.approx(optimum, rel=RTOL)
+    assert result.objective - result.duality_gap <= optimum * (1 + 1e-7)
+    kernel = stack @ result.kernel_weights
+    np.testing.assert_allclose(operator.features @ result.feature_coef,
+                               kernel @ (result.alpha * y), atol=1e-8)
 
 
 def test_average_in_feature_space_is_the_svc_on_the_average_kernel(problem):
@@ -184,6 +201,22 @@ def test_the_estimators_fit_and_predict_on_low_rank_kernels():
     reference = MKLRegressor(kernel_approximation="exact").fit(X, X[:, 0] ** 2)
     assert regressor.objective_ == pytest.approx(reference.objective_, rel=1e-3)
     np.testing.assert_allclose(regressor.predict(X), reference.predict(X), rtol=5e-3, atol=1e-2)
+
+
+def test_group_mkl_fits_on_low_rank_kernels_as_on_exact_ones(tmp_path):
+    X, y = _mixed_points(n=120)
+    params = {"regularizer": "group", "groups": [0, 1, 1, 1, 2, 2, 2], "tol": 1e-5}
+    model = MKLClassifier(kernel_approximation="nystroem", n_components=120, **params)
+    exact = MKLClassifier(kernel_approximation="exact", **params).fit(X, y)
+    model.fit(X, y)
+    assert model.solver_ == "mirror" and model.kernel_storage_ == "features"
+    assert model.objective_ == pytest.approx(exact.objective_, rel=RTOL)  # every landmark
+    assert model.groups_.n_groups == exact.groups_.n_groups
+    np.testing.assert_allclose(model.decision_function(X), exact.decision_function(X),
+                               atol=1e-3)
+    save_model(model, tmp_path / "group.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "group.npz").decision_function(X),
+                               model.decision_function(X), rtol=1e-12, atol=1e-12)
 
 
 def test_one_kernel_on_every_landmark_is_the_svc():

@@ -23,7 +23,7 @@ from numba import njit, prange
 from mklearn.linear.dcd import KIND_FIXED, block_terms, coordinate_descent
 from mklearn.svm.mkl_step import kernel_weights
 
-__all__ = ["FeatureProblem", "FeatureSVM", "block_outputs", "block_products"]
+__all__ = ["FeatureProblem", "FeatureSVM", "block_outputs", "block_products", "seed_of"]
 
 _BIAS_STEP = 1.0  # first trial change of the bias: outputs are of the margin's order, 1
 _BIAS_SEARCHES = 60  # trials of the bias at the most (each a warm-started solve)
@@ -35,39 +35,79 @@ POLISH_START = 0.1  # the coarse solve's tolerance before a first exact solve on
 _BOUND_TOL = 1e-10  # share of the bound within which a variable counts as at the bound
 
 
-@njit(cache=True, parallel=True)
-def block_outputs(Phi, starts, u, d, kernels):
-    """``f_i = sum_k d_k Phi_k[i] . u_k`` over ``kernels``: ``K(d) v`` (shape (n,))."""
-    n = Phi.shape[0]
-    scaled = np.zeros(u.size)
-    for t in range(kernels.size):
-        k = kernels[t]
-        for j in range(starts[k], starts[k + 1]):
-            scaled[j] = d[k] * u[j]
-    f = np.empty(n)
-    for i in prange(n):
+PARALLEL_WORK = 1 << 18  # entries of Phi below which one thread is faster than many
+
+
+@njit(cache=True)
+def _outputs_of_rows(Phi, starts, scaled, kernels, lo, hi, f):
+    """``f[i] = sum_k Phi_k[i] . scaled_k`` for the rows ``lo:hi``."""
+    for i in range(lo, hi):
         total = 0.0
         for t in range(kernels.size):
             k = kernels[t]
             for j in range(starts[k], starts[k + 1]):
                 total += Phi[i, j] * scaled[j]
         f[i] = total
-    return f
 
 
 @njit(cache=True, parallel=True)
-def block_products(Phi, v):
-    """``Phi' v`` (shape (R,)), summed over row blocks on every thread."""
+def _outputs_in_parallel(Phi, starts, scaled, kernels, f):
+    n = Phi.shape[0]
+    n_parts = 64
+    size = (n + n_parts - 1) // n_parts
+    for p in prange(n_parts):
+        _outputs_of_rows(Phi, starts, scaled, kernels, p * size, min(n, (p + 1) * size), f)
+
+
+def block_outputs(Phi, starts, u, d, kernels):
+    """``f_i = sum_k d_k Phi_k[i] . u_k`` over ``kernels``: ``K(d) v`` (shape (n,)), on
+    every thread when Phi has at least ``PARALLEL_WORK`` entries."""
+    scaled = np.repeat(np.asarray(d, dtype=np.float64), np.diff(starts)) * u
+    f = np.empty(Phi.shape[0])
+    if Phi.size >= PARALLEL_WORK:
+        _outputs_in_parallel(Phi, starts, scaled, kernels, f)
+    else:
+        _outputs_of_rows(Phi, starts, scaled, kernels, 0, Phi.shape[0], f)
+    return f
+
+
+@njit(cache=True)
+def _products_of_rows(Phi, v, lo, hi, out):
+    """``out += Phi[lo:hi]' v[lo:hi]``, accumulated in float64."""
+    for i in range(lo, hi):
+        if v[i] != 0.0:
+            for j in range(Phi.shape[1]):
+                out[j] += v[i] * Phi[i, j]
+
+
+@njit(cache=True, parallel=True)
+def _products_in_parallel(Phi, v):
     n, R = Phi.shape
     n_parts = 8
     size = (n + n_parts - 1) // n_parts
     parts = np.zeros((n_parts, R))
     for p in prange(n_parts):
-        for i in range(p * size, min(n, (p + 1) * size)):
-            if v[i] != 0.0:
-                for j in range(R):
-                    parts[p, j] += v[i] * Phi[i, j]
+        _products_of_rows(Phi, v, p * size, min(n, (p + 1) * size), parts[p])
     return parts.sum(axis=0)
+
+
+def block_products(Phi, v):
+    """``Phi' v`` (shape (R,)), summed over row blocks on every thread when Phi has at
+    least ``PARALLEL_WORK`` entries."""
+    if Phi.size >= PARALLEL_WORK:
+        return _products_in_parallel(Phi, v)
+    out = np.zeros(Phi.shape[1])
+    _products_of_rows(Phi, v, 0, Phi.shape[0], out)
+    return out
+
+
+def seed_of(random_state) -> int:
+    """The coordinate order's seed from scikit-learn's ``random_state`` (None: 0)."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state) % (2 ** 31)
+    return int(np.random.RandomState(random_state).randint(2 ** 31))
 
 
 @dataclass

@@ -18,7 +18,7 @@ from mklearn.solvers.feature_space import (
     smooth_dual_features,
     spg_features,
 )
-from mklearn.solvers.mirror import mirror_descent
+from mklearn.solvers.mirror import mirror_descent, mirror_features
 from mklearn.solvers.mwu import mwu_mkl
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.seeds import align_mkl, alignf_mkl, average_mkl, fheuristic_mkl, pwmk_mkl
@@ -168,6 +168,7 @@ SOLVERS = {
             "inner_tol": [_POSITIVE],
             "precision_tuning": ["boolean"],
         },
+        feature_function=mirror_features,
     ),
     "smo": SolverInfo(
         smo_mkl,

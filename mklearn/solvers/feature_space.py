@@ -38,6 +38,7 @@ from mklearn.linear import (
     FeatureSVM,
     block_outputs,
     block_terms,
+    seed_of,
 )
 from mklearn.solvers import seeds
 from mklearn.solvers.kernel_sums import feature_kernel_sums
@@ -201,7 +202,7 @@ def _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_s
     from mklearn.formulation.regularizers import L1Simplex
 
     certificate = _Certificate(operator, problem, task, L1Simplex())
-    svm = FeatureSVM(problem, seed=_seed(random_state))
+    svm = FeatureSVM(problem, seed=seed_of(random_state))
     history = []
     eps = INNER_TOL
     for iteration in range(1, max_iter + 1):
@@ -259,7 +260,7 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
     kind, lam, q, prior = _KINDS[form[0]], form[1], form[2], form[3]
     prior = np.ones(m) if prior is None else np.asarray(prior, dtype=np.float64)
     certificate = _Certificate(operator, problem, task, regularizer)
-    svm = FeatureSVM(problem, seed=_seed(random_state))
+    svm = FeatureSVM(problem, seed=seed_of(random_state))
     history, eps, iteration = [], INNER_TOL, 0
     best, kept = [np.inf, -np.inf], None
 
@@ -319,14 +320,6 @@ class _SmoothSteps:
         return np.maximum(d, 0.0)
 
 
-def _seed(random_state):
-    if random_state is None:
-        return 0
-    if isinstance(random_state, (int, np.integer)):
-        return int(random_state) % (2 ** 31)
-    return int(np.random.RandomState(random_state).randint(2 ** 31))
-
-
 class _SPGPoint:
     """The SVM solved at d: its dual point, blocks and the objective's terms."""
 
@@ -363,7 +356,7 @@ def spg_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callbac
     start = time.perf_counter()
     task, problem = _start(operator, "spg", y, C, task)
     certificate = _Certificate(operator, problem, task, regularizer)
-    svm = FeatureSVM(problem, seed=_seed(random_state))
+    svm = FeatureSVM(problem, seed=seed_of(random_state))
     run = _SPGRun(certificate, svm, regularizer, callback, start)
     return run.result(regularizer.initial_weights(operator.n_kernels), INNER_TOL, tol,
                       max_iter, spectral, nonmonotone)

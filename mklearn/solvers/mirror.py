@@ -54,8 +54,10 @@ import numpy as np
 from mklearn.extending import SIMPLEX
 from mklearn.formulation.losses import best_hinge_bias, hard_margin_factor
 from mklearn.groups import KernelGroups, check_groups
-from mklearn.kernels.base import prepare
+from mklearn.kernels.base import prepare, require
+from mklearn.linear import FeatureProblem, FeatureSVM, block_outputs, block_terms, seed_of
 from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
+from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm import svc_dual
 
 INNER_TOL_START = 1e-1
@@ -74,11 +76,52 @@ STALL_ITERATIONS = 20  # iterations without the gap shrinking by 1% before the f
 TIGHTEST_INNER_TOL = 1e-9  # lowest floor of the SMO tolerance (rounding dominates below)
 
 
+class _StackSVMs:
+    """The inner SVMs on exact kernels: ``K(d)`` combined, then SMO warm started."""
+
+    def __init__(self, combination, y, cost):
+        self.combination, self.y, self.cost = combination, y, cost
+
+    def solve(self, d, alpha0, eps):
+        """``(alpha, g, outputs)``: the SVM's dual point, ``g_k = v' K_k v`` and a function
+        giving ``K(d) v`` (``v = alpha * y``)."""
+        K = self.combination.kernel(d)
+        alpha = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps).alpha
+        v = alpha * self.y
+        return alpha, self.combination.kernel_gradient(d, v), lambda: K @ v
+
+
+class _FeatureSVMs:
+    """The inner SVMs on low-rank kernels, in feature space
+    (:class:`mklearn.linear.FeatureSVM`, warm started from its last solve)."""
+
+    def __init__(self, operator, y, cost, seed):
+        task = ClassificationTask(y, cost)
+        self.problem = FeatureProblem(
+            operator.features, operator.starts, operator.squared_norms,
+            task.signs.astype(np.float64), task.linear.astype(np.float64),
+            task.upper.astype(np.float64), task.index.astype(np.int64))
+        self.svm = FeatureSVM(self.problem, seed=seed)
+        self.everything = np.arange(operator.n_kernels)
+
+    def solve(self, d, alpha0, eps):
+        """As :meth:`_StackSVMs.solve`; ``alpha0`` is unused (the last solve is the start)."""
+        alpha = self.svm.solve(d, eps)[0].copy()
+        p = self.problem
+        u = p.blocks(alpha)
+        return alpha, block_terms(u, p.starts), lambda: block_outputs(
+            p.features, p.starts, u, d, self.everything)
+
+    def coefficients(self, d, alpha):
+        """``coef`` of the primal model on the features: ``d_k u_k`` by block."""
+        return np.repeat(d, np.diff(self.problem.starts)) * self.problem.blocks(alpha)
+
+
 class _Problem:
     """Evaluations of ``f(gamma)`` (alternating SVM and lambda), with a running SVM count."""
 
-    def __init__(self, combination, y, cost, groups: KernelGroups, regularizer):
-        self.combination = combination
+    def __init__(self, svms, y, cost, groups: KernelGroups, regularizer):
+        self.svms = svms
         self.y = y
         self.cost = cost
         self.groups = groups
@@ -99,24 +142,22 @@ class _Problem:
         used = np.where(gamma >= WEIGHT_CUTOFF, gamma, 0.0)
         for _ in range(MAX_LAMBDA_SWEEPS):
             d = used / lam[groups.codes]
-            K = self.combination.kernel(d)
-            qp = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps)
+            alpha, g, outputs = self.svms.solve(d, alpha0, eps)
             self.n_solves += 1
-            g = self.combination.kernel_gradient(d, qp.alpha * self.y)
             W = groups.sum(used * g)
             new_lam = _closed_form_lambda(W, lam)
             converged = np.max(np.abs(new_lam - lam) / lam) <= lam_tol
             if groups.n_groups == 1 or converged:
                 break
-            lam, alpha0 = new_lam, qp.alpha
+            lam, alpha0 = new_lam, alpha
         # 1'alpha - 1/2 sum_j W_j / lambda_j at the closed-form lambda: F_gamma(alpha) <= f(gamma)
-        value = float(qp.alpha.sum()) - 0.5 * float(np.sum(np.maximum(W, 0.0) / new_lam))
+        value = float(alpha.sum()) - 0.5 * float(np.sum(np.maximum(W, 0.0) / new_lam))
         return {
             "theta": theta,
             "gamma": gamma,
             "d": d,
-            "K": K,
-            "qp": qp,
+            "outputs": outputs,
+            "alpha": alpha,
             "g": g,
             "lam": new_lam,
             "value": value,
@@ -126,9 +167,8 @@ class _Problem:
 
     def bounds(self, point):
         """(upper bound, lower bound) on the optimum from ``point``; stores the bias."""
-        alpha, g, d = point["qp"].alpha, point["g"], point["d"]
-        v = alpha * self.y
-        f = point["K"] @ v
+        alpha, g, d = point["alpha"], point["g"], point["d"]
+        f = point["outputs"]()
         bias = best_hinge_bias(f, self.y, self.cost)
         hinge = np.maximum(0.0, 1.0 - self.y * (f + bias))
         root_g = np.sqrt(np.maximum(g, 0.0))
@@ -259,14 +299,75 @@ def mirror_descent(
         group) or has several groups with the "l1" regulariser.
     """
     prepare(combination, "mirror")
-    if step not in STEP_RULES:
-        raise ValueError(f"unknown step rule {step!r}; choose one of {STEP_RULES}")
     start = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
     cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-    n_kernels = combination.n_kernels
-    groups = _resolve_groups(groups, regularizer, n_kernels)
-    problem = _Problem(combination, y, cost, groups, regularizer)
+    groups = _resolve_groups(groups, regularizer, combination.n_kernels)
+    problem = _Problem(_StackSVMs(combination, y, cost), y, cost, groups, regularizer)
+    return _descend(problem, start, tol, max_iter, callback, step, inner_tol,
+                    precision_tuning, d0, alpha0)[0]
+
+
+def mirror_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callback=None,
+                    random_state=0, step="armijo", inner_tol=1e-6, precision_tuning=True,
+                    d0=None):
+    """(l_inf, l_1) group MKL (or l1-MKL, one group) by mirror descent in feature space,
+    on low-rank kernels ``K_k = Phi_k Phi_k'``.
+
+    The method, the certificate and the parameters are those of :func:`mirror_descent`;
+    each inner SVM is the linear SVM on the columns ``sqrt(d_k) Phi_k``
+    (:class:`mklearn.linear.FeatureSVM`), and ``g_k = ||Phi_k' v||^2`` and ``K(d) v`` come
+    from the feature blocks (``O(n R)``, no ``n x n`` array).
+
+    Parameters
+    ----------
+    operator : LowRankKernels
+        The kernels' features (capability ``feature_blocks``).
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    C : float or ndarray of shape (n,)
+        SVM cost (per sample allowed).
+    regularizer : L1Simplex or MixedNorm
+        "l1" (one group) or "group" (its groups).
+    random_state : int, RandomState or None
+        Seed of the coordinate order of the inner SVMs.
+    tol, max_iter, callback, step, inner_tol, precision_tuning, d0
+        As :func:`mirror_descent`.
+
+    Returns
+    -------
+    MKLResult
+        As :func:`mirror_descent`, with ``feature_coef`` (shape (R,)):
+        ``f(x) = Phi(x) . feature_coef + intercept``.
+
+    Raises
+    ------
+    ValueError
+        An operator without feature blocks; ``step`` or the groups as in
+        :func:`mirror_descent`.
+    """
+    require(operator, "feature_blocks", "mirror",
+            "use kernel_approximation='nystroem' (or 'rff'), which builds LowRankKernels")
+    start = time.perf_counter()
+    y = np.asarray(y, dtype=np.float64)
+    cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
+    groups = _resolve_groups(None, regularizer, operator.n_kernels)
+    svms = _FeatureSVMs(operator, y, cost, seed_of(random_state))
+    problem = _Problem(svms, y, cost, groups, regularizer)
+    result, best = _descend(problem, start, tol, max_iter, callback, step, inner_tol,
+                            precision_tuning, d0, None)
+    result.feature_coef = svms.coefficients(best["d"], best["alpha"])
+    return result
+
+
+def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision_tuning, d0,
+             alpha0):
+    """Mirror descent on ``problem`` (:func:`mirror_descent`'s loop): the result and the
+    best point."""
+    if step not in STEP_RULES:
+        raise ValueError(f"unknown step rule {step!r}; choose one of {STEP_RULES}")
+    groups = problem.groups
+    n_kernels = groups.n_kernels
     # entropy weights delta_j = 1 / sqrt(log n_j): the step of group j is scaled by 1 / delta_j
     scale = np.sqrt(np.log(groups.sizes))[groups.codes]
     floor = min(inner_tol, tol / 100.0)
@@ -318,7 +419,7 @@ def mirror_descent(
             lipschitz = max(lipschitz, float(np.max(np.abs(point["grad"]))))
             s = np.sqrt(2.0) / (max(lipschitz, 1e-300) * np.sqrt(n_iter))
             trial_theta = _clip_log(groups, point["theta"] - s * direction)
-            point = problem.evaluate(trial_theta, point["lam"], point["qp"].alpha, eps)
+            point = problem.evaluate(trial_theta, point["lam"], point["alpha"], eps)
             continue
         if s is None:
             spread = groups.max(direction) + groups.max(-direction)
@@ -331,7 +432,7 @@ def mirror_descent(
             decrease = float(point["grad"] @ (groups.normalize_log(trial_theta) - point["gamma"]))
             if decrease >= 0.0:  # the step is too small to move any weight
                 break
-            trial = problem.evaluate(trial_theta, point["lam"], point["qp"].alpha, eps)
+            trial = problem.evaluate(trial_theta, point["lam"], point["alpha"], eps)
             if trial["value"] <= reference + ARMIJO_C * decrease:
                 accepted = trial
                 break
@@ -342,7 +443,7 @@ def mirror_descent(
                 break
             # inexact SVMs or lambdas mislead the search: re-solve the current point tightly
             eps, problem.exact_lambda, s = floor, True, None
-            point = problem.evaluate(point["theta"], point["lam"], point["qp"].alpha, eps)
+            point = problem.evaluate(point["theta"], point["lam"], point["alpha"], eps)
             recent = [point["value"]]
             continue
         s = _spectral_step(groups, scale, point, accepted, s)
@@ -353,7 +454,7 @@ def mirror_descent(
     best = certificate.point
     return MKLResult(
         kernel_weights=best["d"],
-        alpha=best["qp"].alpha,
+        alpha=best["alpha"],
         intercept=best["bias"],
         objective=certificate.upper,
         duality_gap=certificate.gap,
@@ -363,7 +464,7 @@ def mirror_descent(
         converged=converged,
         history=history,
         stop_reason=stop_reason,
-    )
+    ), best
 
 
 def _spectral_step(groups, scale, old, new, s):
