@@ -3,6 +3,7 @@ problem (the stack ``Phi_k Phi_k'``), and the estimators' ``kernel_approximation
 
 import json
 
+import cvxpy as cp
 import numpy as np
 import pytest
 from reference import group_mkl_optimum, l1_mkl_optimum, l1_svr_optimum, lp_mkl_optimum
@@ -16,8 +17,10 @@ from mklearn.kernels import RBF, KernelBank, Linear, Polynomial, resolve_kernels
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.low_rank import LowRankKernels, LowRankMap, low_rank_kernels
 from mklearn.solvers import smo_mkl, spg_gmkl
+from mklearn.solvers.easymkl import easymkl
 from mklearn.solvers.feature_space import (
     average_features,
+    easymkl_features,
     smooth_dual_features,
     spg_features,
 )
@@ -95,6 +98,48 @@ def test_group_mkl_in_feature_space_reaches_the_exact_optimum(problem, C):
     kernel = stack @ result.kernel_weights
     np.testing.assert_allclose(operator.features @ result.feature_coef,
                                kernel @ (result.alpha * y), atol=1e-8)
+
+
+def _hull_optimum(features, y, a, b):
+    """``min a ||Z' Y gamma||^2 + b ||gamma||^2`` over one simplex per class (cvxpy)."""
+    gamma = cp.Variable(y.size)
+    positive = y > 0
+    objective = a * cp.sum_squares(features.T @ cp.multiply(y, gamma)) + b * cp.sum_squares(gamma)
+    constraints = [gamma >= 0, cp.sum(gamma[positive]) == 1, cp.sum(gamma[~positive]) == 1]
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return problem.value
+
+
+@pytest.mark.parametrize("learner", ["svm", "komd"])
+def test_easymkl_in_feature_space_reaches_the_exact_optimum(problem, learner):
+    _, y, _, operator, stack = problem
+    ours = easymkl_features(operator, y, 1.0, learner=learner, lam=0.2, tol=1e-8)
+    exact = easymkl(SumOfKernels(stack), y, 1.0, learner=learner, lam=0.2, tol=1e-8)
+    features = np.asarray(operator.features, dtype=np.float64)
+    assert ours.relative_duality_gap <= 1e-8 and ours.converged
+    assert ours.objective == pytest.approx(_hull_optimum(features, y, 0.8, 0.2), rel=RTOL)
+    assert ours.objective == pytest.approx(exact.objective, rel=RTOL)
+    np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, atol=1e-4)
+    decision = (stack @ exact.kernel_weights) @ (exact.alpha * y) + exact.intercept
+    np.testing.assert_allclose(features @ ours.feature_coef + ours.intercept, decision,
+                               atol=1e-3 * np.abs(decision).max())
+
+
+def test_easymkl_fits_on_low_rank_kernels_as_on_exact_ones():
+    X, y = _mixed_points(n=100)
+    params = {"solver": "easymkl", "solver_options": {"learner": "komd"}}
+    model = MKLClassifier(kernel_approximation="nystroem", n_components=100, **params)
+    exact = MKLClassifier(kernel_approximation="exact", **params).fit(X, y)
+    assert model.fit(X, y).kernel_storage_ == "features"
+    np.testing.assert_allclose(model.kernel_weights_, exact.kernel_weights_, atol=1e-4)
+    assert np.mean(model.predict(X) == exact.predict(X)) >= 0.99
+
+
+def test_easymkl_in_feature_space_needs_a_ridge(problem):
+    _, y, _, operator, _ = problem
+    with pytest.raises(ValueError, match="lam > 0"):
+        easymkl_features(operator, y, 1.0, lam=0.0)
 
 
 def test_average_in_feature_space_is_the_svc_on_the_average_kernel(problem):

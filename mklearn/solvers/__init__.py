@@ -14,6 +14,7 @@ from mklearn.solvers.feature_space import (
     align_features,
     alignf_features,
     average_features,
+    easymkl_features,
     fheuristic_features,
     smooth_dual_features,
     spg_features,
@@ -242,6 +243,7 @@ SOLVERS = {
         max_iter_counts_records=False,
         n_iter_unit="SMO steps",
         own_lam="lam",
+        feature_function=easymkl_features,
     ),
 }
 

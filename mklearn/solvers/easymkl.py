@@ -432,18 +432,25 @@ class _Polish:
 
 
 def _weights(provider, v):
-    """``d_k = v' K_k v / sum_l v' K_l v`` from the rows of the support of v (in blocks).
+    """``d_k = v' K_k v / sum_l v' K_l v`` from the rows of the support of v (in blocks);
+    ValueError as :func:`normalised_weights`."""
+    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
+    scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
+    return normalised_weights(terms, scale)
+
+
+def normalised_weights(terms, scale):
+    """EasyMKL's weights ``d_k = v' K_k v / sum_l v' K_l v`` (paper eq. 10) from the terms
+    ``v' K_k v``; ``scale`` (the sum kernel's mean diagonal times ``v'v``) sets what is zero.
 
     Raises
     ------
     ValueError
         If every ``v' K_k v`` is zero (to rounding): every kernel is zero or constant on the
-        training points, or (lam = 0) the class hulls meet in the sum kernel's space.
+        training points, or (lam = 0) the class hulls meet in the sum kernel's feature space.
     """
-    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
     terms = np.maximum(np.asarray(terms, dtype=np.float64), 0.0)
     total = float(terms.sum())
-    scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
     if not total > 1e-12 * max(scale, 1e-300):
         raise ValueError(
             "EasyMKL: (Y gamma)' K_k (Y gamma) is zero for every base kernel, so the kernel "
@@ -460,10 +467,15 @@ def _svm_on_learned_kernel(provider, d, y, C, tol):
     return result.alpha, -float(result.rho)
 
 
+def komd_ridge(y, lam):
+    """KOMD's ridge ``lam n_+ n_- / n`` (MKLpy's KOMD, Aiolli et al., ICANN 2008)."""
+    n_pos = np.count_nonzero(y > 0)
+    return lam * n_pos * (y.size - n_pos) / y.size
+
+
 def _komd(provider, d, y, lam, komd_tol, max_checks):
     """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
-    n_pos = np.count_nonzero(y > 0)
-    ridge = lam * n_pos * (y.size - n_pos) / y.size
+    ridge = komd_ridge(y, lam)
     rows = provider.kernel(d)
     gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=komd_tol,
                                               max_checks=max_checks, lam_hint=lam)

@@ -17,6 +17,8 @@ and 2): the duality gap ``U - L`` with ``U = r(d) + P(alpha; d)`` (the SVM prima
   space, the kernel weights ``d = grad r*(g / 2)`` following every step, then SPG on the
   weights from there;
 - :func:`average_features`: the uniform weights ``1 / m`` and one SVM;
+- :func:`easymkl_features`: EasyMKL (Aiolli and Donini, Neurocomputing 2015), its class-hull
+  QP by L-BFGS on an R-dimensional dual (:mod:`mklearn.linear.hull`), then the SVM or KOMD;
 - :func:`align_features`, :func:`alignf_features`, :func:`fheuristic_features`: the weights
   of :mod:`mklearn.solvers.seeds` from sums over the features
   (:func:`~mklearn.solvers.kernel_sums.feature_kernel_sums`: ``O(n R)``, or ``O(n R^2)`` for
@@ -37,17 +39,20 @@ from mklearn.linear import (
     FeatureProblem,
     FeatureSVM,
     block_outputs,
+    block_products,
     block_terms,
     seed_of,
 )
+from mklearn.linear.hull import hull_qp_features
 from mklearn.solvers import seeds
+from mklearn.solvers.easymkl import komd_ridge, normalised_weights
 from mklearn.solvers.kernel_sums import feature_kernel_sums
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm.mkl_step import kernel_weights
 
-__all__ = ["align_features", "alignf_features", "average_features", "fheuristic_features",
-           "smooth_dual_features", "spg_features"]
+__all__ = ["align_features", "alignf_features", "average_features", "easymkl_features",
+           "fheuristic_features", "smooth_dual_features", "spg_features"]
 
 _KINDS = {"lp": KIND_LP, "kl": KIND_KL}
 INNER_TOL = 0.1  # first spread of the projected gradient a solve stops at (LIBLINEAR's eps)
@@ -193,6 +198,81 @@ def fheuristic_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=
     SVM in feature space. Parameters and Returns as :func:`average_features`."""
     return _aligned("fheuristic", operator, y, C, task, tol, max_iter, callback,
                     random_state)
+
+
+def easymkl_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500,
+                     callback=None, random_state=0, lam=0.1, learner="svm", qp_tol=1e-8,
+                     komd_lam=0.1, komd_tol=1e-6):
+    """EasyMKL in feature space (:func:`mklearn.solvers.easymkl.easymkl`'s formulation).
+
+    The class-hull QP on the sum of the kernels is solved by L-BFGS on its R-dimensional
+    dual (:func:`mklearn.linear.hull.hull_qp_features`), the weights are
+    ``d_k = ||Phi_k' Y gamma||^2 / sum_l ||Phi_l' Y gamma||^2`` (paper eq. 10), and the final
+    model is the SVM on ``K(d)`` in feature space (to the relative duality gap ``tol``) or
+    KOMD (the hull QP on the columns ``sqrt(d_k) Phi_k``).
+
+    Parameters
+    ----------
+    operator : LowRankKernels
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}, both present.
+    C : float or ndarray of shape (n,)
+        Costs of the final SVM (``learner="svm"``).
+    regularizer : ignored
+    tol : float
+        Relative duality gap of the final SVM.
+    max_iter : int
+        L-BFGS iterations of each hull QP at the most (and tightenings of the SVM's inner
+        tolerance).
+    callback : callable, optional
+        Called with each history record of the gamma QP.
+    random_state : int, RandomState or None
+        Seed of the SVM's coordinate order.
+    lam, learner, qp_tol, komd_lam, komd_tol
+        As :func:`mklearn.solvers.easymkl.easymkl`; ``lam`` must be > 0 here.
+
+    Returns
+    -------
+    MKLResult
+        ``objective``, ``duality_gap`` and ``history`` of the gamma QP (its certified gap
+        ``F - D``); ``n_iter`` its L-BFGS iterations; ``feature_coef`` as in
+        :func:`average_features`.
+
+    Raises
+    ------
+    ValueError
+        ``lam = 0`` (the dual needs the ridge), or weights that are undefined
+        (:func:`mklearn.solvers.easymkl.normalised_weights`).
+    """
+    start = time.perf_counter()
+    task, problem = _start(operator, "easymkl", y, C, None)
+    starts, signs = operator.starts, task.signs.astype(np.float64)
+    hull = hull_qp_features(operator.features, starts, signs, 1.0 - lam, lam, qp_tol=qp_tol,
+                            max_iter=max_iter, callback=callback)
+    v = signs * hull.gamma
+    scale = float(np.mean(operator.squared_norms.sum(axis=1))) * float(v @ v)
+    d = normalised_weights(block_terms(hull.u, starts), scale)
+    converged = hull.converged
+    if learner == "komd":
+        komd = hull_qp_features(operator.features, starts, signs, 1.0 - komd_lam,
+                                komd_ridge(signs, komd_lam), scale=np.sqrt(d),
+                                qp_tol=komd_tol, max_iter=max_iter)
+        coef = np.repeat(d, np.diff(starts)) * komd.u
+        # the midpoint of the hull points p and q: b = (p + q)' (p - q) / 2
+        alpha = komd.gamma
+        bias = -0.5 * float(coef @ block_products(operator.features, alpha))
+        converged = converged and komd.converged
+    else:
+        svm = _fixed_weights(operator, problem, task, d, tol, max_iter, None, random_state,
+                             start)
+        alpha, bias, coef = svm.alpha, svm.intercept, svm.feature_coef
+        converged = converged and svm.converged
+    return MKLResult(kernel_weights=d, alpha=alpha, intercept=float(bias),
+                     objective=hull.value, duality_gap=hull.gap, n_iter=hull.n_iter,
+                     n_svm_solves=1, converged=converged, history=hull.history,
+                     stop_reason="converged" if converged else "max_iter",
+                     relative_duality_gap=hull.gap / max(hull.value, 1e-300),
+                     feature_coef=coef)
 
 
 def _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_state, start,
