@@ -202,6 +202,10 @@ def _describe(model):
     if hasattr(model, "classes_"):
         header["classes"] = model.classes_.tolist()
         header["classes_dtype"] = model.classes_.dtype.kind
+    if hasattr(model, "shape_fit_"):  # SVC's attributes
+        header["shape_fit"] = [int(size) for size in model.shape_fit_]
+    if hasattr(model, "n_support_") and low_rank is None:
+        header["n_support_per_class"] = model.n_support_.astype(int).tolist()
     if hasattr(model, "offset_"):
         header["offset"] = float(model.offset_)
     if hasattr(model, "feature_names_in_"):
@@ -680,6 +684,7 @@ class _Reader:
         model.kernel_names_ = names
         if classifier:
             model.classes_ = labels
+        self._svc_attributes(model, n_sv, n_features)
         fit = header["fit"]
         _check(isinstance(fit, dict), "'fit' must be a dict")
         objective = _numbers(fit["objective"], "fit.objective", n_rows)
@@ -785,6 +790,24 @@ class _Reader:
             _check(np.all(np.isfinite(labels)), "'classes' holds NaN or infinity")
         _check(len(set(labels.tolist())) == labels.size, "'classes' has repeated labels")
         return labels
+
+    def _svc_attributes(self, model, n_sv, n_features):
+        """SVC's ``shape_fit_``, ``n_support_`` (per class, of the stored support) and, for
+        a sum of kernels, ``support_vectors_``, where the file has them."""
+        header = self.header
+        if "shape_fit" in header:
+            shape = header["shape_fit"]
+            _check(isinstance(shape, list) and all(type(v) is int and v >= 0 for v in shape),
+                   "'shape_fit' must be a list of integers >= 0")
+            model.shape_fit_ = tuple(shape)
+        if hasattr(model, "classes_"):
+            counts = header.get("n_support_per_class", [0] * model.classes_.size)
+            _numbers(counts, "n_support_per_class", model.classes_.size, integral=True)
+            _check(sum(counts) == n_sv, "'n_support_per_class' must sum to 'n_support'")
+            model.n_support_ = np.asarray(counts, dtype=np.int32)
+        if header.get("combination") != "product":
+            model.support_vectors_ = (np.empty((0, n_features)) if "low_rank" in header
+                                      else model.bank_.X_fit_)
 
     def _sum(self, cls, params, n_features, n_kernels, mean, scale, support_vectors):
         header, archive = self.header, self.archive

@@ -8,7 +8,7 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from mklearn import MKLClassifier
+from mklearn import MKLClassifier, MKLRegressor, load_model, save_model
 from mklearn.datasets import load_dataset
 from mklearn.kernels import RBF, KernelBank
 
@@ -63,3 +63,24 @@ def test_a_stack_keeps_its_shape_and_no_rows(liver):
     model = MKLClassifier(kernels="precomputed").fit(stack, y)
     assert model.shape_fit_ == stack.shape
     assert model.support_vectors_.shape == (0, 0)
+
+
+def test_a_saved_model_keeps_svcs_attributes(liver, tmp_path):
+    X, y = liver
+    labels = np.digitize(X[:, 0], [-0.5, 0.5])
+    for target in (y, labels):
+        model = MKLClassifier(kernels=[RBF(sigma=2.0), RBF(sigma=4.0)]).fit(X, target)
+        save_model(model, tmp_path / "model.npz")
+        loaded = load_model(tmp_path / "model.npz")
+        np.testing.assert_array_equal(loaded.n_support_, model.n_support_)
+        np.testing.assert_array_equal(loaded.support_vectors_, model.support_vectors_)
+        assert loaded.shape_fit_ == model.shape_fit_
+
+
+def test_a_model_without_support_vectors_saves_and_loads(liver, tmp_path):
+    X, _ = liver
+    model = MKLRegressor(kernels=[RBF(sigma=2.0)], epsilon=10.0).fit(X, 0.01 * X[:, 0])
+    assert model.dual_coef_.shape[1] == 0  # every target within epsilon of the intercept
+    save_model(model, tmp_path / "model.npz")
+    np.testing.assert_array_equal(load_model(tmp_path / "model.npz").predict(X),
+                                  model.predict(X))

@@ -162,15 +162,17 @@ __all__ = ["KernelBank", "check_samples", "check_feature_indices"]
 _NORMALIZE_OPTIONS = ("trace", "diagonal", None)
 
 
-def check_samples(X: Any, *, name: str = "X") -> np.ndarray:
+def check_samples(X: Any, *, name: str = "X", min_samples: int = 1) -> np.ndarray:
     """Validate a data matrix and return it as a C-contiguous float64 array.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        Dense, real, finite data with at least one sample and one feature.
+        Dense, real, finite data with at least ``min_samples`` samples and one feature.
     name : str, default="X"
         Name used in error messages.
+    min_samples : int, default=1
+        Fewest rows accepted (0 for a fitted model's support vectors, which may be none).
 
     Returns
     -------
@@ -197,8 +199,9 @@ def check_samples(X: Any, *, name: str = "X") -> np.ndarray:
             f"{name} must be a 2-D array of shape (n_samples, n_features); got ndim={arr.ndim}. "
             "Use reshape(-1, 1) for a single feature or reshape(1, -1) for a single sample."
         )
-    if arr.shape[0] < 1:
-        raise ValueError(f"{name} must have at least 1 sample; got shape {arr.shape}.")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} must have at least {min_samples} sample; got shape "
+                         f"{arr.shape}.")
     if arr.shape[1] < 1:
         raise ValueError(f"{name} must have at least 1 feature; got shape {arr.shape}.")
     if not all(np.isfinite(band).all() for _, band in block_bands(arr)):
@@ -869,7 +872,7 @@ class KernelBank:
             If shapes disagree or values are not finite.
         """
         bank = cls(specs, standardize=standardize, normalize=normalize, dtype=dtype)
-        X_fit = check_samples(X_fit, name="X_fit")
+        X_fit = check_samples(X_fit, name="X_fit", min_samples=0)  # a model may have no SV
         n_features = X_fit.shape[1]
         check_feature_indices(bank.specs, n_features)
         mean = np.asarray(mean, dtype=np.float64)
