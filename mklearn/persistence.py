@@ -800,8 +800,9 @@ class _Reader:
             _check(isinstance(shape, list) and all(type(v) is int and v >= 0 for v in shape),
                    "'shape_fit' must be a list of integers >= 0")
             model.shape_fit_ = tuple(shape)
-        counts = header.get("n_support_per_class", [0] * model.classes_.size
-                            if hasattr(model, "classes_") and n_sv == 0 else None)
+        classes = getattr(model, "classes_", None)
+        counts = None if classes is None else header.get(
+            "n_support_per_class", [0] * classes.size if n_sv == 0 else None)
         if counts is not None:  # files written before it existed have none
             _numbers(counts, "n_support_per_class", model.classes_.size, integral=True)
             _check(sum(counts) == n_sv, "'n_support_per_class' must sum to 'n_support'")
