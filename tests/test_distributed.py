@@ -438,3 +438,20 @@ def test_spare_bytes_count_the_rows_of_k_d_this_operator_made():
     K.load(1)
     assert remote.spare_bytes() == budget - 2 * 8 * X.shape[0]
     assert local.spare_bytes() == budget  # the wrapped operator made no K(d)
+
+
+@pytest.mark.parametrize("n_kernels", [10_000, 100_000])
+def test_the_set_up_reads_the_kernel_names_once_per_block(n_kernels, monkeypatch):
+    """Each read of ``kernel_names`` copies the list: reading it per kernel made the set-up
+    quadratic in the number of kernels (10^6 kernels: hours)."""
+    reads = []
+    names = KernelOperator.kernel_names
+    monkeypatch.setattr(KernelOperator, "kernel_names", property(
+        lambda self: reads.append(1) or names.fget(self), names.fset))
+    X = np.random.default_rng(0).normal(size=(12, 5))
+    specs = [RBF(sigma=1.0 + 1e-6 * k, features=[k % 5]) for k in range(n_kernels)]
+    local = RowKernels(KernelColumns(KernelBank(specs).fit(X)), 200)
+    reads.clear()
+    remote = DaskKernels(local, None)
+    assert remote.n_kernels == n_kernels
+    assert len(reads) <= 2 * remote.n_blocks + 2

@@ -193,7 +193,8 @@ class KernelColumns(KernelOperator):
         sub._specs = [self._specs[k] for k in kernels]
         sub._scales = self._scales[kernels]
         sub.n_kernels = kernels.size
-        sub.kernel_names = [self.kernel_names[k] for k in kernels]
+        names = self.kernel_names  # one copy of the list (each read of the property copies)
+        sub.kernel_names = [names[k] for k in kernels]
         sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffers = None, {}, {}
         sub._dense_blocks, sub._csc_blocks = {}, {}
