@@ -421,24 +421,13 @@ class _KernelInput:
         if self.__dict__.pop("_borrowed_points", False):
             self.bank_.X_fit_ = self.bank_.X_fit_.copy()
 
-    def _store_single(self, result, support, step_name="iterations", zero_sum=False):
+    def _store_single(self, result, support, zero_sum=False):
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
         (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero); ``zero_sum``:
         the dual coefficients sum to 0 (see :meth:`_drop_constant_expansion`)."""
         self._own_training_points()
         if not result.converged:
-            steps = step_name if self.solver_ == "smo" else "iterations"
-            one_shot = SOLVERS[self.solver_].one_shot
-            advice = "tol" if one_shot else "max_iter or tol"
-            if one_shot:
-                steps = "SMO steps of its SVM"
-            warnings.warn(
-                f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
-                f"{result.relative_duality_gap:.2e} above tol={self.tol:g}"
-                f"{_large_cost_note(self)}; increase {advice}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(_convergence_message(self, result), ConvergenceWarning, stacklevel=3)
         weights = result.kernel_weights.copy()
         weights[weights <= _WEIGHT_EPS * max(weights.max(), 1e-300)] = 0.0
         self.kernel_weights_ = weights
@@ -449,6 +438,7 @@ class _KernelInput:
         self.duality_gap_ = float(result.duality_gap)
         self.relative_duality_gap_ = float(result.relative_duality_gap)
         self.n_iter_ = int(result.n_iter)
+        self.n_smo_steps_ = int(result.n_smo_steps)
         self.history_ = result.history
         self._store_feature_coef([result])
         self._drop_constant_expansion(zero_sum)
@@ -1152,6 +1142,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.relative_duality_gap_ = np.array([r.relative_duality_gap for r, _ in results])
         self.n_iter_ = np.array([r.n_iter for r, _ in results])
         self.n_svm_solves_ = np.array([r.n_svm_solves for r, _ in results])
+        self.n_smo_steps_ = np.array([r.n_smo_steps for r, _ in results])
         self.history_ = [r.history for r, _ in results]
         if len(results) == 1:
             weights = weights[0]
@@ -1160,6 +1151,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             self.relative_duality_gap_ = float(self.relative_duality_gap_[0])
             self.n_iter_ = int(self.n_iter_[0])
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
+            self.n_smo_steps_ = int(self.n_smo_steps_[0])
             self.history_ = self.history_[0]
         self.kernel_weights_ = weights
         self._store_feature_coef([r for r, _ in results])
@@ -1527,7 +1519,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
         self._check_learned_kernels(provider, result.kernel_weights)
-        self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps", zero_sum=True)
+        self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 
     def predict(self, X):
@@ -1608,25 +1600,26 @@ def _large_cost_note(estimator):
 
 
 def _convergence_message(estimator, result):
-    """What happened and what to do, for a fit that did not reach ``tol``."""
+    """What happened and what to do, for a fit that did not reach its gap tolerance."""
+    info = SOLVERS[estimator.solver_]
+    name, tolerance = _gap_tolerance(estimator, info)
+    steps = f" ({result.n_smo_steps} SMO steps)" if result.n_smo_steps else ""
     where = (
-        f"{estimator.solver_} stopped after {result.n_iter} iterations with relative duality "
-        f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
+        f"{estimator.solver_} stopped after {result.n_iter} {info.n_iter_unit}{steps} with "
+        f"relative duality gap {result.relative_duality_gap:.2e} above {name}={tolerance:g}"
         + _large_cost_note(estimator)
     )
-    if SOLVERS[estimator.solver_].one_shot:
-        return (f"{estimator.solver_}'s SVM on its fixed kernel weights stopped after "
-                f"{result.n_iter} SMO steps at the tightest KKT tolerance with relative duality "
-                f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
-                f"{_large_cost_note(estimator)}: rounding limits the gap; increase tol")
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)
         plain = (estimator.solver_ == "silp" and m > result.n_iter
                  and (estimator.solver_options or {}).get("level_method") is False)
         many = (f" (plain column generation needs of the order of one LP solve per kernel, {m} "
                 "here; the default level_method=True needs far fewer)") if plain else ""
-        return (f"{where}; increase max_iter{many}, or increase tol to accept a less precise "
-                "solution")
+        return (f"{where}; increase max_iter{many}, or increase {name} to accept a less "
+                "precise solution")
+    if info.one_shot:
+        return (f"{where}: its SVM on the fixed kernel weights reached the tightest KKT "
+                "tolerance, and rounding limits the gap; increase tol")
     advice = (
         ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
         if estimator.solver_ == "pgd"
@@ -1636,6 +1629,17 @@ def _convergence_message(estimator, result):
         f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
         f"too imprecise for the line search); {advice}"
     )
+
+
+def _gap_tolerance(estimator, info):
+    """(name, value) of the tolerance the solver's relative duality gap is compared with:
+    the estimator's ``tol``, or the solver option ``info.gap_tol_option``."""
+    option = info.gap_tol_option
+    if not option:
+        return "tol", float(estimator.tol)
+    options = {**info.defaults, **(estimator.solver_options or {})}
+    value = options.get(option, _option_default(info.function, option))
+    return f"solver_options['{option}']", float(value)
 
 
 def _say_row_cost(provider, cache_megabytes):
@@ -1663,17 +1667,16 @@ class _progress:
     first relative duality gap down to ``tol``, on a log scale (never moving back); for a
     solver with a planned number of iterations (records with ``iterations_planned``:
     MWUMKL), the iterations done. Where no gap exists (products) it counts the history
-    records (``SolverInfo.record_unit``), with ``max_iter`` as the total where ``max_iter``
-    caps exactly those. It shows the ``objective`` and the ``relative_duality_gap``; a solver
-    that declares ``heartbeat`` reports its SMO steps between two records at least every
+    records (one per outer iteration), with ``max_iter`` as the total. It shows the
+    ``objective`` and the ``relative_duality_gap``; a solver that declares ``heartbeat``
+    reports its SMO steps between two records at least every
     ``mklearn.svm.smo.HEARTBEAT_SECONDS``; every other solver's SVM solves (through the
     SMO core) report theirs (``svm_smo_steps``: those of the SVM solve under way) as often.
     """
 
     def __init__(self, estimator, target, info):
         self.enabled = bool(estimator.verbose)
-        self.records_total = estimator.max_iter if info.max_iter_counts_records else None
-        self.unit = info.record_unit
+        self.records_total = estimator.max_iter
         self.tol = float(estimator.tol)
         solver = getattr(estimator, "solver_", estimator.solver)
         self.label = f"{solver} (class {target})" if target is not None else solver
@@ -1718,8 +1721,7 @@ class _progress:
             return record["iteration"] / record["iterations_planned"]
         gap = record["relative_duality_gap"]
         if not math.isfinite(gap):
-            total = self.records_total
-            return self.done if total is None else self.n_records / total
+            return self.n_records / self.records_total
         if self.first_gap is None:
             self.first_gap = gap
         if gap <= self.tol or self.first_gap <= self.tol:
