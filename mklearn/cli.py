@@ -214,7 +214,10 @@ def _solver_options(fit):
         "free memory, ulimit -v and -d, the cgroup limit)",
     )
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
-    fit.add_argument("--max-iter", type=int, default=500)
+    fit.add_argument("--max-iter", type=int, default=500,
+                     help="outer iterations at the most, each ending in a duality-gap check "
+                          "(the unit per solver: the summary's, e.g. smo's gap checks); "
+                          "reaching it warns with the gap reached")
 
 
 def _output_options(fit):

@@ -568,15 +568,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
         "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
         SMO directly, kernel rows computed on demand from X (no stack; ``cache_size``);
-        ``max_iter`` caps its duality-gap checks (each after at most n SMO steps) and
-        ``n_iter_`` counts SMO steps (see :func:`mklearn.solvers.smo_mkl`);
+        its outer iterations are duality-gap checks, each after at most n SMO steps
+        (``n_smo_steps_``; see :func:`mklearn.solvers.smo_mkl`);
         "mirror": mirror descent over the product of simplices (Nath et al., NIPS 2009), for
         "group" and "l1" (options ``step``, ``inner_tol``, ``precision_tuning``; see
         :func:`mklearn.solvers.mirror_descent`);
         "mwu": MWUMKL (Moeller et al., AISTATS 2014), l1 only, no SVM calls: kernel columns are
         computed on demand from X (no stack; ``cache_size``), a fixed number of iterations set by
-        ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
-        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
+        ``solver_options={"epsilon": 0.2}``, checked about 50 times (its outer iterations,
+        which ``max_iter`` caps); it does not stop on ``tol``: ``epsilon`` sets its precision,
+        and the relative gap it reaches (a few percent is usual) is reported without a
+        warning (see :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``,
+        ``evaluate_objective``);
         "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
         master LP, ``tol`` bounds ``eps_MKL`` and the relative gap, ``max_iter`` caps the LP
         solves (of the order of the number of kernels are needed); options
@@ -587,7 +590,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
         simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
         learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
-        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam``, ``komd_tol`` (see
+        "komd": MKLpy's KOMD), ``qp_tol`` (the relative gap of the QP, in place of ``tol``,
+        which is the final SVM's KKT tolerance), ``komd_lam``, ``komd_tol`` (see
         :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
@@ -630,7 +634,25 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     tol : float > 0
         Stop when the relative duality gap (``relative_duality_gap_``) falls below ``tol``.
     max_iter : int >= 1
-        Maximal number of outer iterations (per binary problem).
+        Maximal number of outer iterations (per binary problem), the unit of ``n_iter_``.
+        Every outer iteration ends in a duality-gap check and one ``history_`` record; one
+        is, per solver:
+
+        - "spg", "pgd": a step of the weights (a line search, with its SVM solves);
+        - "mirror": a mirror-descent step of the weights;
+        - "smo": the SMO core run until its KKT tolerance is met or for n steps
+          (``n_smo_steps_`` counts the steps);
+        - "silp": a solve of the master LP (with the SVM or SVM chunk before it);
+        - "mwu": a check, every ``T // 50`` of the ``T`` iterations ``epsilon`` sets;
+        - "easymkl": a gap check of the QP for the weights (after up to ``10 max(n, 1000)``
+          SMO steps);
+        - "average", "align", "alignf", "fheuristic", "pwmk": a gap check of the SVM on the
+          fixed weights, its KKT tolerance tightened tenfold after each;
+        - on low-rank kernels (``kernel_approximation``): "spg" as above; "smo" a gap check
+          (a coordinate-ascent solve, then SPG steps); the one-shot learners as above.
+
+        Stopping at ``max_iter`` above the tolerance warns (``ConvergenceWarning``) with the
+        relative duality gap reached.
     kernel_normalization : {"diagonal", "trace"} or None
         Scaling of the base kernels built from X, fitted on the training data. "diagonal"
         (default): kernel k times ``n / trace(K_k)``, so that its mean diagonal entry is 1, as
@@ -782,7 +804,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``relative_duality_gap`` in the progress bar, the ``mklearn fit`` summary, its
         ``--json`` output and each ``history_`` record.
     history_ : list of dict, or one list per class
-        One record per outer iteration (per gap check for "smo", per LP solve for "silp"):
+        One record per outer iteration (see ``max_iter``; "spg", "pgd" and "mirror" also
+        record their starting point), the last one certifying the returned model:
         ``iteration``, ``objective``, ``relative_duality_gap``, ``n_svm_solves``, ``time``
         (seconds) and the solver's own measures under their own names (SILP's ``eps_mkl``,
         MWUMKL's ``lower``, ``upper`` and absolute ``duality_gap``; see
@@ -790,9 +813,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         (:class:`mklearn.solvers.result.HistoryRecord`) in which the former key ``"gap"``
         still reads ``relative_duality_gap``, with a ``FutureWarning``, until the next release.
     n_iter_ : int or ndarray of shape (n_classes,)
-        Outer iterations.
+        Outer iterations (what one is per solver: see ``max_iter``).
     n_svm_solves_ : int or ndarray of shape (n_classes,)
         Inner SVM solves.
+    n_smo_steps_ : int or ndarray of shape (n_classes,)
+        SMO steps of the solvers whose inner unit is one ("smo", the QP of "easymkl", the
+        one-shot learners' SVM on exact kernels); 0 for the others, whose inner solves
+        ``n_svm_solves_`` counts.
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
     kernel_storage_ : {"stack", "rows", "features"}
@@ -1323,8 +1350,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     tol : float > 0
         Stop when the relative duality gap falls below ``tol``.
     max_iter : int >= 1
-        Maximal number of duality-gap checks (each after at most 2n SMO steps) for "smo",
-        outer iterations for "spg", LP solves for "silp".
+        Maximal number of outer iterations, as in :class:`MKLClassifier`: duality-gap checks
+        (each after at most 2n SMO steps) for "smo", steps of the weights for "spg", LP
+        solves for "silp", gap checks of the SVM for the one-shot learners.
     kernel_normalization : {"diagonal", "trace"} or None
         Scaling of the base kernels built from X, as in :class:`MKLClassifier` (default
         "diagonal": mean diagonal entry 1; "trace": unit trace, the papers' protocol).
@@ -1364,7 +1392,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     duality_gap_, relative_duality_gap_ : float
         Absolute and relative duality gap certifying it (defined in :class:`MKLClassifier`).
     n_iter_ : int
-        SMO steps.
+        Outer iterations (see ``max_iter``).
+    n_smo_steps_ : int
+        SMO steps, as in :class:`MKLClassifier`.
     kernel_names_ : list of str
         Readable names of the base kernels.
 
