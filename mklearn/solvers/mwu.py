@@ -408,9 +408,10 @@ def mwu_mkl(
             worst = max(int(violators[y > 0].sum()), int(violators[y < 0].sum()))
             cap = 0.5 / worst if worst > 0 else math.inf
         lower = _lower_bound(acc / t, top**2 / t**2, C)
-        _check(history, blocks, callback, start, t, T, lower, upper, largest / total, cap,
-               forced)
+        _check(history, callback, start, t, T, lower, upper, largest / total, cap, forced,
+               blocks.counts())
 
+    counts = blocks.counts()  # before finish, which may free the blocks' state
     # averaged over the second half of the run (the last weights if it stopped before)
     weights, weighted_quad, margin = blocks.finish(last_total, accumulate,
                                                    adaptive and accumulate)
@@ -430,8 +431,8 @@ def mwu_mkl(
         objective, n_svm = -qp.objective, 1
         if not hard:
             upper = min(upper, svm_primal(K, qp.alpha, y, np.full(n, C))[0])
-    record = _check(history, blocks, callback, start, t, T, lower, upper, weights.max(), cap,
-                    forced, n_svm)
+    record = _check(history, callback, start, t, T, lower, upper, weights.max(), cap, forced,
+                    counts, n_svm)
     finished = t == T
     return MKLResult(
         kernel_weights=mu,
@@ -448,12 +449,13 @@ def mwu_mkl(
     )
 
 
-def _check(history, blocks, callback, start, t, T, lower, upper, max_weight, cap, forced,
+def _check(history, callback, start, t, T, lower, upper, max_weight, cap, forced, counts,
            n_svm_solves=0):
     """Append (and pass to ``callback``) the record of a check at iteration ``t`` of ``T``:
-    the bounds ``lower`` and ``upper`` (an infinite ``upper``: no gap, NaN)."""
+    the bounds ``lower`` and ``upper`` (an infinite ``upper``: no gap, NaN); ``counts`` the
+    row cache's (hits, misses)."""
     finite = math.isfinite(upper)
-    hits, misses = blocks.counts()
+    hits, misses = counts
     record = HistoryRecord({
         "iteration": t,
         "iterations_planned": T,
