@@ -184,6 +184,7 @@ def run_mkl(X, y, X_test, y_test, specs, C, key, args):
         "accuracy": float(model.score(X_test, y_test)),
         "n_svm_solves": int(model.n_svm_solves_),
         "n_iter": int(model.n_iter_),
+        "n_smo_steps": int(model.n_smo_steps_),
         "relative_gap": gap,
         "converged": not any("stopped" in str(w.message) for w in caught),
         "kernel_storage": model.kernel_storage_,

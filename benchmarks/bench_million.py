@@ -133,7 +133,8 @@ def mklearn_rows(problem, data, args):
         row.update(method=f"mklearn low rank ({name})", rank=model.low_rank_.rank,
                    approximation_error=model.approximation_error_, solver=model.solver_,
                    relative_duality_gap=float(model.relative_duality_gap_),
-                   n_iter=int(model.n_iter_), kernels=len(model.kernel_names_),
+                   n_iter=int(model.n_iter_), n_smo_steps=int(model.n_smo_steps_),
+                   kernels=len(model.kernel_names_),
                    exact_kernels=int(model.low_rank_.exact_.sum()))
         rows.append(row)
         print_row(problem, row)

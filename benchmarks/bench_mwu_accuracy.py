@@ -147,7 +147,7 @@ def _mwu(X_train, y_train, X_test, y_test, args):
         "C": best[0],
         "epsilon": best[1],
         "fit_time": fit_time,
-        "n_iter": int(clf.n_iter_),
+        "n_iter": int(clf.history_[-1]["iteration"]),  # MWU iterations (n_iter_: checks)
         "max_weight": float(weights.max()),
         "n_weights_above_1e-3": int(np.sum(weights > 1e-3 * weights.sum())),
         "n_support": int(clf.support_.size),

@@ -214,7 +214,10 @@ def _solver_options(fit):
         "free memory, ulimit -v and -d, the cgroup limit)",
     )
     fit.add_argument("--tol", type=float, default=1e-3, help="relative duality gap to reach")
-    fit.add_argument("--max-iter", type=int, default=500)
+    fit.add_argument("--max-iter", type=int, default=500,
+                     help="outer iterations at the most, each ending in a duality-gap check "
+                          "(the unit per solver: the summary's, e.g. smo's gap checks); "
+                          "reaching it warns with the gap reached")
 
 
 def _output_options(fit):
@@ -567,13 +570,12 @@ def _summary(model, X, y, train, test, wall, regression=False):
         "relative_duality_gap": np.atleast_1d(model.relative_duality_gap_).tolist(),
         "n_iter": np.atleast_1d(model.n_iter_).tolist(),
         "n_svm_solves": np.atleast_1d(getattr(model, "n_svm_solves_", 0)).tolist(),
+        "n_smo_steps": np.atleast_1d(getattr(model, "n_smo_steps_", 0)).tolist(),
     }
     report = {
         **scores,
         "solver": model.solver_,
-        # feature-space solvers count their outer iterations (gap checks)
-        "n_iter_unit": ("iterations" if getattr(model, "low_rank_", None) is not None
-                        else SOLVERS[model.solver_].n_iter_unit),
+        "n_iter_unit": SOLVERS[model.solver_].n_iter_unit,  # what one outer iteration is
         "n_train": int(len(train)),
         "n_test": int(len(test)),
         "n_kernels": int(weights.shape[1]),
@@ -601,6 +603,12 @@ def _summary(model, X, y, train, test, wall, regression=False):
             for c, label in enumerate(model.classes_)
         ]
     return report
+
+
+def _smo_steps(counts):
+    """", SMO steps ..." for solvers that count them (inner steps of their outer
+    iterations), else nothing."""
+    return f", SMO steps {', '.join(map(str, counts))}" if any(counts) else ""
 
 
 def _label_value(label):
@@ -657,7 +665,7 @@ class _Report:
             print(
                 f"objective {obj}, duality gap {gap}, {r['n_iter_unit']} "
                 f"{', '.join(map(str, r['n_iter']))}, SVM solves "
-                f"{', '.join(map(str, r['n_svm_solves']))}"
+                f"{', '.join(map(str, r['n_svm_solves']))}{_smo_steps(r['n_smo_steps'])}"
             )
         if "approximation_error" in r:
             print(f"low-rank kernels ({r['kernel_approximation']}): rank {r['rank']}, "
@@ -683,7 +691,8 @@ class _Report:
             print(
                 f"  class {_label_text(row['class'])}: objective {row['objective']:.6g}, "
                 f"duality gap {gap}, {n_iter_unit} {row['n_iter']}, SVM solves "
-                f"{row['n_svm_solves']}, {row['n_selected']} kernels; top {top}"
+                f"{row['n_svm_solves']}{_smo_steps([row['n_smo_steps']])}, "
+                f"{row['n_selected']} kernels; top {top}"
             )
 
     def finish(self, document):

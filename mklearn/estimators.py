@@ -421,24 +421,13 @@ class _KernelInput:
         if self.__dict__.pop("_borrowed_points", False):
             self.bank_.X_fit_ = self.bank_.X_fit_.copy()
 
-    def _store_single(self, result, support, step_name="iterations", zero_sum=False):
+    def _store_single(self, result, support, zero_sum=False):
         """Warn if ``result`` did not converge; set the fitted attributes of one MKL problem
         (weights at or below ``_WEIGHT_EPS`` of the largest reported as zero); ``zero_sum``:
         the dual coefficients sum to 0 (see :meth:`_drop_constant_expansion`)."""
         self._own_training_points()
         if not result.converged:
-            steps = step_name if self.solver_ == "smo" else "iterations"
-            one_shot = SOLVERS[self.solver_].one_shot
-            advice = "tol" if one_shot else "max_iter or tol"
-            if one_shot:
-                steps = "SMO steps of its SVM"
-            warnings.warn(
-                f"{self.solver_} stopped after {result.n_iter} {steps} with relative duality gap "
-                f"{result.relative_duality_gap:.2e} above tol={self.tol:g}"
-                f"{_large_cost_note(self)}; increase {advice}",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warnings.warn(_convergence_message(self, result), ConvergenceWarning, stacklevel=3)
         weights = result.kernel_weights.copy()
         weights[weights <= _WEIGHT_EPS * max(weights.max(), 1e-300)] = 0.0
         self.kernel_weights_ = weights
@@ -449,6 +438,7 @@ class _KernelInput:
         self.duality_gap_ = float(result.duality_gap)
         self.relative_duality_gap_ = float(result.relative_duality_gap)
         self.n_iter_ = int(result.n_iter)
+        self.n_smo_steps_ = int(result.n_smo_steps)
         self.history_ = result.history
         self._store_feature_coef([result])
         self._drop_constant_expansion(zero_sum)
@@ -578,15 +568,18 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "pgd": the projected-gradient baseline with Armijo search and a fixed inner tolerance;
         "smo": SMO-MKL (Vishwanathan et al., NIPS 2010) for "lp" and "kl": the dual solved by
         SMO directly, kernel rows computed on demand from X (no stack; ``cache_size``);
-        ``max_iter`` caps its duality-gap checks (each after at most n SMO steps) and
-        ``n_iter_`` counts SMO steps (see :func:`mklearn.solvers.smo_mkl`);
+        its outer iterations are duality-gap checks, each after at most n SMO steps
+        (``n_smo_steps_``; see :func:`mklearn.solvers.smo_mkl`);
         "mirror": mirror descent over the product of simplices (Nath et al., NIPS 2009), for
         "group" and "l1" (options ``step``, ``inner_tol``, ``precision_tuning``; see
         :func:`mklearn.solvers.mirror_descent`);
         "mwu": MWUMKL (Moeller et al., AISTATS 2014), l1 only, no SVM calls: kernel columns are
         computed on demand from X (no stack; ``cache_size``), a fixed number of iterations set by
-        ``solver_options={"epsilon": 0.2}`` (``tol`` and ``max_iter`` unused; see
-        :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``, ``evaluate_objective``);
+        ``solver_options={"epsilon": 0.2}``, checked about 50 times (its outer iterations,
+        which ``max_iter`` caps); it does not stop on ``tol``: ``epsilon`` sets its precision,
+        and the relative gap it reaches (a few percent is usual) is reported without a
+        warning (see :func:`mklearn.solvers.mwu_mkl` for ``variant``, ``iterations``,
+        ``evaluate_objective``);
         "silp": SILP (Sonnenburg et al., JMLR 2006), l1 only: column generation with a HiGHS
         master LP, ``tol`` bounds ``eps_MKL`` and the relative gap, ``max_iter`` caps the LP
         solves (of the order of the number of kernels are needed); options
@@ -597,7 +590,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "easymkl": EasyMKL (Aiolli and Donini, Neurocomputing 2015), l1 (weights on the
         simplex), no MKL iterations: one QP for the weights, then the SVM with ``C`` on the
         learned kernel; options ``lam`` (in [0, 1], default 0.1), ``learner`` ("svm", or
-        "komd": MKLpy's KOMD), ``qp_tol``, ``komd_lam``, ``komd_tol`` (see
+        "komd": MKLpy's KOMD), ``qp_tol`` (the relative gap of the QP, in place of ``tol``,
+        which is the final SVM's KKT tolerance), ``komd_lam``, ``komd_tol`` (see
         :func:`mklearn.solvers.easymkl.easymkl`).
     regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
@@ -640,7 +634,25 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     tol : float > 0
         Stop when the relative duality gap (``relative_duality_gap_``) falls below ``tol``.
     max_iter : int >= 1
-        Maximal number of outer iterations (per binary problem).
+        Maximal number of outer iterations (per binary problem), the unit of ``n_iter_``.
+        Every outer iteration ends in a duality-gap check and one ``history_`` record; one
+        is, per solver:
+
+        - "spg", "pgd": a step of the weights (a line search, with its SVM solves);
+        - "mirror": a mirror-descent step of the weights;
+        - "smo": the SMO core run until its KKT tolerance is met or for n steps
+          (``n_smo_steps_`` counts the steps);
+        - "silp": a solve of the master LP (with the SVM or SVM chunk before it);
+        - "mwu": a check, every ``T // 50`` of the ``T`` iterations ``epsilon`` sets;
+        - "easymkl": a gap check of the QP for the weights (after up to ``10 max(n, 1000)``
+          SMO steps);
+        - "average", "align", "alignf", "fheuristic", "pwmk": a gap check of the SVM on the
+          fixed weights, its KKT tolerance tightened tenfold after each;
+        - on low-rank kernels (``kernel_approximation``): "spg" as above; "smo" a gap check
+          (a coordinate-ascent solve, then SPG steps); the one-shot learners as above.
+
+        Stopping at ``max_iter`` above the tolerance warns (``ConvergenceWarning``) with the
+        relative duality gap reached.
     kernel_normalization : {"diagonal", "trace"} or None
         Scaling of the base kernels built from X, fitted on the training data. "diagonal"
         (default): kernel k times ``n / trace(K_k)``, so that its mean diagonal entry is 1, as
@@ -792,7 +804,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ``relative_duality_gap`` in the progress bar, the ``mklearn fit`` summary, its
         ``--json`` output and each ``history_`` record.
     history_ : list of dict, or one list per class
-        One record per outer iteration (per gap check for "smo", per LP solve for "silp"):
+        One record per outer iteration (see ``max_iter``; "spg", "pgd" and "mirror" also
+        record their starting point), the last one certifying the returned model:
         ``iteration``, ``objective``, ``relative_duality_gap``, ``n_svm_solves``, ``time``
         (seconds) and the solver's own measures under their own names (SILP's ``eps_mkl``,
         MWUMKL's ``lower``, ``upper`` and absolute ``duality_gap``; see
@@ -800,9 +813,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         (:class:`mklearn.solvers.result.HistoryRecord`) in which the former key ``"gap"``
         still reads ``relative_duality_gap``, with a ``FutureWarning``, until the next release.
     n_iter_ : int or ndarray of shape (n_classes,)
-        Outer iterations.
+        Outer iterations (what one is per solver: see ``max_iter``).
     n_svm_solves_ : int or ndarray of shape (n_classes,)
         Inner SVM solves.
+    n_smo_steps_ : int or ndarray of shape (n_classes,)
+        SMO steps of the solvers whose inner unit is one ("smo", the QP of "easymkl", the
+        one-shot learners' SVM on exact kernels); 0 for the others, whose inner solves
+        ``n_svm_solves_`` counts.
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
     kernel_storage_ : {"stack", "rows", "features"}
@@ -1152,6 +1169,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.relative_duality_gap_ = np.array([r.relative_duality_gap for r, _ in results])
         self.n_iter_ = np.array([r.n_iter for r, _ in results])
         self.n_svm_solves_ = np.array([r.n_svm_solves for r, _ in results])
+        self.n_smo_steps_ = np.array([r.n_smo_steps for r, _ in results])
         self.history_ = [r.history for r, _ in results]
         if len(results) == 1:
             weights = weights[0]
@@ -1160,6 +1178,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             self.relative_duality_gap_ = float(self.relative_duality_gap_[0])
             self.n_iter_ = int(self.n_iter_[0])
             self.n_svm_solves_ = int(self.n_svm_solves_[0])
+            self.n_smo_steps_ = int(self.n_smo_steps_[0])
             self.history_ = self.history_[0]
         self.kernel_weights_ = weights
         self._store_feature_coef([r for r, _ in results])
@@ -1331,8 +1350,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     tol : float > 0
         Stop when the relative duality gap falls below ``tol``.
     max_iter : int >= 1
-        Maximal number of duality-gap checks (each after at most 2n SMO steps) for "smo",
-        outer iterations for "spg", LP solves for "silp".
+        Maximal number of outer iterations, as in :class:`MKLClassifier`: duality-gap checks
+        (each after at most 2n SMO steps) for "smo", steps of the weights for "spg", LP
+        solves for "silp", gap checks of the SVM for the one-shot learners.
     kernel_normalization : {"diagonal", "trace"} or None
         Scaling of the base kernels built from X, as in :class:`MKLClassifier` (default
         "diagonal": mean diagonal entry 1; "trace": unit trace, the papers' protocol).
@@ -1372,7 +1392,9 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     duality_gap_, relative_duality_gap_ : float
         Absolute and relative duality gap certifying it (defined in :class:`MKLClassifier`).
     n_iter_ : int
-        SMO steps.
+        Outer iterations (see ``max_iter``).
+    n_smo_steps_ : int
+        SMO steps, as in :class:`MKLClassifier`.
     kernel_names_ : list of str
         Readable names of the base kernels.
 
@@ -1527,7 +1549,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
         self._check_learned_kernels(provider, result.kernel_weights)
-        self._store_single(result, np.flatnonzero(result.alpha != 0.0), "steps", zero_sum=True)
+        self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 
     def predict(self, X):
@@ -1608,25 +1630,26 @@ def _large_cost_note(estimator):
 
 
 def _convergence_message(estimator, result):
-    """What happened and what to do, for a fit that did not reach ``tol``."""
+    """What happened and what to do, for a fit that did not reach its gap tolerance."""
+    info = SOLVERS[estimator.solver_]
+    name, tolerance = _gap_tolerance(estimator, info)
+    steps = f" ({result.n_smo_steps} SMO steps)" if result.n_smo_steps else ""
     where = (
-        f"{estimator.solver_} stopped after {result.n_iter} iterations with relative duality "
-        f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
+        f"{estimator.solver_} stopped after {result.n_iter} {info.n_iter_unit}{steps} with "
+        f"relative duality gap {result.relative_duality_gap:.2e} above {name}={tolerance:g}"
         + _large_cost_note(estimator)
     )
-    if SOLVERS[estimator.solver_].one_shot:
-        return (f"{estimator.solver_}'s SVM on its fixed kernel weights stopped after "
-                f"{result.n_iter} SMO steps at the tightest KKT tolerance with relative duality "
-                f"gap {result.relative_duality_gap:.2e} above tol={estimator.tol:g}"
-                f"{_large_cost_note(estimator)}: rounding limits the gap; increase tol")
     if result.stop_reason == "max_iter":
         m = np.size(result.kernel_weights)
         plain = (estimator.solver_ == "silp" and m > result.n_iter
                  and (estimator.solver_options or {}).get("level_method") is False)
         many = (f" (plain column generation needs of the order of one LP solve per kernel, {m} "
                 "here; the default level_method=True needs far fewer)") if plain else ""
-        return (f"{where}; increase max_iter{many}, or increase tol to accept a less precise "
-                "solution")
+        return (f"{where}; increase max_iter{many}, or increase {name} to accept a less "
+                "precise solution")
+    if info.one_shot:
+        return (f"{where}: its SVM on the fixed kernel weights reached the tightest KKT "
+                "tolerance, and rounding limits the gap; increase tol")
     advice = (
         ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
         if estimator.solver_ == "pgd"
@@ -1636,6 +1659,17 @@ def _convergence_message(estimator, result):
         f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
         f"too imprecise for the line search); {advice}"
     )
+
+
+def _gap_tolerance(estimator, info):
+    """(name, value) of the tolerance the solver's relative duality gap is compared with:
+    the estimator's ``tol``, or the solver option ``info.gap_tol_option``."""
+    option = info.gap_tol_option
+    if not option:
+        return "tol", float(estimator.tol)
+    options = {**info.defaults, **(estimator.solver_options or {})}
+    value = options.get(option, _option_default(info.function, option))
+    return f"solver_options['{option}']", float(value)
 
 
 def _say_row_cost(provider, cache_megabytes):
@@ -1663,17 +1697,16 @@ class _progress:
     first relative duality gap down to ``tol``, on a log scale (never moving back); for a
     solver with a planned number of iterations (records with ``iterations_planned``:
     MWUMKL), the iterations done. Where no gap exists (products) it counts the history
-    records (``SolverInfo.record_unit``), with ``max_iter`` as the total where ``max_iter``
-    caps exactly those. It shows the ``objective`` and the ``relative_duality_gap``; a solver
-    that declares ``heartbeat`` reports its SMO steps between two records at least every
+    records (one per outer iteration), with ``max_iter`` as the total. It shows the
+    ``objective`` and the ``relative_duality_gap``; a solver that declares ``heartbeat``
+    reports its SMO steps between two records at least every
     ``mklearn.svm.smo.HEARTBEAT_SECONDS``; every other solver's SVM solves (through the
     SMO core) report theirs (``svm_smo_steps``: those of the SVM solve under way) as often.
     """
 
     def __init__(self, estimator, target, info):
         self.enabled = bool(estimator.verbose)
-        self.records_total = estimator.max_iter if info.max_iter_counts_records else None
-        self.unit = info.record_unit
+        self.records_total = estimator.max_iter
         self.tol = float(estimator.tol)
         solver = getattr(estimator, "solver_", estimator.solver)
         self.label = f"{solver} (class {target})" if target is not None else solver
@@ -1718,8 +1751,7 @@ class _progress:
             return record["iteration"] / record["iterations_planned"]
         gap = record["relative_duality_gap"]
         if not math.isfinite(gap):
-            total = self.records_total
-            return self.done if total is None else self.n_records / total
+            return self.n_records / self.records_total
         if self.first_gap is None:
             self.first_gap = gap
         if gap <= self.tol or self.first_gap <= self.tol:

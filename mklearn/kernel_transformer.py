@@ -105,7 +105,8 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     solver_ : str
         The solver used.
     n_iter_ : int
-        The estimator's ``n_iter_`` (the largest over one-vs-rest problems); 0 without y.
+        The estimator's ``n_iter_``, its outer iterations (see ``max_iter`` of
+        :class:`MKLClassifier`; the largest over one-vs-rest problems); 0 without y.
     n_train_ : int
         Number of training points: the columns of ``transform``'s output.
     n_features_in_ : int

@@ -79,7 +79,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         Absolute and relative duality gap certifying it (defined in
         :class:`mklearn.MKLClassifier`).
     n_iter_ : int
-        Outer iterations.
+        Outer iterations: LP solves for "silp", steps of the weights for "spg".
+    n_smo_steps_ : int
+        0 (these solvers count inner SVM solves, not SMO steps).
     kernel_names_ : list of str
         Readable names of the base kernels.
 

@@ -152,7 +152,10 @@ def test_kernel_columns_and_stack_give_the_same_model():
     b = mwu_mkl(StackColumns(stack), y, 100.0, epsilon=0.3)
     np.testing.assert_allclose(a.kernel_weights, b.kernel_weights, rtol=1e-8)
     np.testing.assert_allclose(a.alpha, b.alpha, rtol=1e-8, atol=1e-12)
-    assert a.n_iter == b.n_iter == iteration_count(60, 0.3) == np.ceil(12 * np.log(60) / 0.09)
+    planned = iteration_count(60, 0.3)
+    assert planned == np.ceil(12 * np.log(60) / 0.09)
+    assert a.history[-1]["iteration"] == b.history[-1]["iteration"] == planned
+    assert a.n_iter == b.n_iter == len(a.history)  # outer iterations: the checks
     assert a.history[-1]["cache_misses"] > b.history[-1]["cache_misses"]  # 0.05 MB: evictions
 
 
@@ -206,7 +209,8 @@ def test_estimator_fit_predict_with_columns():
                           solver_options={"epsilon": 0.3})
     model.fit(X, y)
     assert model.kernel_weights_.shape == (120,) and model.n_svm_solves_ == 1
-    assert model.n_iter_ == iteration_count(100, 0.3)
+    assert model.history_[-1]["iteration"] == iteration_count(100, 0.3)
+    assert model.n_iter_ == len(model.history_)  # outer iterations: the checks
     # decision function = sum_j alpha_j y_j K(mu)(x_j, x) + b, rebuilt from the full stack
     stack = KernelBank(mwumkl_kernels().expand(X)).fit_transform(X)
     K = stack @ model.kernel_weights_

@@ -61,11 +61,13 @@ class SolverInfo:
     input: str = "stack"
     # the options a user may set in solver_options, as scikit-learn parameter constraints
     options: dict = field(default_factory=dict)
-    # what one history record (and progress-bar step) stands for, and whether max_iter caps
-    # exactly those records (else the bar shows no total)
-    record_unit: str = "iteration"
-    max_iter_counts_records: bool = True
-    n_iter_unit: str = "iterations"  # what the result's n_iter (the estimators' n_iter_) counts
+    # what one outer iteration is, in the plural: the unit of the result's n_iter (the
+    # estimators' n_iter_) and of max_iter; each ends in a duality-gap check, one history
+    # record
+    n_iter_unit: str = "iterations"
+    # the solver option holding the tolerance its relative duality gap is compared with,
+    # where that is not the estimators' tol
+    gap_tol_option: str = ""
     # keeps per-kernel state that a column provider may hold on Dask workers
     # (mklearn.distributed.DaskColumns, inside joblib's Dask backend)
     state_on_workers: bool = False
@@ -125,8 +127,8 @@ def _one_shot(function, description, options, takes_task=True, feature_function=
     """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM."""
     return SolverInfo(function, _any_regularizer, "nothing (the regulariser does not enter)",
                       frozenset({"sum"}), description=description, input="columns",
-                      options=options, record_unit="SVM solve", max_iter_counts_records=False,
-                      n_iter_unit="SMO steps", takes_task=takes_task, one_shot=True,
+                      options=options, n_iter_unit="gap checks", takes_task=takes_task,
+                      one_shot=True,
                       feature_function=feature_function)
 
 
@@ -179,9 +181,7 @@ SOLVERS = {
         description="SMO-MKL, lp or KL MKL in the dual (Vishwanathan et al., NIPS 2010)",
         input="columns",
         options=_SMO_OPTIONS,
-        record_unit="gap check",  # n_iter_ counts SMO steps, max_iter the gap checks
-        max_iter_counts_records=False,
-        n_iter_unit="SMO steps",
+        n_iter_unit="gap checks",  # each after at most n SMO steps (n_smo_steps_)
         heartbeat=True,
         feature_function=smooth_dual_features,
     ),
@@ -199,9 +199,7 @@ SOLVERS = {
             "iterations": [Interval(Integral, 1, None, closed="left"), None],
             "evaluate_objective": ["boolean", None],
         },
-        record_unit="check",  # a fixed number of MWU iterations set by epsilon; ~50 checks
-        max_iter_counts_records=False,
-        n_iter_unit="MWU iterations",
+        n_iter_unit="checks",  # ~50 along the fixed number of MWU iterations epsilon sets
         state_on_workers=True,
     ),
     "silp": SolverInfo(
@@ -211,7 +209,6 @@ SOLVERS = {
         frozenset({"sum"}),
         description="SILP wrapper or interleaved (Sonnenburg et al., JMLR 2006)",
         options=_SILP_OPTIONS,
-        record_unit="LP solve",
         n_iter_unit="LP solves",
     ),
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
@@ -239,9 +236,8 @@ SOLVERS = {
         frozenset({"sum"}),
         description="EasyMKL (Aiolli and Donini, Neurocomputing 2015)",
         options=_easymkl.OPTIONS,
-        record_unit="gap check",
-        max_iter_counts_records=False,
-        n_iter_unit="SMO steps",
+        n_iter_unit="gap checks",  # of the QP for the weights
+        gap_tol_option="qp_tol",
         own_lam="lam",
         feature_function=easymkl_features,
     ),

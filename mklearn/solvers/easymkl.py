@@ -65,7 +65,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
-from mklearn.solvers.result import HistoryRecord, MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.svm.smo import svc_dual
 
 _NEED_ROW = 0
@@ -273,7 +273,7 @@ def _interior(rows, y, a, b, gamma, w, qp_tol):
 
 def _relative_gap(y, a, b, gamma, w):
     F, gap = _gap(y, a, b, gamma, w)
-    return gap / max(F, 1e-300)
+    return relative_gap(F, F - gap)
 
 
 def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
@@ -312,24 +312,16 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     if b >= a * float(diag.max()) and (rows.slot_of >= 0).all():  # ridge-dominated, in memory
         gamma, w = _interior(rows, y, a, b, gamma, w, qp_tol) or (gamma, w)
     floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
-    steps, checks, history = 0, 0, []
+    steps, history = 0, []
     chunk = CHECK_EVERY * max(n, 1000)
     polish = _Polish(rows, y, a, b)
     while True:
-        F, gap = _gap(y, a, b, gamma, w)
-        relative = gap / max(F, 1e-300)
-        checks += 1
-        record = HistoryRecord(
-            iteration=checks, objective=F, relative_duality_gap=relative, n_svm_solves=0,
-            time=time.perf_counter() - start, smo_steps=steps)
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        converged = relative <= qp_tol or gap <= floor or a == 0.0
-        if converged or checks >= max_checks:
+        F, gap = _check(history, callback, y, a, b, gamma, w, start, steps)
+        converged = history[-1]["relative_duality_gap"] <= qp_tol or gap <= floor or a == 0.0
+        if converged or len(history) >= max_checks:
             return gamma, w, F, gap, steps, converged, history
         # the first chunk goes halfway (in decades) to qp_tol, then the polish may end it
-        target = min(np.sqrt(qp_tol), 1.0) if checks == 1 else qp_tol
+        target = min(np.sqrt(qp_tol), 1.0) if len(history) == 1 else qp_tol
         # a KKT violation of tol bounds the gap by 4 tol: by target F, or by the floor
         tol = max(target * F, floor) / 4.0
         chunk_start = time.perf_counter()
@@ -341,8 +333,21 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         if better is not None:
             gamma, w = better
         elif taken == 0 and target == qp_tol:  # KKT met on the exact gradient: rounding
-            F, gap = _gap(y, a, b, gamma, w)
+            F, gap = _check(history, callback, y, a, b, gamma, w, start, steps)
             return gamma, w, F, gap, steps, True, history
+
+
+def _check(history, callback, y, a, b, gamma, w, start, steps):
+    """``(F, gap)`` at gamma (:func:`_gap`), recorded in ``history`` and passed to
+    ``callback``."""
+    F, gap = _gap(y, a, b, gamma, w)
+    record = HistoryRecord(
+        iteration=len(history) + 1, objective=F, relative_duality_gap=relative_gap(F, F - gap),
+        n_svm_solves=0, time=time.perf_counter() - start, smo_steps=steps)
+    history.append(record)
+    if callback is not None:
+        callback(record)
+    return F, gap
 
 
 def _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk):
@@ -526,7 +531,9 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     MKLResult
         ``kernel_weights`` d (sum 1); ``alpha`` the SVM's dual variables, or KOMD's gamma;
         ``objective``, ``duality_gap``, ``relative_duality_gap`` and ``history`` those of
-        the gamma QP; ``n_iter`` its SMO steps.
+        the gamma QP (the relative gap: the Frank-Wolfe gap over F, compared with
+        ``qp_tol``); ``n_iter`` its gap checks (one history record each) and
+        ``n_smo_steps`` its SMO steps.
 
     Raises
     ------
@@ -547,7 +554,7 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
         alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
     return MKLResult(
         kernel_weights=d, alpha=alpha, intercept=intercept, objective=F, duality_gap=gap,
-        n_iter=steps, n_svm_solves=1, converged=converged, history=history,
-        stop_reason="converged" if converged else "max_iter",
-        relative_duality_gap=gap / max(F, 1e-300),
+        n_iter=len(history), n_smo_steps=steps, n_svm_solves=1, converged=converged,
+        history=history, stop_reason="converged" if converged else "max_iter",
+        relative_duality_gap=history[-1]["relative_duality_gap"],
     )

@@ -47,7 +47,7 @@ from mklearn.linear.hull import hull_qp_features
 from mklearn.solvers import seeds
 from mklearn.solvers.easymkl import komd_ridge, normalised_weights
 from mklearn.solvers.kernel_sums import feature_kernel_sums
-from mklearn.solvers.result import MKLResult
+from mklearn.solvers.result import MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm.mkl_step import kernel_weights
 
@@ -101,13 +101,9 @@ class _Certificate:
         return upper, lower, bias
 
 
-def _relative(upper, lower):
-    return (upper - lower) / max(abs(upper), 1e-12)
-
-
 def _record(history, start, iteration, objective, upper, lower, n_solves, callback, **extra):
     record = {"iteration": iteration, "objective": float(objective),
-              "relative_duality_gap": float(_relative(upper, lower)),
+              "relative_duality_gap": float(relative_gap(upper, lower)),
               "n_svm_solves": int(n_solves), "time": time.perf_counter() - start, **extra}
     history.append(record)
     if callback is not None:
@@ -118,10 +114,10 @@ def _result(d, alpha, bias, objective, upper, lower, n_iter, n_solves, converged
             u, starts, stop_reason):
     coef = np.repeat(d, np.diff(starts)) * u
     return MKLResult(kernel_weights=d, alpha=alpha, intercept=float(bias),
-                     objective=float(objective), duality_gap=float(upper - lower),
+                     objective=float(objective), duality_gap=max(float(upper - lower), 0.0),
                      n_iter=int(n_iter), n_svm_solves=int(n_solves), converged=converged,
                      history=history, stop_reason=stop_reason,
-                     relative_duality_gap=float(_relative(upper, lower)), feature_coef=coef)
+                     relative_duality_gap=float(relative_gap(upper, lower)), feature_coef=coef)
 
 
 def _start(operator, name, y, C, task):
@@ -147,7 +143,8 @@ def average_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100
     tol : float
         Relative duality gap of the SVM.
     max_iter : int
-        Tightenings of the inner tolerance at the most.
+        Gap checks at the most (outer iterations: the SVM re-solved at a tenfold tighter
+        inner tolerance after each check above ``tol``).
     task : RegressionTask, optional
 
     Returns
@@ -293,12 +290,13 @@ def _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_s
         lower = task.linear_value(alpha) - 0.5 * float(d @ g)  # the SVM's own dual
         _record(history, start, iteration, upper, upper, lower, iteration, callback,
                 inner_tol=eps, **record)
-        if _relative(upper, lower) <= tol or eps <= INNER_FLOOR:
+        converged, stalled = relative_gap(upper, lower) <= tol, eps <= INNER_FLOOR
+        if converged or stalled:
             break
         eps = max(eps * INNER_SHRINK, INNER_FLOOR)
-    converged = _relative(upper, lower) <= tol
+    reason = "converged" if converged else ("stalled" if stalled else "max_iter")
     return _result(d, alpha, bias, upper, upper, lower, iteration, iteration, converged,
-                   history, u, operator.starts, "converged" if converged else "max_iter")
+                   history, u, operator.starts, reason)
 
 
 def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
@@ -359,7 +357,7 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
         best[1] = max(best[1], lower)
         _record(history, start, iteration, best[0], *best, iteration, callback,
                 inner_tol=eps, n_steps=svm.n_steps, svm_at_weights=weights is not None)
-        return d, _relative(*best)
+        return d, relative_gap(*best)
 
     alpha, _, _, d = svm.solve(np.zeros(m), INNER_TOL, kind=kind, lam=lam, q=q, prior=prior)
     d, gap = check(alpha)
@@ -476,10 +474,10 @@ class _SPGRun:
             best_lower = max(best_lower, lower)
             _record(self.history, self.start, iteration, best_upper, best_upper, best_lower,
                     self.n_solves, self.callback, inner_tol=eps)
-            if _relative(best_upper, best_lower) <= tol:
+            if relative_gap(best_upper, best_lower) <= tol:
                 converged, reason = True, "converged"
                 break
-            eps = max(min(eps, INNER_SHRINK * _relative(best_upper, best_lower)), INNER_FLOOR)
+            eps = max(min(eps, INNER_SHRINK * relative_gap(best_upper, best_lower)), INNER_FLOOR)
             trial = _search(point, step, memory, self.evaluate, steps, eps,
                                     nonmonotone)
             if trial is None:  # no decrease: the SVMs are too coarse for the step

@@ -29,7 +29,7 @@ import numpy as np
 from mklearn._sizes import MB
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.row_sources import CombinedRows, DenseRows
-from mklearn.solvers.result import HistoryRecord, MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask
 
 KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance
@@ -68,8 +68,8 @@ def _dense_combined(provider, d):
     return out
 
 
-def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=None,
-                     start=None, record=None) -> MKLResult:
+def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=200.0,
+                     callback=None, start=None, record=None) -> MKLResult:
     """Solve the SVM of ``task`` on ``K(d) = sum_k d_k K_k`` for fixed weights ``d``.
 
     Parameters
@@ -84,15 +84,19 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=
         Kernel weights, ``d >= 0`` with at least one positive.
     tol : float
         Stop when the SVM's relative duality gap ``(P - D) / |P|`` is at most ``tol``.
+    max_iter : int, optional
+        Gap checks at the most (outer iterations): the SMO core runs to a KKT tolerance
+        ``KKT_TOL_START``, tightened tenfold after each check whose gap is above ``tol``,
+        down to ``KKT_TOL_FLOOR``. None: until the floor.
     cache_size : float
         MB of combined rows kept when the rows are computed on demand.
     callback : callable, optional
-        Called once with the history record.
+        Called with the history record of each gap check.
     start : float, optional
         ``time.perf_counter()`` when the weight learner started (the record's time counts
         from it); now by default.
     record : dict, optional
-        Keys of the weight learner added to the history record.
+        Keys of the weight learner added to each history record.
 
     Returns
     -------
@@ -101,7 +105,9 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=
         epsilon-SVR, see :meth:`RegressionTask.coefficients`); ``intercept = -rho``
         (LIBSVM's); ``objective`` the SVM's dual value ``D`` (no regulariser term: the
         weights are not optimised against one); ``duality_gap = P - D``;
-        ``n_iter`` the SMO steps; ``n_svm_solves = 1``; one history record.
+        ``n_iter`` the gap checks (one history record each), ``n_smo_steps`` the SMO
+        steps; ``n_svm_solves = 1``. ``stop_reason`` "max_iter" when ``max_iter`` checks
+        did not reach ``tol``, "stalled" when the tightest KKT tolerance did not.
 
     Raises
     ------
@@ -111,29 +117,31 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, cache_size=200.0, callback=
     start = time.perf_counter() if start is None else start
     d = _checked_weights(d, provider.n_kernels)
     rows = combined_kernel_rows(provider, d, cache_size)
-    kkt_tol, alpha, n_steps = KKT_TOL_START, None, 0
+    kkt_tol, alpha, n_steps, history = KKT_TOL_START, None, 0, []
     while True:
         qp = task.solve(rows, alpha, kkt_tol)
         alpha, n_steps = qp.alpha, n_steps + qp.n_iter
         primal, _ = task.primal(rows, alpha, qp.grad)
         dual = -qp.objective
-        gap = max(primal - dual, 0.0)
-        relative_gap = gap / max(abs(primal), 1e-12)
-        if relative_gap <= tol or kkt_tol <= KKT_TOL_FLOOR:
+        entry = HistoryRecord({  # the weight learner's keys last: they may replace these
+            "iteration": len(history), "objective": dual,
+            "relative_duality_gap": relative_gap(primal, dual), "inner_tol": kkt_tol,
+            "n_steps": n_steps, "n_svm_solves": 1, "time": time.perf_counter() - start,
+            **(record or {})})
+        history.append(entry)
+        if callback is not None:
+            callback(entry)
+        converged = entry["relative_duality_gap"] <= tol
+        if converged or kkt_tol <= KKT_TOL_FLOOR or len(history) == max_iter:
             break
         kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)
-    converged = relative_gap <= tol
-    entry = HistoryRecord({  # the weight learner's keys last: they may replace these
-        "iteration": 0, "objective": dual, "relative_duality_gap": relative_gap,
-        "inner_tol": kkt_tol, "n_steps": n_steps, "n_svm_solves": 1,
-        "time": time.perf_counter() - start, **(record or {})})
-    if callback is not None:
-        callback(entry)
     return MKLResult(
-        kernel_weights=d, alpha=alpha, intercept=-qp.rho, objective=dual, duality_gap=gap,
-        relative_duality_gap=relative_gap, n_iter=n_steps, n_svm_solves=1,
-        converged=converged, history=[entry],
-        stop_reason="converged" if converged else "stalled",
+        kernel_weights=d, alpha=alpha, intercept=-qp.rho, objective=dual,
+        duality_gap=max(primal - dual, 0.0), relative_duality_gap=relative_gap(primal, dual),
+        n_iter=len(history), n_smo_steps=n_steps, n_svm_solves=1, converged=converged,
+        history=history,
+        stop_reason="converged" if converged else (
+            "stalled" if kkt_tol <= KKT_TOL_FLOOR else "max_iter"),
     )
 
 

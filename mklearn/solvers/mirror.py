@@ -398,18 +398,7 @@ def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision
                 # the gap stalls at the floor: the inner SVM and lambda limit it
                 floor = eps = max(floor / 100.0, TIGHTEST_INNER_TOL)
                 problem.exact_lambda, progress_iter = True, n_iter
-        record = HistoryRecord({
-            "iteration": n_iter - 1,
-            "objective": certificate.upper,
-            "relative_duality_gap": rel_gap,
-            "inner_tol": eps,
-            "step": s if s is not None else np.nan,
-            "n_svm_solves": problem.n_solves,
-            "time": time.perf_counter() - start,
-        })
-        history.append(record)
-        if callback is not None:
-            callback(record)
+        _record(history, callback, n_iter - 1, certificate, eps, s, problem.n_solves, start)
         if rel_gap <= tol:
             converged, stop_reason = True, "converged"
             n_iter -= 1
@@ -450,7 +439,9 @@ def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision
         point = accepted
         recent = (recent + [point["value"]])[-NONMONOTONE_MEMORY:]
 
-    certificate.update(point, *problem.bounds(point))  # the last step's point, if uncertified
+    if stop_reason == "max_iter":  # the last step's point is not certified yet
+        certificate.update(point, *problem.bounds(point))
+        _record(history, callback, n_iter, certificate, eps, s, problem.n_solves, start)
     best = certificate.point
     return MKLResult(
         kernel_weights=best["d"],
@@ -465,6 +456,22 @@ def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision
         history=history,
         stop_reason=stop_reason,
     ), best
+
+
+def _record(history, callback, iteration, certificate, eps, s, n_solves, start):
+    """Append (and pass to ``callback``) the record of ``certificate`` at ``iteration``."""
+    record = HistoryRecord({
+        "iteration": iteration,
+        "objective": certificate.upper,
+        "relative_duality_gap": certificate.relative_gap,
+        "inner_tol": eps,
+        "step": s if s is not None else np.nan,
+        "n_svm_solves": n_solves,
+        "time": time.perf_counter() - start,
+    })
+    history.append(record)
+    if callback is not None:
+        callback(record)
 
 
 def _spectral_step(groups, scale, old, new, s):

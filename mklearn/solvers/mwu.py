@@ -76,7 +76,7 @@ from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
 from mklearn.kernels.base import check_operator, prepare
 from mklearn.solvers.mwu_blocks import MWUBlocks
-from mklearn.solvers.result import HistoryRecord, MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.svm import svc_dual
 
 RHO = math.sqrt(1.5)  # width of the SDP: rho^2 <= 3/2 (paper, appendix A.3)
@@ -305,12 +305,18 @@ def mwu_mkl(
         (no bound when ``C >= 1/2``).
     regularizer : "l1" or L1Simplex
         Only the l1 (simplex / trace) constraint is supported.
-    tol, max_iter : ignored
+    tol : ignored
         MWUMKL runs the fixed number of iterations set by ``epsilon`` (``iterations``
-        overrides it).
+        overrides it) and does not stop on the gap: ``epsilon`` sets its precision, and the
+        relative duality gap it reaches (often a few percent) is reported, not compared.
+    max_iter : int, optional
+        Checks at the most (outer iterations: the run is checked about
+        ``HISTORY_POINTS`` = 50 times, every ``T // 50`` iterations); a run cut short by it
+        has ``stop_reason="max_iter"`` and ``converged=False``. None: no cap.
     callback : callable, optional
         Called with each history record (about 50 along the run; keys below plus
-        ``objective`` = the upper bound and ``n_svm_solves`` = 0).
+        ``objective`` = the upper bound and ``n_svm_solves``, 1 in the last record when
+        J(mu) was evaluated, else 0).
     epsilon : float in (0, 1), default=0.2
         Approximation parameter; ``T = ceil(12 ln(n) / epsilon^2)`` iterations.
     cache_size : float, default=200
@@ -334,11 +340,16 @@ def mwu_mkl(
         ``sum_i mu_i tr(K_i) = 1``. ``alpha`` and ``intercept`` come from the MWU iterate (no
         SVM). ``objective`` is ``J(mu) = max 1'alpha - alpha' Y K(mu) Y alpha / 2`` over
         ``0 <= alpha <= C, y'alpha = 0``, by SMO to 1e-8, when evaluated, else NaN.
-        ``duality_gap`` is ``U - L`` (module notes; NaN when U is infinite).
-        ``n_svm_solves`` is 1 if J(mu) was evaluated, else 0. ``history`` records
-        ``iteration``, ``iterations_planned`` (T), ``lower`` (L), ``upper`` (U at the current
-        weights), ``gap``, ``max_weight``, ``cap`` (normalised bound on alpha), ``forced``
-        (picks made above the cap so far), ``cache_hits``, ``cache_misses`` and ``seconds``.
+        ``duality_gap`` is ``U - L`` (module notes; NaN when U is infinite) and
+        ``relative_duality_gap`` its :func:`~mklearn.solvers.result.relative_gap`, both
+        those of the last history record, which certifies the returned model.
+        ``n_iter`` counts the checks (one history record each); ``converged`` is whether
+        the run made its ``T`` iterations. ``n_svm_solves`` is 1 if J(mu) was evaluated,
+        else 0. ``history`` records ``iteration`` (the MWU iteration t), ``iterations_planned``
+        (T), ``lower`` (L), ``upper`` (U at the current weights; the last record: at the
+        returned weights), ``duality_gap``, ``relative_duality_gap``, ``max_weight``, ``cap``
+        (normalised bound on alpha), ``forced`` (picks made above the cap so far),
+        ``cache_hits``, ``cache_misses`` and ``time``.
 
     Raises
     ------
@@ -372,6 +383,7 @@ def mwu_mkl(
     margin = np.zeros(n)  # G(d) acc for the current weights d
     last_total, accumulate = 1.0, False  # weights d = ratio / total; in the average?
     every = max(1, T // HISTORY_POINTS)
+    cap_checks = math.inf if max_iter is None else max_iter
     history, forced = [], 0
     for t in range(1, T + 1):
         j_pos, j_neg, n_forced = _most_violating_pair(margin, y, acc, cap * t)
@@ -385,43 +397,30 @@ def mwu_mkl(
         total, weighted_quad, largest, margin = blocks.combine(c, c * top)
         margin /= total
         last_total, accumulate = total, t > T // 2  # the MWU guarantee is on the average
-        if t % every == 0 or t == T:
-            _, _, upper, violators = _model(
-                acc, t, weighted_quad / total, margin, y, C, hard or not adaptive
-            )
-            if adaptive and not hard:
-                worst = max(int(violators[y > 0].sum()), int(violators[y < 0].sum()))
-                cap = 0.5 / worst if worst > 0 else math.inf
-            lower = _lower_bound(acc / t, top**2 / t**2, C)
-            hits, misses = blocks.counts()
-            record = HistoryRecord({
-                "iteration": t,
-                "iterations_planned": T,
-                "lower": lower,
-                "upper": upper,
-                "duality_gap": upper - lower,
-                "relative_duality_gap": ((upper - lower) / max(abs(upper), 1e-12)
-                                         if math.isfinite(upper) else math.nan),
-                "objective": upper,
-                "max_weight": largest / total,
-                "cap": cap,
-                "forced": forced,
-                "cache_hits": hits,
-                "cache_misses": misses,
-                "n_svm_solves": 0,
-                "time": time.perf_counter() - start,
-            })
-            history.append(record)
-            if callback is not None:
-                callback(record)
+        if t % every and t < T:
+            continue
+        if t == T or len(history) + 1 >= cap_checks:
+            break  # the last check is the returned model's (below)
+        _, _, upper, violators = _model(
+            acc, t, weighted_quad / total, margin, y, C, hard or not adaptive
+        )
+        if adaptive and not hard:
+            worst = max(int(violators[y > 0].sum()), int(violators[y < 0].sum()))
+            cap = 0.5 / worst if worst > 0 else math.inf
+        lower = _lower_bound(acc / t, top**2 / t**2, C)
+        _check(history, callback, start, t, T, lower, upper, largest / total, cap, forced,
+               blocks.counts())
 
-    weights, weighted_quad, margin = blocks.finish(last_total, accumulate, adaptive)
+    counts = blocks.counts()  # before finish, which may free the blocks' state
+    # averaged over the second half of the run (the last weights if it stopped before)
+    weights, weighted_quad, margin = blocks.finish(last_total, accumulate,
+                                                   adaptive and accumulate)
     norm = weights.sum()
     weights /= norm
     margin /= norm
-    alpha, bias, upper, _ = _model(acc, T, weighted_quad / norm, margin, y, C,
+    alpha, bias, upper, _ = _model(acc, t, weighted_quad / norm, margin, y, C,
                                    hard or not adaptive)
-    lower = _lower_bound(acc / T, top**2 / T**2, C)
+    lower = _lower_bound(acc / t, top**2 / t**2, C)
     mu = weights * inv_trace  # weights of the raw kernels: sum_i mu_i r_i = 1
     objective, n_svm = math.nan, 0
     if evaluate_objective is None:
@@ -432,17 +431,48 @@ def mwu_mkl(
         objective, n_svm = -qp.objective, 1
         if not hard:
             upper = min(upper, svm_primal(K, qp.alpha, y, np.full(n, C))[0])
+    record = _check(history, callback, start, t, T, lower, upper, weights.max(), cap, forced,
+                    counts, n_svm)
+    finished = t == T
     return MKLResult(
         kernel_weights=mu,
         alpha=alpha,
         intercept=float(bias),
         objective=float(objective),
-        duality_gap=float(upper - lower) if math.isfinite(upper) else math.nan,
-        relative_duality_gap=(float(upper - lower) / max(abs(upper), 1e-12)
-                              if math.isfinite(upper) else math.nan),
-        n_iter=T,
+        duality_gap=record["duality_gap"],
+        relative_duality_gap=record["relative_duality_gap"],
+        n_iter=len(history),
         n_svm_solves=n_svm,
-        converged=True,
+        converged=finished,
         history=history,
-        stop_reason="converged",
+        stop_reason="converged" if finished else "max_iter",
     )
+
+
+def _check(history, callback, start, t, T, lower, upper, max_weight, cap, forced, counts,
+           n_svm_solves=0):
+    """Append (and pass to ``callback``) the record of a check at iteration ``t`` of ``T``:
+    the bounds ``lower`` and ``upper`` (an infinite ``upper``: no gap, NaN); ``counts`` the
+    row cache's (hits, misses)."""
+    finite = math.isfinite(upper)
+    hits, misses = counts
+    record = HistoryRecord({
+        "iteration": t,
+        "iterations_planned": T,
+        "lower": lower,
+        "upper": upper,
+        "duality_gap": max(float(upper - lower), 0.0) if finite else math.nan,
+        "relative_duality_gap": relative_gap(upper, lower) if finite else math.nan,
+        "objective": upper,
+        "max_weight": max_weight,
+        "cap": cap,
+        "forced": forced,
+        "cache_hits": hits,
+        "cache_misses": misses,
+        "n_svm_solves": n_svm_solves,
+        "time": time.perf_counter() - start,
+    })
+    history.append(record)
+    if callback is not None:
+        callback(record)
+    return record

@@ -62,14 +62,23 @@ class MKLResult:
         (absolute, in units of the objective; NaN where no gap exists: products, MWUMKL
         with a hard margin left violated).
     relative_duality_gap : float
-        ``(U - L) / max(|U|, 1e-12)``: the quantity ``tol`` is compared with (NaN where no
-        gap exists).
+        ``(U - L) / max(|U|, 1e-12)`` (:func:`relative_gap`): the quantity ``tol`` is
+        compared with, and the ``relative_duality_gap`` of the last history record (NaN where
+        no gap exists).
     n_iter : int
-        Outer iterations.
+        Outer iterations, the unit ``max_iter`` caps: one certificate (a duality-gap check)
+        each, after one step of the weights (SPG, PGD, mirror descent, the SMO-MKL core's
+        ``n``-step chunk or a KKT tolerance met, an LP solve of SILP, a share of MWUMKL's
+        fixed run, a tightening of the inner tolerance of a fixed-weight SVM or of
+        EasyMKL's QP).
     n_svm_solves : int
         Inner SVM solves (line-search trials included).
+    n_smo_steps : int
+        SMO steps of the solvers whose inner unit is one (SMO-MKL, EasyMKL's QP, the
+        fixed-weight SVM of the one-shot learners on exact kernels); 0 for the others.
     converged : bool
-        Whether the stopping rule was met within ``max_iter``.
+        Whether the stopping rule was met within ``max_iter`` (MWUMKL: whether it ran the
+        iterations ``epsilon`` sets; ``tol`` does not stop it).
     stop_reason : str
         "converged", "max_iter", or "stalled" (no step decreased the objective even at the
         tightest inner tolerance: a kink of W or an objective too noisy for the search).
@@ -96,11 +105,18 @@ class MKLResult:
     stop_reason: str = "converged"
     relative_duality_gap: float = np.nan
     feature_coef: np.ndarray | None = None
+    n_smo_steps: int = 0
 
     def __post_init__(self):
         for i, record in enumerate(self.history):  # in place: callers may hold the list
             if not isinstance(record, HistoryRecord):
                 self.history[i] = HistoryRecord(record)
+
+
+def relative_gap(upper, lower):
+    """The one relative duality gap of every solver: ``max(U - L, 0) / max(|U|, 1e-12)``,
+    ``U`` an upper bound on the optimal objective and ``L`` a lower bound."""
+    return max(upper - lower, 0.0) / max(abs(upper), 1e-12)
 
 
 class Certificate:
@@ -127,4 +143,4 @@ class Certificate:
 
     @property
     def relative_gap(self):
-        return self.gap / max(abs(self.upper), 1e-12)
+        return relative_gap(self.upper, self.lower)

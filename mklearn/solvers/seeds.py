@@ -75,10 +75,12 @@ def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
         No regulariser enters the weights.
     tol : float
         Relative duality gap of the SVM.
-    max_iter : ignored
-        One SVM solve.
+    max_iter : int, optional
+        Gap checks of the SVM at the most (its outer iterations; see
+        :func:`~mklearn.solvers.fixed_weights.fixed_weight_svm`). None: until the tightest
+        KKT tolerance.
     callback : callable, optional
-        Called once with the history record.
+        Called with the history record of each gap check.
     cache_size : float
         MB of combined rows (rows computed on demand).
     task : RegressionTask, optional
@@ -99,8 +101,8 @@ def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
     task = classification_task(y, C) if task is None else task
     check_psd(provider)
     d = np.full(provider.n_kernels, 1.0 / provider.n_kernels)
-    return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
-                            callback=callback, start=start)
+    return fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+                            cache_size=cache_size, callback=callback, start=start)
 
 
 def align_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
@@ -123,7 +125,7 @@ def align_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, call
     Returns
     -------
     MKLResult
-        Its history record has ``estimate`` ("exact" or "subsample") and ``weight_time``.
+        Its history records have ``estimate`` ("exact" or "subsample") and ``weight_time``.
 
     Raises
     ------
@@ -131,9 +133,9 @@ def align_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, call
         Not PSD kernels; no kernel positively aligned with y (constant y, constant or
         all-zero kernels).
     """
-    return _aligned(provider, y, C, task, "align", tol=tol, callback=callback,
-                    cache_size=cache_size, estimate=estimate, subsample_size=subsample_size,
-                    random_state=random_state)
+    return _aligned(provider, y, C, task, "align", tol=tol, max_iter=max_iter,
+                    callback=callback, cache_size=cache_size, estimate=estimate,
+                    subsample_size=subsample_size, random_state=random_state)
 
 
 def alignf_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
@@ -149,9 +151,9 @@ def alignf_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, cal
     ValueError
         As :func:`align_mkl`; also if M has a negative eigenvalue beyond rounding.
     """
-    return _aligned(provider, y, C, task, "alignf", tol=tol, callback=callback,
-                    cache_size=cache_size, estimate=estimate, subsample_size=subsample_size,
-                    random_state=random_state)
+    return _aligned(provider, y, C, task, "alignf", tol=tol, max_iter=max_iter,
+                    callback=callback, cache_size=cache_size, estimate=estimate,
+                    subsample_size=subsample_size, random_state=random_state)
 
 
 def fheuristic_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
@@ -161,9 +163,9 @@ def fheuristic_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
 
     Parameters, Returns and Raises as :func:`align_mkl`.
     """
-    return _aligned(provider, y, C, task, "fheuristic", tol=tol, callback=callback,
-                    cache_size=cache_size, estimate=estimate, subsample_size=subsample_size,
-                    random_state=random_state)
+    return _aligned(provider, y, C, task, "fheuristic", tol=tol, max_iter=max_iter,
+                    callback=callback, cache_size=cache_size, estimate=estimate,
+                    subsample_size=subsample_size, random_state=random_state)
 
 
 def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
@@ -186,7 +188,7 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
     Returns
     -------
     MKLResult
-        Its history record has the accuracies (``accuracies``); ``n_svm_solves`` counts the
+        Its history records have the accuracies (``accuracies``); ``n_svm_solves`` counts the
         ``cv m`` SVMs of the cross-validation and the final one.
 
     Raises
@@ -213,8 +215,8 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
     d = _normalised(np.maximum(scores, 0.0), "pwmk", "every cross-validated accuracy is 0 "
                     "after subtracting delta times the smallest")
     n_solves = 1 + cv * provider.n_kernels
-    result = fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
-                              callback=callback, start=start,
+    result = fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+                              cache_size=cache_size, callback=callback, start=start,
                               record={"accuracies": accuracy.tolist(), "n_svm_solves": n_solves,
                                       "weight_time": time.perf_counter() - start})
     result.n_svm_solves = n_solves
@@ -251,7 +253,7 @@ def _cv_accuracies(provider, task, cv, tol, cache_size):
     return correct
 
 
-def _aligned(provider, y, C, task, name, *, tol, callback, cache_size, estimate,
+def _aligned(provider, y, C, task, name, *, tol, max_iter, callback, cache_size, estimate,
              subsample_size, random_state):
     """Weights of "align", "alignf" or "fheuristic" from the streamed sums, then the SVM."""
     start = time.perf_counter()
@@ -269,8 +271,8 @@ def _aligned(provider, y, C, task, name, *, tol, callback, cache_size, estimate,
                        frobenius=name == "alignf", block_mb=min(cache_size, SUMS_BLOCK_MB))
     d = {"align": align_weights, "alignf": alignf_weights,
          "fheuristic": fheuristic_weights}[name](sums)
-    return fixed_weight_svm(provider, task, d, tol=tol, cache_size=cache_size,
-                            callback=callback, start=start,
+    return fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+                            cache_size=cache_size, callback=callback, start=start,
                             record={"estimate": used, "n_points_summed": part.n_samples,
                                     "weight_time": time.perf_counter() - start})
 

@@ -37,7 +37,7 @@ import numpy as np
 from mklearn.extending import implements
 from mklearn.kernels.base import prepare
 from mklearn.kernels.row_sources import base_rows
-from mklearn.solvers.result import HistoryRecord, MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
 from mklearn.svm.core import MKLStep
@@ -94,7 +94,8 @@ def smo_mkl(
     tol : float
         Stop when the relative duality gap is below ``tol``.
     max_iter : int
-        Maximal number of duality-gap checks (each after at most n SMO steps).
+        Maximal number of outer iterations: duality-gap checks, each after at most n SMO
+        steps or once the maximal KKT violation is below the current inner tolerance.
     callback : callable, optional
         Called with the history record after each gap check.
     cache_size : float
@@ -113,8 +114,10 @@ def smo_mkl(
     Returns
     -------
     MKLResult
-        ``n_iter`` counts SMO steps; ``n_svm_solves`` is 0 (no inner SVM);
-        ``kernel_weights`` is ``d(alpha)``.
+        ``n_iter`` counts gap checks and ``n_smo_steps`` the SMO steps; ``n_svm_solves``
+        is 0 (no inner SVM); ``kernel_weights`` is ``d(alpha)`` at the check of smallest
+        relative gap, whose ``objective`` (the dual value), gap and relative gap each
+        history record repeats from then on.
 
     Raises
     ------
@@ -224,13 +227,14 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
         scaled = quadratic * factor if np.isfinite(factor) else np.inf
         upper_bound = regularizer.value(d) + min(quadratic + loss, scaled)
         lower_bound = -float(linear @ alpha) - core.conjugate(g, kind, lam, q, prior)
-        rel_gap = (upper_bound - lower_bound) / max(abs(upper_bound), 1e-12)
-        if best is None or upper_bound - lower_bound < best[0]:
-            best = (upper_bound - lower_bound, d.copy(), alpha.copy(), bias, lower_bound, rel_gap)
+        relative = relative_gap(upper_bound, lower_bound)
+        if best is None or relative < best[5]:
+            best = (upper_bound - lower_bound, d.copy(), alpha.copy(), bias, lower_bound,
+                    relative)
         record = HistoryRecord({
             "iteration": check,
-            "objective": lower_bound,
-            "relative_duality_gap": rel_gap,
+            "objective": best[4],
+            "relative_duality_gap": best[5],  # the returned point's: the best so far
             "inner_tol": kkt_tol,
             "n_steps": n_steps,
             "n_live": int(np.count_nonzero(d)),
@@ -242,22 +246,23 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
         history.append(record)
         if callback is not None:
             callback(record)
-        if rel_gap <= tol:
+        if best[5] <= tol:
             converged = True
             break
         if solved:
             if kkt_tol <= KKT_TOL_FLOOR:
                 break
             kkt_tol = max(KKT_TOL_FLOOR, kkt_tol / 10.0)
-    gap, d_best, alpha_best, bias, objective, relative_gap = best
+    gap, d_best, alpha_best, bias, objective, relative = best
     return MKLResult(
         kernel_weights=d_best,
         alpha=alpha_best,
         intercept=bias,
         objective=objective,
-        duality_gap=gap,
-        relative_duality_gap=relative_gap,
-        n_iter=n_steps,
+        duality_gap=max(gap, 0.0),
+        relative_duality_gap=relative,
+        n_iter=len(history),
+        n_smo_steps=n_steps,
         n_svm_solves=0,
         converged=converged,
         history=history,

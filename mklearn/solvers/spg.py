@@ -57,7 +57,7 @@ import numpy as np
 
 from mklearn.kernels.base import prepare
 from mklearn.solvers.coarse import coarse_weights
-from mklearn.solvers.result import HistoryRecord, MKLResult
+from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.spg_evaluator import Evaluator, Point, combination_features
 from mklearn.solvers.spg_newton import NewtonModel
 from mklearn.solvers.spg_parts import (
@@ -243,7 +243,7 @@ class SPGGMKL:
         current point, over every kernel when a full pass is due (which re-screens)."""
         ev, point, certificate = self.evaluator, state.point, self.bound.certificate
         upper, lower = ev.bounds(point)
-        rel_gap = (upper - lower) / max(abs(upper), 1e-12)  # restricted to live kernels
+        rel_gap = relative_gap(upper, lower)  # restricted to live kernels
         if self.screening.full_pass_due(point, rel_gap, self.tol):
             state.grad = ev.gradient(point)  # every kernel: exact certificate
             upper, lower = ev.bounds(point)

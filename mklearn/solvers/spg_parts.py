@@ -15,7 +15,7 @@ from mklearn.solvers.cutting_planes import MAX_KERNELS as PLANES_MAX_KERNELS
 from mklearn.solvers.cutting_planes import CuttingPlaneBound
 from mklearn.solvers.dual_aggregate import DualAggregate
 from mklearn.solvers.mirror import mirror_descent
-from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
+from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult, relative_gap
 
 
 class SpectralStep:
@@ -447,8 +447,7 @@ class MirrorFallback:
             best = certificate.point
             weights, alpha, bias, objective = best.d, best.qp.alpha, best.bias, best.T
         upper = min(certificate.upper, result.objective)
-        gap = max(upper - lower, 0.0)
-        relative = gap / max(abs(upper), 1e-12)
+        gap, relative = max(upper - lower, 0.0), relative_gap(upper, lower)
         converged = relative <= self.tol
         return MKLResult(
             kernel_weights=weights, alpha=alpha, intercept=bias, objective=objective,
@@ -474,7 +473,7 @@ class _MergedRecords:
         out = HistoryRecord({
             "iteration": self.n_spg + record["iteration"],
             "objective": upper,
-            "relative_duality_gap": max(upper - self.best_lower, 0.0) / max(abs(upper), 1e-12),
+            "relative_duality_gap": relative_gap(upper, self.best_lower),
             "pg_norm": np.nan,
             "inner_tol": record["inner_tol"],
             "n_live": self.fallback.combination.n_kernels,
