@@ -31,9 +31,6 @@ from mklearn.linear.svm import block_outputs, block_products
 
 __all__ = ["HullSolution", "hull_qp_features"]
 
-EVALUATIONS_PER_ITERATION = 4  # L-BFGS's function evaluations per iteration at the most
-
-
 @njit(cache=True)
 def _onto_simplex(x, out):
     """``out = argmin_{g >= 0, sum g = 1} ||g - x||`` (Duchi et al. 2008, sort based)."""
@@ -57,19 +54,25 @@ class HullSolution:
         self.n_iter, self.converged, self.history = n_iter, converged, history
 
 
-class _Done(Exception):
-    """Raised inside the objective when the certified gap reaches the tolerance."""
+class _Stop(Exception):
+    """Raised inside the objective to end the search: the certified gap reached the
+    tolerance (``converged``), or the gap checks ran out."""
+
+    def __init__(self, converged):
+        super().__init__()
+        self.converged = converged
 
 
 class _Dual:
     """``-D(z)`` and its gradient, keeping the best primal point seen."""
 
-    def __init__(self, features, starts, y, scale, a, b, qp_tol, callback, start):
+    def __init__(self, features, starts, y, scale, a, b, qp_tol, max_checks, callback,
+                 start):
         self.features, self.starts, self.y = features, starts, y
         self.weights = scale ** 2  # d_k per block: K = sum_k d_k Phi_k Phi_k'
         self.column_scale = np.repeat(scale, np.diff(starts))
         self.kernels = np.flatnonzero(scale > 0).astype(np.int64)
-        self.a, self.b, self.qp_tol = a, b, qp_tol
+        self.a, self.b, self.qp_tol, self.max_checks = a, b, qp_tol, max_checks
         self.classes = [np.flatnonzero(y > 0), np.flatnonzero(y < 0)]
         self.callback, self.start = callback, start
         self.best, self.history = None, []
@@ -81,6 +84,8 @@ class _Dual:
         return u, t, self.a * float(t @ t) + self.b * float(gamma @ gamma)
 
     def __call__(self, z):
+        if len(self.history) >= self.max_checks:
+            raise _Stop(False)
         s = self.y * block_outputs(self.features, self.starts, z / np.where(
             self.column_scale > 0, self.column_scale, 1.0), self.weights, self.kernels)
         gamma = np.empty(s.size)
@@ -95,17 +100,26 @@ class _Dual:
         return -dual, z / (2.0 * self.a) - t
 
     def _keep(self, gamma, u, value, gap):
-        relative = gap / max(value, 1e-300)
-        if self.best is None or relative < self.best[3] / max(self.best[2], 1e-300):
+        """Keep the point of the smallest relative gap; record it (the records carry the
+        best point's values, so the last one is the solution's)."""
+        relative = _relative(value, gap)
+        if self.best is None or relative < _relative(self.best[2], self.best[3]):
             self.best = (gamma, u, value, gap)
-        record = {"iteration": len(self.history), "objective": value,
+        value, relative = self.best[2], _relative(self.best[2], self.best[3])
+        record = {"iteration": len(self.history) + 1, "objective": value,
                   "relative_duality_gap": relative, "n_svm_solves": 0,
                   "time": time.perf_counter() - self.start}
         self.history.append(record)
         if self.callback is not None:
             self.callback(record)
         if relative <= self.qp_tol:
-            raise _Done
+            raise _Stop(True)
+
+
+def _relative(value, gap):
+    """The relative duality gap ``(F - D) / max(|F|, 1e-12)`` (the solvers' one definition,
+    :func:`mklearn.solvers.result.relative_gap`)."""
+    return gap / max(abs(value), 1e-12)
 
 
 def hull_qp_features(features, starts, y, a, b, *, scale=None, qp_tol=1e-8, max_iter=500,
@@ -127,7 +141,7 @@ def hull_qp_features(features, starts, y, a, b, *, scale=None, qp_tol=1e-8, max_
     qp_tol : float
         Stop at a relative certified gap ``(F - D) / F`` at most ``qp_tol``.
     max_iter : int
-        L-BFGS iterations at the most.
+        Evaluations of the dual (each a gap check) at the most.
     callback : callable, optional
         Called with each evaluation's history record.
 
@@ -146,17 +160,15 @@ def hull_qp_features(features, starts, y, a, b, *, scale=None, qp_tol=1e-8, max_
     y = np.asarray(y, dtype=np.float64)
     m = starts.size - 1
     scale = np.ones(m) if scale is None else np.asarray(scale, dtype=np.float64)
-    dual = _Dual(features, starts, y, scale, float(a), float(b), qp_tol, callback,
+    dual = _Dual(features, starts, y, scale, float(a), float(b), qp_tol, max_iter, callback,
                  time.perf_counter())
     uniform = np.where(y > 0, 1.0 / np.count_nonzero(y > 0), 1.0 / np.count_nonzero(y < 0))
     z0 = 2.0 * a * dual.primal(uniform)[1]  # the optimum when the ridge dominates
-    converged, n_iter = True, 0
+    converged = False
     try:
-        found = minimize(dual, z0, jac=True, method="L-BFGS-B",
-                         options={"maxiter": max_iter, "gtol": 0.0, "ftol": 0.0,
-                                  "maxfun": EVALUATIONS_PER_ITERATION * max_iter})
-        converged, n_iter = False, int(found.nit)
-    except _Done:
-        n_iter = len(dual.history)
+        minimize(dual, z0, jac=True, method="L-BFGS-B",
+                 options={"maxiter": max_iter, "maxfun": max_iter, "gtol": 0.0, "ftol": 0.0})
+    except _Stop as stop:
+        converged = stop.converged
     gamma, u, value, gap = dual.best
-    return HullSolution(gamma, u, value, gap, n_iter, converged, dual.history)
+    return HullSolution(gamma, u, value, gap, len(dual.history), converged, dual.history)

@@ -219,8 +219,8 @@ def easymkl_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500
     tol : float
         Relative duality gap of the final SVM.
     max_iter : int
-        L-BFGS iterations of each hull QP at the most (and tightenings of the SVM's inner
-        tolerance).
+        Gap checks (evaluations of the dual) of each hull QP at the most, and of the final
+        SVM.
     callback : callable, optional
         Called with each history record of the gamma QP.
     random_state : int, RandomState or None
@@ -232,7 +232,7 @@ def easymkl_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500
     -------
     MKLResult
         ``objective``, ``duality_gap`` and ``history`` of the gamma QP (its certified gap
-        ``F - D``); ``n_iter`` its L-BFGS iterations; ``feature_coef`` as in
+        ``F - D``); ``n_iter`` its gap checks; ``feature_coef`` as in
         :func:`average_features`.
 
     Raises
@@ -268,7 +268,7 @@ def easymkl_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500
                      objective=hull.value, duality_gap=hull.gap, n_iter=hull.n_iter,
                      n_svm_solves=1, converged=converged, history=hull.history,
                      stop_reason="converged" if converged else "max_iter",
-                     relative_duality_gap=hull.gap / max(hull.value, 1e-300),
+                     relative_duality_gap=relative_gap(hull.value, hull.value - hull.gap),
                      feature_coef=coef)
 
 
