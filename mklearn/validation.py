@@ -31,6 +31,10 @@ _LANCZOS_RESTARTS = 4  # ARPACK restarts: at most ~130 products with the kernel 
 _PSD_TOL = 1e-6  # eigenvalues below -_PSD_TOL * largest make a kernel indefinite
 _CHOLESKY_N = 3000  # up to this n, PSD by a Cholesky factorisation of K + tol I (n^3 / 3 flops)
 _SAFE_KERNEL_RANGE = (1e-100, 1e100)  # largest |diagonal entry| the solvers handle
+# largest |diagonal entry| of a float32 stack: its rows are cached and summed in float32
+# (pairs K_ii + K_jj - 2 K_ij, K(d) with KL weights above 1); at 3e38 SMO-MKL and MWUMKL
+# overflowed, at 1e38 every solver ran: a margin of 3e8 below float32's 3.4e38
+_FLOAT32_KERNEL_MAX = 1e30
 
 
 class DegenerateModelWarning(UserWarning):
@@ -453,6 +457,15 @@ def _check_kernels(stack, kernel_sum, what):
             f"[{_SAFE_KERNEL_RANGE[0]:g}, {_SAFE_KERNEL_RANGE[1]:g}] the solvers handle "
             "without overflow or underflow; rescale the kernels, for example to unit trace "
             "(K_k / trace(K_k))"
+        )
+    if stack.dtype == np.float32 and scale > _FLOAT32_KERNEL_MAX:
+        raise ValueError(
+            f"{what} is float32 with diagonal entries up to {scale:.3g}, above the "
+            f"{_FLOAT32_KERNEL_MAX:g} that the solvers' float32 sums of its values "
+            f"(K_ii + K_jj - 2 K_ij, weighted kernels) take without overflowing float32's "
+            f"largest value {np.finfo(np.float32).max:.3g}; rescale the kernels, for example "
+            "to unit trace (K_k / trace(K_k)), or pass the stack as float64 "
+            "(stack.astype(np.float64))"
         )
     _check_symmetry(stack_km, kernel_sum, np.arange(m), scale)
     negative = np.flatnonzero(diagonals.min(axis=1) < -1e-8 * scale)
