@@ -750,7 +750,9 @@ class StackColumns(KernelOperator):
                 f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
                 f"shape {stack.shape}."
             )
-        self._stack, self._km, self._kernel_sum = stack, None, kernel_sum
+        km = stack.transpose(2, 0, 1)  # kernel-major already (KernelBank's stacks): no copy
+        self._stack, self._kernel_sum = stack, kernel_sum
+        self._km = km if km.flags.c_contiguous else None
         self.value_dtype = np.dtype(np.float32 if stack.dtype == np.float32 else np.float64)
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
