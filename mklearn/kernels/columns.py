@@ -719,10 +719,11 @@ class StackColumns(KernelOperator):
     ----------
     stack : ndarray of shape (n_samples, n_samples, n_kernels)
         Base kernels (float64 or float32), e.g. from
-        :func:`mklearn.validation.check_kernel_stack`. Read as it is for the combined kernel
-        at uniform weights, the diagonals and :meth:`restricted`; made kernel-major (no copy
-        when it already is the transposed view of an ``(m, n, n)`` array) the first time
-        rows or another combination are asked for.
+        :func:`mklearn.validation.check_kernel_stack`. Kept kernel-major when it is the
+        transposed view of a C-contiguous ``(m, n, n)`` array; a C-contiguous stack is read
+        as it is for the combined kernel at uniform weights, the diagonals and
+        :meth:`restricted`, and made kernel-major the first time rows or another
+        combination are asked for; any other layout is made kernel-major at once.
     kernel_sum : ndarray of shape (n_samples, n_samples), optional
         ``sum_k K_k`` in float64 when known (``check_kernel_stack`` computes it): ``K(d)``
         at uniform weights is then that sum scaled, with no pass over the stack.
@@ -750,7 +751,9 @@ class StackColumns(KernelOperator):
                 f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
                 f"shape {stack.shape}."
             )
-        km = stack.transpose(2, 0, 1)  # kernel-major already (KernelBank's stacks): no copy
+        if not stack.flags.c_contiguous:  # kernel-major (KernelBank's stacks: no copy)
+            stack = kernel_major(stack).transpose(1, 2, 0)
+        km = stack.transpose(2, 0, 1)
         self._stack, self._kernel_sum = stack, kernel_sum
         self._km = km if km.flags.c_contiguous else None
         self.value_dtype = np.dtype(np.float32 if stack.dtype == np.float32 else np.float64)
