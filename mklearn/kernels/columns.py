@@ -754,7 +754,7 @@ class StackColumns(KernelOperator):
         if not stack.flags.c_contiguous:  # kernel-major (KernelBank's stacks: no copy)
             stack = kernel_major(stack).transpose(1, 2, 0)
         km = stack.transpose(2, 0, 1)
-        self._stack, self._kernel_sum = stack, kernel_sum
+        self._stack, self._kernel_sum = stack, kernel_sum  # stack: as given, never dropped
         self._km = km if km.flags.c_contiguous else None
         self.value_dtype = np.dtype(np.float32 if stack.dtype == np.float32 else np.float64)
         self.n_samples = stack.shape[0]
@@ -771,8 +771,19 @@ class StackColumns(KernelOperator):
         with _KERNEL_MAJOR_LOCK:  # one copy when classes are fitted on threads
             if self._km is None:
                 self._km = kernel_major(self._stack)
-                self._stack = self._km.transpose(1, 2, 0)  # the caller's layout is not kept
         return self._km
+
+    def __getstate__(self) -> dict:
+        """Sent to another process: the kernel-major copy alone once it exists."""
+        state = dict(self.__dict__)
+        if state["_km"] is not None:
+            state["_stack"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state["_stack"] is None:
+            state["_stack"] = state["_km"].transpose(1, 2, 0)
+        self.__dict__.update(state)
 
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
