@@ -332,3 +332,35 @@ def test_the_cost_of_average_is_the_benchmark_s():
     assert f"{min(stacks):.2f}-{max(stacks):.2f} times as long" in text
     assert (f"breast cancer, {from_x['n']} points, the default kernels) it takes "
             f"{from_x['ratio_with_kernels']:.2f} times") in text
+
+
+def test_seed_solvers_option_defaults_are_the_code_s():
+    import inspect
+
+    from mklearn.solvers import SOLVERS
+
+    text = (ROOT / "docs" / "seed_solvers.md").read_text()
+    options = text[text.index("**Options**"):].split("\n\n")[1]  # the table after it
+    table = {}
+    for line in options.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        table[cells[0]] = (cells[1].split(", "), cells[2])
+    for options, (solvers, stated) in table.items():
+        names = [o.strip("` ") for o in options.split(",")]
+        if names == ["cache_size"]:
+            continue  # the estimator's own
+        stated_values = [v.strip().strip("`\"") for v in stated.split(",")]
+        for solver in solvers:
+            signature = inspect.signature(SOLVERS[solver].function).parameters
+            defaults = [signature[name].default for name in names]
+            assert [_same(d, v) for d, v in zip(defaults, stated_values, strict=True)] == [
+                True] * len(names), (solver, names, defaults, stated_values)
+    assert len(table) >= 4
+
+
+def _same(value, stated):
+    """Whether a default equals the text a page states for it (numbers as numbers)."""
+    try:
+        return float(value) == float(stated)
+    except (TypeError, ValueError):
+        return str(value) == stated
