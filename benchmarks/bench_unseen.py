@@ -71,8 +71,19 @@ cvxopt's).
     python benchmarks/bench_unseen.py --solvers spg-l1 silp --C 1
     python benchmarks/bench_unseen.py --problems a1a-1000 dna1-1000
     python benchmarks/bench_unseen.py --solvers spg-l1 silp easymkl --from-x   # the goals
+    python benchmarks/bench_unseen.py --average     # solver="average" against its anchor
 
 Writes ``benchmarks/results/unseen.json`` and prints one table per C.
+
+``--average`` (goal: ``AVERAGE_GOAL``) times ``solver="average"`` against what it computes:
+``SVC(kernel="precomputed")`` on the average kernel plus ``np.mean`` over the stack (the one
+pass that forms it), in this process, after a warm-up fit, alternating, the median of
+``--repeats``; on the stacks of ``AVERAGE_PROBLEMS`` at ``C = 1``, each in KernelBank's
+kernel-major memory and as a C-contiguous ``(n, n, m)`` array (``np.stack(..., axis=2)``),
+and from X on scikit-learn's breast cancer with the default kernels (the anchor's stack:
+``bank_.transform(X)`` of the fitted model; the ratio with its time in the anchor is
+``ratio_with_kernels``; the default solver's time is reported too). Writes
+``benchmarks/results/unseen_average.json``.
 """
 
 from __future__ import annotations
@@ -117,6 +128,9 @@ SOLVERS = {
     "easymkl": {"solver": "easymkl"},
 }
 FROM_X_SOLVERS = ("spg-l1", "smo-2")  # default of --from-x
+AVERAGE_PROBLEMS = ("a1a-1000", "celegans-1000")  # --average: 1,000 points, 100 kernels
+AVERAGE_GOAL = 1.5  # average's fit over SVC on the average kernel plus the pass forming it
+AVERAGE_OUTPUT = Path(__file__).resolve().parent / "results" / "unseen_average.json"
 GOALS = {"fit_over_svc_fit_median": 5.0, "fit_over_svc_fit_max": 15.0,
          "faster_share": 0.8}
 WIDTHS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -465,6 +479,89 @@ def run_easymkl(kernels, y, y_test, C, threads=1):
             "converged": True}
 
 
+def _median_seconds(calls, repeats):
+    """Median seconds of each call over ``repeats`` rounds, the calls alternating within a
+    round; every call runs once first (warm-up)."""
+    for call in calls:
+        call()
+    seconds = [[] for _ in calls]
+    for _ in range(repeats):
+        for times, call in zip(seconds, calls, strict=True):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+    return [statistics.median(times) for times in seconds]
+
+
+def average_against_svc(stack, y, repeats, fit_average):
+    """``{average, svc, mean, ratio}`` seconds: ``fit_average()`` against the mean of
+    ``stack`` over its last axis and ``SVC(kernel="precomputed")`` on it (C = 1)."""
+    from sklearn.svm import SVC
+
+    average = stack.mean(axis=2)
+    fit, mean, svc = _median_seconds(
+        [fit_average, lambda: stack.mean(axis=2),
+         lambda: SVC(kernel="precomputed").fit(average, y)], repeats)
+    return {"average_seconds": fit, "mean_seconds": mean, "svc_seconds": svc,
+            "ratio": fit / (mean + svc)}
+
+
+def run_average(args):
+    """The ``--average`` table and JSON (module notes)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from mklearn import MKLClassifier
+
+    rows = []
+    print(f"{'problem':<23} {'input':<22} {'average s':>9} {'SVC s':>7} {'mean s':>7} "
+          f"{'ratio':>6}")
+    for problem in (p for p in PROBLEMS if p.name in args.problems):
+        X, y, X_test, _ = load(problem, args.seed)
+        kernels = compute_kernels(X, X_test[:1], kernel_family(problem, X, args.seed))
+        for layout, stack in (("kernel-major", kernels.train),
+                              ("C-contiguous (n, n, m)", np.ascontiguousarray(kernels.train))):
+            model = MKLClassifier(kernels="precomputed", solver="average")
+            row = {"problem": problem.name, "input": layout, "n": problem.n,
+                   "n_kernels": stack.shape[2], "held_out": problem.held_out,
+                   **average_against_svc(stack, y, args.repeats,
+                                         lambda s=stack, m=model, t=y: m.fit(s, t))}
+            rows.append(row)
+            _print_average_row(row)
+        del kernels, stack
+    X, y = load_breast_cancer(return_X_y=True)
+    model = MKLClassifier(solver="average").fit(X, y)
+    stack = model.bank_.transform(X)  # the kernels as the fit scaled them
+    bank_seconds, default_seconds = _median_seconds(
+        [lambda: model.bank_.transform(X), lambda: MKLClassifier().fit(X, y)], args.repeats)
+    row = {"problem": "breast-cancer (sklearn)", "input": "X, default kernels", "n": len(y),
+           "n_kernels": stack.shape[2], "kernel_seconds": bank_seconds,
+           "default_solver_seconds": default_seconds,
+           **average_against_svc(stack, y, args.repeats, lambda: model.fit(X, y))}
+    row["ratio_with_kernels"] = row["average_seconds"] / (
+        bank_seconds + row["mean_seconds"] + row["svc_seconds"])
+    rows.append(row)
+    _print_average_row(row)
+    print(f"{'':<23} (from X the anchor's stack takes {bank_seconds:.3f} s: average / (stack + "
+          f"mean + SVC) {row['ratio_with_kernels']:.2f}; the default solver "
+          f"{default_seconds:.3f} s)")
+    ratios = [r.get("ratio_with_kernels", r["ratio"]) for r in rows]  # from X: its stack too
+    print(f"average / its anchor (stacks: SVC + mean; from X: stack + mean + SVC): median "
+          f"{statistics.median(ratios):.2f}, max {max(ratios):.2f} (goal {AVERAGE_GOAL:g})")
+    document = {"benchmark": "unseen-average",
+                "date": _dt.datetime.now().isoformat(timespec="seconds"),
+                "machine": machine_info(), "repeats": args.repeats, "goal": AVERAGE_GOAL,
+                "rows": rows, "ratio_median": statistics.median(ratios),
+                "ratio_max": max(ratios)}
+    AVERAGE_OUTPUT.parent.mkdir(parents=True, exist_ok=True)
+    AVERAGE_OUTPUT.write_text(json.dumps(document, indent=1, default=float))
+    print(f"JSON: {AVERAGE_OUTPUT}")
+
+
+def _print_average_row(r):
+    print(f"{r['problem']:<23} {r['input']:<22} {r['average_seconds']:>9.3f} "
+          f"{r['svc_seconds']:>7.3f} {r['mean_seconds']:>7.3f} {r['ratio']:>6.2f}")
+
+
 def _child(conn, fn, args):
     try:
         conn.send(("ok", fn(*args)))
@@ -589,7 +686,16 @@ def main(argv=None):
                         help="cores of every MKL method: mklearn's n_jobs and EasyMKL's torch "
                              "threads (SVC, LIBSVM, always uses one)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--average", action="store_true",
+                        help="time solver='average' against SVC on the average kernel plus "
+                             f"np.mean over the stack (problems: {' '.join(AVERAGE_PROBLEMS)} "
+                             "unless --problems is given, and breast cancer from X)")
+    parser.add_argument("--repeats", type=int, default=5, help="rounds of --average")
     args = parser.parse_args(argv)
+    if args.average:
+        if "--problems" not in (sys.argv[1:] if argv is None else argv):
+            args.problems = list(AVERAGE_PROBLEMS)
+        return run_average(args)
     if args.from_x == [] or (args.default and args.from_x is None):
         args.from_x = list(FROM_X_SOLVERS) if args.from_x == [] else []
 

@@ -164,7 +164,7 @@ class _KernelInput:
             self.views_ = None
             self.kernel_storage_ = "stack"
             if columns:
-                return StackColumns(stack), y
+                return StackColumns(stack, kernel_sum=kernel_sum), y
             return SumOfKernels(stack, kernel_sum=kernel_sum), y
         self.views_ = None
         client = active_client(getattr(self, "n_jobs", None))
@@ -410,10 +410,12 @@ class _KernelInput:
 
     def _check_learned_kernels(self, kernels, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
-        symmetric (see :func:`mklearn.validation.check_learned_kernel`)."""
+        symmetric (see :func:`mklearn.validation.check_learned_kernel`); at uniform weights
+        ``K(d)`` is a multiple of the sum that :func:`check_kernel_stack` checked."""
         if self._precomputed:
             for row in np.atleast_2d(weights):
-                check_learned_kernel(kernels.kernel_major, row, kernels.matrix(row))
+                if not np.all(row == row[0]):
+                    check_learned_kernel(kernels.kernel_major, row, kernels.matrix(row))
 
     def _own_training_points(self):
         """Give the bank its own copy of the training points it borrowed for the fit (the

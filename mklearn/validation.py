@@ -19,9 +19,10 @@ from sklearn.utils.validation import (
 )
 
 from mklearn._numeric_input import numeric_input
-from mklearn._stack_ops import kernel_major
+from mklearn._stack_ops import kernel_major, sum_last_axis
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.bank import block_bands
+from mklearn.kernels.threads import one_blas_thread
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
 _EXACT_EIGEN_N = 300  # up to this n, eigenvalues of a combined kernel are computed exactly
@@ -30,6 +31,10 @@ _LANCZOS_RESTARTS = 4  # ARPACK restarts: at most ~130 products with the kernel 
 _PSD_TOL = 1e-6  # eigenvalues below -_PSD_TOL * largest make a kernel indefinite
 _CHOLESKY_N = 3000  # up to this n, PSD by a Cholesky factorisation of K + tol I (n^3 / 3 flops)
 _SAFE_KERNEL_RANGE = (1e-100, 1e100)  # largest |diagonal entry| the solvers handle
+# largest |diagonal entry| of a float32 stack: its rows are cached and summed in float32
+# (pairs K_ii + K_jj - 2 K_ij, K(d) with KL weights above 1); at 3e38 SMO-MKL and MWUMKL
+# overflowed, at 1e38 every solver ran: a margin of 3e8 below float32's 3.4e38
+_FLOAT32_KERNEL_MAX = 1e30
 
 
 class DegenerateModelWarning(UserWarning):
@@ -278,7 +283,10 @@ def _as_stack(X, what, ensure_all_finite=True):
             f"{what} must have shape (n_samples, n_samples, n_kernels) (or be one 2-D kernel), "
             f"got an array with {stack.ndim} dimensions"
         )
-    # kernel-major memory (one contiguous matrix per kernel), as the solvers read it
+    # read in place when C-contiguous in either layout (an operator makes it kernel-major,
+    # one contiguous matrix per kernel, if its solver reads it so); else kernel-major now
+    if stack.flags.c_contiguous:
+        return stack
     return kernel_major(stack).transpose(1, 2, 0)
 
 
@@ -301,7 +309,9 @@ def check_kernel_stack(X, y, *, return_sum=False):
 
     Returns
     -------
-    stack : ndarray of shape (n_samples, n_samples, n_kernels), C-contiguous
+    stack : ndarray of shape (n_samples, n_samples, n_kernels)
+        ``X`` itself when it is C-contiguous, or the transposed view of a C-contiguous
+        ``(n_kernels, n_samples, n_samples)`` array; else such a kernel-major copy.
     y : ndarray of shape (n_samples,)
     kernel_sum : ndarray of shape (n_samples, n_samples), only with ``return_sum``
         Exactly symmetric (its PSD test factorises it in place and rebuilds its upper
@@ -328,9 +338,16 @@ def check_kernel_stack(X, y, *, return_sum=False):
         )
     y = column_or_1d(y, warn=True)
     check_consistent_length(stack, y)
-    kernel_sum = SumOfKernels(stack).matrix(np.ones(m))
+    kernel_sum = _kernel_sum(stack)
     _check_kernels(stack, kernel_sum, what)
     return (stack, y, kernel_sum) if return_sum else (stack, y)
+
+
+def _kernel_sum(stack):
+    """``sum_k K_k``, float64 of shape (n, n), read in the stack's own layout (one pass)."""
+    if stack.transpose(2, 0, 1).flags.c_contiguous:
+        return SumOfKernels(stack).matrix(np.ones(stack.shape[2]))
+    return sum_last_axis(stack)
 
 
 def check_learned_kernel(stack_km, weights, learned=None):
@@ -397,8 +414,7 @@ def _max_asymmetry(stack_km, kernels):
 
 def _diagonals(stack_km):
     """The diagonals of the kernels, a strided view of shape (m, n) (no copy)."""
-    m, n = stack_km.shape[0], stack_km.shape[1]
-    return stack_km.reshape(m, -1)[:, :: n + 1]
+    return np.diagonal(stack_km, axis1=1, axis2=2)
 
 
 def _diagonal_scale(stack_km, kernels):
@@ -414,7 +430,7 @@ def _check_symmetry(stack_km, combined, kernels, scale):
     """
     if _max_asymmetry(combined[None], np.zeros(1, dtype=np.int64))[0] <= 1e-9 * scale:
         return
-    asym = _max_asymmetry(stack_km, kernels)
+    asym = _max_asymmetry(kernel_major(stack_km.transpose(1, 2, 0)), kernels)
     bad = np.flatnonzero(asym > 1e-8 * scale)
     if bad.size:
         raise ValueError(
@@ -441,6 +457,15 @@ def _check_kernels(stack, kernel_sum, what):
             f"[{_SAFE_KERNEL_RANGE[0]:g}, {_SAFE_KERNEL_RANGE[1]:g}] the solvers handle "
             "without overflow or underflow; rescale the kernels, for example to unit trace "
             "(K_k / trace(K_k))"
+        )
+    if stack.dtype == np.float32 and scale > _FLOAT32_KERNEL_MAX:
+        raise ValueError(
+            f"{what} is float32 with diagonal entries up to {scale:.3g}, above the "
+            f"{_FLOAT32_KERNEL_MAX:g} that the solvers' float32 sums of its values "
+            f"(K_ii + K_jj - 2 K_ij, weighted kernels) take without overflowing float32's "
+            f"largest value {np.finfo(np.float32).max:.3g}; rescale the kernels, for example "
+            "to unit trace (K_k / trace(K_k)), or pass the stack as float64 "
+            "(stack.astype(np.float64))"
         )
     _check_symmetry(stack_km, kernel_sum, np.arange(m), scale)
     negative = np.flatnonzero(diagonals.min(axis=1) < -1e-8 * scale)
@@ -535,14 +560,21 @@ def _factorises(K, shift, overwrite=False):
     if not in_place:
         shifted = np.array(K.T, dtype=np.float64, order="F")
         shifted[np.diag_indices(n)] += shift
-        _, info = dpotrf(shifted, lower=1, clean=0, overwrite_a=1)
-        return info == 0
+        return _potrf_succeeds(shifted)
     diagonal = np.diagonal(K).copy()
     K[np.diag_indices(n)] += shift
     try:
-        _, info = dpotrf(K.T, lower=1, clean=0, overwrite_a=1)
+        return _potrf_succeeds(K.T)
     finally:
         _mirror_lower(K, diagonal)
+
+
+@one_blas_thread
+def _potrf_succeeds(A):
+    """Whether LAPACK's ``potrf`` factorises ``A`` (Fortran order, overwritten), on one BLAS
+    thread: on two cores shared with other work, two threads took 0.1-2.3 s at n = 3,000 and
+    0.2-1.4 s at n = 1,000, one thread 0.17 s and 0.02 s."""
+    _, info = dpotrf(A, lower=1, clean=0, overwrite_a=1)
     return info == 0
 
 

@@ -219,6 +219,21 @@ def test_huge_kernel_stack_is_refused_with_the_fix(data):
             _stack(X) * 1e200, y)
 
 
+@pytest.mark.parametrize("solver", ["auto", "smo", "mwu", "spg", "average"])
+def test_float32_stack_near_its_largest_value_is_refused(data, solver):
+    X, y = data
+    kernel = X @ X.T + np.eye(len(X))  # entries of both signs: K_ii + K_jj passes 3.4e38
+    stack = (kernel / kernel.max() * 3e38)[:, :, None]
+    model = MKLClassifier(kernels="precomputed", solver=solver)
+    # smo raised numba's OverflowError with no message, mwu "math domain error"
+    with pytest.raises(ValueError, match=r"float32 with diagonal entries up to 3e\+38, above "
+                       r"the 1e\+30 .* rescale the kernels.* or pass the stack as float64"):
+        model.fit(stack.astype(np.float32), y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the fix named works: float64
+        assert np.isfinite(model.fit(stack, y).decision_function(stack)).all()
+
+
 def test_huge_regression_targets_are_refused(data):
     X, y = data
     with pytest.raises(ValueError, match="overflow.*rescale y"):

@@ -171,6 +171,28 @@ def test_stack_columns_match_stack():
     assert out32.dtype == np.float64 and out32.flags.c_contiguous
 
 
+@pytest.mark.parametrize("layout", ["kernel-major view", "C-contiguous", "Fortran", "float32"])
+def test_stack_columns_read_any_layout_alike(layout):
+    stack = KernelBank(SPEC_SETS["mixed_blocks"]).fit_transform(X)  # a kernel-major view
+    given = {"kernel-major view": stack, "C-contiguous": np.ascontiguousarray(stack),
+             "Fortran": np.asfortranarray(stack), "float32": stack.astype(np.float32)}[layout]
+    expected = given.astype(np.float64)
+    columns = StackColumns(given, kernel_sum=expected.sum(axis=2))
+    points, d = np.array([1, 4, 9, 17]), np.array([0.1, 0.0, 0.3, 0.2, 0.0, 0.4])
+    block = expected[np.ix_(points, points)]
+    np.testing.assert_allclose(columns.combined_block(points, np.arange(6), np.full(6, 0.5)),
+                               block.sum(axis=2) / 2, rtol=1e-12)  # from the kernel sum
+    np.testing.assert_allclose(columns.combined_block(points, [0, 2, 3, 5], d[[0, 2, 3, 5]]),
+                               block @ d, rtol=1e-12)
+    part = columns.restricted(points)
+    np.testing.assert_array_equal(part.rows(np.arange(4)), block.transpose(2, 0, 1))
+    np.testing.assert_allclose(part.matrix(np.full(6, 0.5)), block.sum(axis=2) / 2, rtol=1e-12)
+    np.testing.assert_array_equal(columns.diagonal(), np.einsum("iik->ki", expected))
+    np.testing.assert_allclose(columns.matrix(d), expected @ d, rtol=1e-12)
+    np.testing.assert_array_equal(columns.rows([2, 9]), expected.transpose(2, 0, 1)[:, [2, 9]])
+    assert columns.kernel_major.flags.c_contiguous
+
+
 def test_bad_input():
     bank = KernelBank([Linear()])
     with pytest.raises(ValueError, match="fitted KernelBank"):

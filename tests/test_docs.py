@@ -191,3 +191,176 @@ def test_readme_names_the_kernels_mklearn_fit_uses():
     line = next(line for line in (ROOT / "README.md").read_text().splitlines()
                 if line.split("#")[0].strip() == "mklearn fit")
     assert MKLClassifier().kernels in line.split("#")[1], line
+
+
+# ------------------------------------------------------------- figures and defaults
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _text(path):
+    """A page as one line (line breaks undone), so that a sentence is found across them."""
+    return " ".join(path.read_text().split())
+
+
+def _json(name):
+    import json
+
+    return json.loads((RESULTS / name).read_text())
+
+
+def test_every_result_file_the_pages_cite_exists():
+    cited = {name for page in PAGES
+             for name in re.findall(r"benchmarks/results/([\w.-]+\.(?:json|png))",
+                                    page.read_text())}
+    assert "defaults.json" in cited and "small_sets.json" in cited
+    assert sorted(name for name in cited if not (RESULTS / name).exists()) == []
+
+
+def _classification_cost(run):
+    """(sets within the accuracy goal, sets, median cost, least cost, largest cost, least
+    and largest n) of a run of ``bench_defaults.py``, its classification sets."""
+    rows = [r for r in run["results"] if r["task"] == "classification"]
+    costs = [r["cost_over_plain_anchor"] for r in rows]
+    sizes = [r["n_samples"] for r in rows]
+    return (sum(r["meets_accuracy_goal"] for r in rows), len(rows), float(np.median(costs)),
+            min(costs), max(costs), min(sizes), max(sizes))
+
+
+def test_readme_cost_of_the_defaults_is_the_benchmark_s_at_the_size_it_names():
+    runs = _json("defaults.json")["runs"]
+    text = _text(ROOT / "README.md")
+    assert "benchmarks/results/defaults.json" in text
+    within, sets, median, *_, largest_n = _classification_cost(runs["default"])
+    assert runs["default"]["config"]["max_samples"] == 250 and largest_n == 250
+    assert (f"on {within} of the {sets} bundled and scikit-learn classification sets at a "
+            f"median {median:.0f}x `SVC()`'s fit and predict time, measured on subsets of at "
+            "most 250 points") in text
+    within, sets, median, _, _, least_n, largest_n = _classification_cost(runs["full"])
+    assert (f"full sizes ({least_n:,}-{largest_n:,} points, run `full`) on {within} of the "
+            f"{sets} at a median {median:.1f}x") in text
+    _, _, median, least, largest, _, n = _classification_cost(runs["unseen"])
+    assert f"{least:.0f}-{largest:.0f}x (median {median:.0f}x) at {n:,} points" in text
+    _, _, _, least, largest, _, n = _classification_cost(runs["unseen-5000"])
+    assert f"{least:.0f}-{largest:.0f}x at {n:,}" in text
+
+
+def test_readme_small_sets_table_is_the_benchmark_s():
+    rows = {}
+    for line in (ROOT / "README.md").read_text().splitlines():
+        found = re.match(r"\| ([\w ]+) \((\d+), (\d+)\) \|(.*)\|$", line)
+        if found:
+            rows[found.group(1)] = [found.group(2), found.group(3),
+                                    *[c.strip() for c in found.group(4).split("|")]]
+    names = {"Breast-cancer": "Breast cancer", "Diabetes/Pima": "Pima"}
+    sets = _json("small_sets.json")["sets"]
+    assert len(rows) == len(sets) == 7
+    for s in sets:
+        splits = s["splits"]
+
+        def mean(method, key, splits=splits):
+            values = [split[method][key] for split in splits if method in split]
+            return float(np.mean(values)), len(values)
+
+        kernels = float(np.mean([split["kernel_time_train"] for split in splits]))
+        pgd, pgd_runs = mean("pgd", "fit_time")
+        assert len(splits) == 5 and pgd_runs == 2  # "PGD ran on the first 2"
+        expected = [str(splits[0]["n_train"]), str(splits[0]["n_kernels"]), f"{kernels:.2f}",
+                    f"{mean('spg', 'fit_time')[0]:.2f}", f"{pgd:.2f}",
+                    f"{mean('svc_uniform', 'fit_time')[0]:.3f}",
+                    f"{mean('easymkl', 'fit_time')[0]:.2f}",
+                    f"{100 * mean('spg', 'accuracy')[0]:.1f}"]
+        assert rows[names.get(s["name"], s["name"])] == expected, s["name"]
+
+
+def test_readme_figures_of_the_large_runs_are_their_json_s():
+    text = _text(ROOT / "README.md")
+    compile_seconds = max(row["compile_seconds"] for run in _json("compile.json")["runs"].values()
+                          for row in run["rows"])
+    assert f"at most {compile_seconds:.2f} s in numba" in text
+    million = _json("distributed.json")["many_kernels"]
+    two, one = (million["999960"]["runs"][s]["seconds"] for s in ("dask2", "dask1"))
+    tenth = million["99960"]["runs"]
+    assert (f"in {two:.0f} s on 2 workers, {one / two:.2f}x faster than on one ({one:.0f} s; "
+            f"{tenth['dask1']['seconds'] / tenth['dask2']['seconds']:.2f}x with 10^5") in text
+    many = _json("smo_many_kernels.json")["runs"]["default"]["rows"][-1]
+    assert many["kernels"] == 100_000
+    assert (f"{many['fit_seconds']:.0f} s at p = 2, {many['peak_rss_megabytes'] / 1e3:.1f} GB "
+            f"peak memory where the stack would take {many['stack_megabytes_avoided'] / 1e3:.0f}"
+            " GB") in text
+    fits = [np.mean([r["fit_time"] for r in row["ours"]])
+            for s in _json("smo_mkl_table1.json")["sets"].values() for row in s["rows"].values()]
+    assert f"fit times {min(fits):.2f}-{max(fits):.2f} s" in text
+    mwu = _json("mwu_scaling.json")["runs"]
+    adult, sonar = mwu["table2"]["paper_sizes"], mwu["table2"]["sonar_many_kernels"]
+    million = mwu["sonar-1m"]["sonar_many_kernels"]
+    assert (f"in {adult['seconds']:.0f} s against the paper's {adult['paper_seconds'] / 60:.0f} "
+            f"minutes ({adult['paper_seconds'] / adult['seconds']:.1f}x)") in text
+    assert (f"{sonar['kernels']:,} on-the-fly kernels in {sonar['seconds']:.0f} s and with "
+            f"{million['kernels']:,} in {million['seconds']:,.0f} s") in text
+    assert f"({3.65 * 3600 / million['seconds']:.1f}x)" in text
+
+
+def test_readme_defaults_are_the_code_s():
+    import inspect
+
+    from mklearn import MKLClassifier
+    from mklearn.kernels.low_rank import LOW_RANK_SAMPLES
+    from mklearn.kernels.recipes import SVC_KERNEL_LAM, SVC_KERNEL_PRIOR
+    from mklearn.solvers.easymkl import easymkl
+
+    text = _text(ROOT / "README.md")
+    model = MKLClassifier()
+    assert f"lam={SVC_KERNEL_LAM:g}, every kernel kept, the prior {SVC_KERNEL_PRIOR:g}" in text
+    assert (f"the prior is {SVC_KERNEL_PRIOR:g} on SVC's kernel, the rest spread evenly, and "
+            f"`lam=\"auto\"` is {SVC_KERNEL_LAM:g} (1 for a named") in text
+    assert f"C={model.C:g}, and solver=\"auto\"" in text.replace("# ", "")
+    assert f"`kernels=\"{model.kernels}\"` (default" in text
+    assert f"from {LOW_RANK_SAMPLES:,} training points on" in text
+    lam = inspect.signature(easymkl).parameters["lam"].default
+    assert f"`solver_options={{\"lam\": {lam:g}}}`" in text
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    assert MKLClassifier(regularizer="kl").fit(X, y).lam_ == 1.0  # "1 for a named kl"
+
+
+def test_the_cost_of_average_is_the_benchmark_s():
+    rows = _json("unseen_average.json")["rows"]
+    stacks = [r["ratio"] for r in rows if "ratio_with_kernels" not in r]
+    from_x = next(r for r in rows if "ratio_with_kernels" in r)
+    assert len(stacks) == 4 and all(r["n"] == 1000 and r["n_kernels"] == 100 for r in rows[:4])
+    text = _text(ROOT / "docs" / "seed_solvers.md")
+    assert f"{min(stacks):.2f}-{max(stacks):.2f} times as long" in text
+    assert (f"breast cancer, {from_x['n']} points, the default kernels) it takes "
+            f"{from_x['ratio_with_kernels']:.2f} times") in text
+
+
+def test_seed_solvers_option_defaults_are_the_code_s():
+    import inspect
+
+    from mklearn.solvers import SOLVERS
+
+    text = (ROOT / "docs" / "seed_solvers.md").read_text()
+    options = text[text.index("**Options**"):].split("\n\n")[1]  # the table after it
+    table = {}
+    for line in options.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        table[cells[0]] = (cells[1].split(", "), cells[2])
+    for options, (solvers, stated) in table.items():
+        names = [o.strip("` ") for o in options.split(",")]
+        if names == ["cache_size"]:
+            continue  # the estimator's own
+        stated_values = [v.strip().strip("`\"") for v in stated.split(",")]
+        for solver in solvers:
+            signature = inspect.signature(SOLVERS[solver].function).parameters
+            defaults = [signature[name].default for name in names]
+            assert [_same(d, v) for d, v in zip(defaults, stated_values, strict=True)] == [
+                True] * len(names), (solver, names, defaults, stated_values)
+    assert len(table) >= 4
+
+
+def _same(value, stated):
+    """Whether a default equals the text a page states for it (numbers as numbers)."""
+    try:
+        return float(value) == float(stated)
+    except (TypeError, ValueError):
+        return str(value) == stated

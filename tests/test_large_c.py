@@ -89,11 +89,17 @@ def test_regressor_at_huge_c_is_finite(separable):
         assert np.max(np.abs(prediction - target)) < 0.2
 
 
-def test_float32_stack_near_its_largest_value(separable):
-    X, y = separable
+def _near_float32_max(X):
+    """Three kernels scaled to 0.9 times float32's largest value, in float64."""
     sq = ((X[:, None] - X[None]) ** 2).sum(-1)
     stack = np.stack([np.exp(-sq), np.exp(-sq / 9.0), (1 + X @ X.T) ** 2], axis=-1)
-    stack = (stack / stack.max() * 0.9 * np.finfo(np.float32).max).astype(np.float32)
+    return stack / stack.max() * 0.9 * float(np.finfo(np.float32).max)
+
+
+def test_stack_near_float32s_largest_value_in_float64(separable):
+    # in float32 it is refused (tests/test_bad_input.py): its solvers' float32 sums overflow
+    X, y = separable
+    stack = _near_float32_max(X)
     for solver, regularizer in [("smo", "kl"), ("smo", "lp"), ("spg", "l1"), ("mwu", "l1"),
                                 ("silp", "l1")]:
         with warnings.catch_warnings():
@@ -108,9 +114,7 @@ def test_float32_stack_near_its_largest_value(separable):
 def test_silp_converges_whatever_the_kernels_units(separable):
     # its master LP sees the cuts in units of the first one (values near 1e-37 here)
     X, y = separable
-    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
-    stack = np.stack([np.exp(-sq), np.exp(-sq / 9.0), (1 + X @ X.T) ** 2], axis=-1)
-    stack = (stack / stack.max() * 0.9 * np.finfo(np.float32).max).astype(np.float32)
+    stack = _near_float32_max(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = MKLClassifier(kernels="precomputed", solver="silp", regularizer="l1").fit(stack, y)

@@ -100,6 +100,41 @@ def test_average_weights_are_uniform():
     np.testing.assert_allclose(model.kernel_weights_, np.full(len(FAMILY), 0.2))
 
 
+@pytest.mark.parametrize("layout", ["kernel-major view", "C-contiguous (n, n, m)", "from X"])
+def test_average_model_is_svc_on_the_average_kernel(layout):
+    X, y = _data(80)
+    stack = _stack(X)  # KernelBank's: the transposed view of an (m, n, n) array
+    if layout == "from X":
+        model = MKLClassifier(kernels=FAMILY, solver="average", C=2.0, tol=1e-10).fit(X, y)
+        stack = model.bank_.transform(X)  # the kernels as the fit scaled them
+    else:
+        given = np.ascontiguousarray(stack) if layout.startswith("C-") else stack
+        model = MKLClassifier(kernels="precomputed", solver="average", C=2.0,
+                              tol=1e-10).fit(given, y)
+        np.testing.assert_array_equal(given, stack)  # the caller's stack is left as it was
+    average = stack.mean(axis=2)
+    svc = SVC(kernel="precomputed", C=2.0, tol=1e-10).fit(average, y)
+    dual = np.zeros(len(y))
+    dual[svc.support_] = svc.dual_coef_[0]
+    np.testing.assert_allclose(model.dual_coef_.ravel(), dual[model.support_], atol=1e-5)
+    assert model.intercept_[0] == pytest.approx(svc.intercept_[0], abs=1e-5)
+    test = stack[:20] if layout != "from X" else X[:20]
+    np.testing.assert_allclose(model.decision_function(test),
+                               svc.decision_function(average[:20]), atol=1e-5)
+
+
+def test_average_checks_the_kernel_its_svm_reads():
+    X, y = _data()
+    stack = np.ascontiguousarray(_not_psd_stack(X))
+    stack[:, :, 3] = 1.0  # the constant kernel lifts the indefinite kernel 2's direction 1
+    assert np.linalg.eigvalsh(stack.mean(axis=2))[0] > 0
+    result = SOLVERS["average"].function(StackColumns(stack), y.astype(float), 1.0, tol=1e-8)
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-10).fit(stack.mean(axis=2), y)
+    assert result.intercept == pytest.approx(svc.intercept_[0], abs=1e-4)
+    with pytest.raises(ValueError, match=r"kernel\[2\] is not PSD: eigenvalue"):
+        SOLVERS["align"].function(StackColumns(stack), y.astype(float), 1.0)
+
+
 def test_pwmk_weights_follow_the_cross_validated_accuracies():
     X, y = _data()
     model = MKLClassifier(kernels=FAMILY, solver="pwmk",

@@ -315,6 +315,19 @@ def _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_
         _rbf_values(s, neg_gammas[t], factors[t], out[targets[t], a], out_bits[targets[t], a])
 
 
+@njit(cache=True, nogil=True)
+def single_column_sq_distances(Q, PT, targets, out):
+    """``out[targets[t], a, j] = (Q[a, t] - PT[t, j])^2``: squared distances on one feature
+    each (Q the rows' values, PT the points' transposed columns), written in place (numpy's
+    broadcast difference and square allocated two arrays of that size)."""
+    for t in range(targets.shape[0]):
+        for a in range(Q.shape[0]):
+            q, row = Q[a, t], out[targets[t], a]
+            for j in range(row.shape[0]):
+                d = q - PT[t, j]
+                row[j] = d * d
+
+
 @njit(cache=True, nogil=True, fastmath={"contract"})
 def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, indices, columns, neg_gammas,
                            factors, targets, out, out_bits):

@@ -40,6 +40,7 @@ from ._numba import (
     rbf_rows_parallel,
     single_column_rbf_rows,
     single_column_rbf_rows_parallel,
+    single_column_sq_distances,
 )
 from .bank import (
     SPARSE_DENSITY,
@@ -58,6 +59,7 @@ from .bank import (
 )
 from .base import Capabilities, KernelOperator
 from .rbf_tables import RBFTables
+from .row_sources import DenseRows
 from .specs import KIND_RBF
 from .threads import use_threads
 
@@ -470,9 +472,9 @@ class KernelColumns(KernelOperator):
         sq = np.empty((plan.block_cols.size, indices.size, self.n_samples), dtype=dtype)
         if single.size:
             columns = plan.block_cols[single]
-            diff = (self._X[indices][:, columns].T[:, :, None]
-                    - self._X[:, columns].T[:, None, :])
-            sq[single] = diff * diff
+            single_column_sq_distances(self._X[indices][:, columns],
+                                       np.ascontiguousarray(self._X[:, columns].T), single,
+                                       sq)
         for b in blocks[plan.block_cols[blocks] < 0]:
             sq[b] = sq_dist[plan.block_multi[b]]
         return rbf, sq, block_of
@@ -708,6 +710,9 @@ def _dense_rows(points, indices):
     return points[indices]
 
 
+_KERNEL_MAJOR_LOCK = threading.Lock()
+
+
 class StackColumns(KernelOperator):
     """The column-provider interface over a precomputed ``(n, n, m)`` stack.
 
@@ -715,8 +720,14 @@ class StackColumns(KernelOperator):
     ----------
     stack : ndarray of shape (n_samples, n_samples, n_kernels)
         Base kernels (float64 or float32), e.g. from
-        :func:`mklearn.validation.check_kernel_stack`; kept kernel-major (no copy when it is
-        already the transposed view of an ``(m, n, n)`` array).
+        :func:`mklearn.validation.check_kernel_stack`. Kept kernel-major when it is the
+        transposed view of a C-contiguous ``(m, n, n)`` array; a C-contiguous stack is read
+        as it is for the combined kernel at uniform weights, the diagonals and
+        :meth:`restricted`, and made kernel-major the first time rows or another
+        combination are asked for; any other layout is made kernel-major at once.
+    kernel_sum : ndarray of shape (n_samples, n_samples), optional
+        ``sum_k K_k`` in float64 when known (``check_kernel_stack`` computes it): ``K(d)``
+        at uniform weights is then that sum scaled, with no pass over the stack.
 
     Attributes
     ----------
@@ -732,17 +743,21 @@ class StackColumns(KernelOperator):
     """
 
     dtype = np.dtype(np.float64)
-    capabilities = Capabilities(kernel_subset=True, trusted=True)
+    capabilities = Capabilities(restricted=True, kernel_subset=True, trusted=True)
 
-    def __init__(self, stack: Any) -> None:
+    def __init__(self, stack: Any, kernel_sum: np.ndarray | None = None) -> None:
         stack = np.asarray(stack)
         if stack.ndim != 3 or stack.shape[0] != stack.shape[1]:
             raise ValueError(
                 f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
                 f"shape {stack.shape}."
             )
-        self._km = kernel_major(stack)
-        self.value_dtype = np.dtype(np.float32 if self._km.dtype == np.float32 else np.float64)
+        if not stack.flags.c_contiguous:  # kernel-major (KernelBank's stacks: no copy)
+            stack = kernel_major(stack).transpose(1, 2, 0)
+        km = stack.transpose(2, 0, 1)
+        self._stack, self._kernel_sum = stack, kernel_sum  # stack: as given, never dropped
+        self._km = km if km.flags.c_contiguous else None
+        self.value_dtype = np.dtype(np.float32 if stack.dtype == np.float32 else np.float64)
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]
@@ -752,31 +767,85 @@ class StackColumns(KernelOperator):
 
     @property
     def kernel_major(self) -> np.ndarray:
-        """The base kernels as one C-contiguous ``(m, n, n)`` array (no copy)."""
+        """The base kernels as one C-contiguous ``(m, n, n)`` array (copied once, on first
+        use, unless the stack already is one)."""
+        with _KERNEL_MAJOR_LOCK:  # one copy when classes are fitted on threads
+            if self._km is None:
+                self._km = kernel_major(self._stack)
         return self._km
+
+    def __getstate__(self) -> dict:
+        """Sent to another process: the kernel-major copy alone once it exists."""
+        state = dict(self.__dict__)
+        if state["_km"] is not None:
+            state["_stack"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state["_stack"] is None:
+            state["_stack"] = state["_km"].transpose(1, 2, 0)
+        self.__dict__.update(state)
 
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
         indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
         if kernels is None:
-            block = self._km[:, indices, :]
+            block = self.kernel_major[:, indices, :]
         else:
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
-            block = self._km[np.ix_(kernels, indices)]
+            block = self.kernel_major[np.ix_(kernels, indices)]
         return np.ascontiguousarray(block, dtype=np.float64)
 
     def matrix(self, d: Any) -> np.ndarray:
         """The combined kernel ``K(d) = sum_k d_k K_k``, float64 of shape (n, n), read from
-        the kernels with ``d_k != 0``."""
+        the kernels with ``d_k != 0`` (from ``kernel_sum`` at uniform weights)."""
         d = np.asarray(d, dtype=np.float64)
-        return combine(self._km, d, np.flatnonzero(d))
+        if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
+            return d[0] * self._kernel_sum
+        return combine(self.kernel_major, d, np.flatnonzero(d))
+
+    def kernel(self, d: Any) -> DenseRows:
+        """``K(d)`` as a row source of the SMO core: :meth:`matrix`, dense."""
+        return DenseRows(self.matrix(d))
 
     def kernel_subset(self, kernels: Any) -> StackColumns:
         """The kernels ``kernels`` only (in that order): a provider of ``len(kernels)``
         kernels (a copy of their part of the stack)."""
         kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
-        return StackColumns(self._km[kernels].transpose(1, 2, 0))
+        return StackColumns(self.kernel_major[kernels].transpose(1, 2, 0))
+
+    def restricted(self, indices: Any) -> StackColumns:
+        """Every kernel on the points ``indices`` only (a copy of that part of the stack,
+        ``len(indices)^2 m`` values, and of ``kernel_sum``)."""
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        kernel_sum = (None if self._kernel_sum is None
+                      else self._kernel_sum[np.ix_(indices, indices)])
+        return StackColumns(self._points_block(indices), kernel_sum=kernel_sum)
+
+    def _points_block(self, indices):
+        """The stack on the points ``indices``, shape (p, p, m): whole runs of m values
+        gathered in the caller's layout (numpy's fancy index took 1.5x as long), m runs of p
+        in the kernel-major one."""
+        if self._km is not None:
+            return self._km[:, indices[:, None], indices].transpose(1, 2, 0)
+        n, m = self.n_samples, self.n_kernels
+        pairs = (indices[:, None] * n + indices).ravel()
+        return np.take(self._stack.reshape(n * n, m), pairs, axis=0).reshape(
+            indices.size, indices.size, m)
+
+    def combined_block(self, indices: Any, kernels: Any, weights: Any) -> np.ndarray:
+        """``K(d)[indices][:, indices]`` for the weights ``weights`` of ``kernels``, float64
+        of shape (len(indices), len(indices)), read from those entries only (from
+        ``kernel_sum`` at uniform weights on every kernel)."""
+        indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
+        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        d = np.zeros(self.n_kernels)
+        np.add.at(d, kernels, np.asarray(weights, dtype=np.float64))
+        if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
+            return d[0] * self._kernel_sum[np.ix_(indices, indices)]
+        return self._points_block(indices).astype(np.float64) @ d
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""
-        return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
+        return np.ascontiguousarray(np.diagonal(self._stack, axis1=0, axis2=1),
+                                    dtype=np.float64)

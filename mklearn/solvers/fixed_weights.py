@@ -28,6 +28,7 @@ import numpy as np
 
 from mklearn._sizes import MB
 from mklearn.formulation.combinations import SumOfKernels
+from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.row_sources import CombinedRows, DenseRows
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask
@@ -45,11 +46,8 @@ def combined_kernel_rows(provider, d, cache_size):
     combined over the kernels with ``d_k > 0`` on demand, in an LRU cache of ``cache_size``
     MB (an SVM reads little more than its support vectors' rows)."""
     d = np.asarray(d, dtype=np.float64)
-    stack = getattr(provider, "kernel_major", None)
-    if isinstance(stack, np.ndarray):
-        if isinstance(provider, SumOfKernels):
-            return provider.kernel(d)
-        return SumOfKernels(stack.transpose(1, 2, 0)).kernel(d)
+    if isinstance(provider, (SumOfKernels, StackColumns)):  # a stack in memory: dense K(d)
+        return provider.kernel(d)
     n = provider.n_samples
     if 8.0 * n * n <= min(cache_size, DENSE_MAX_MB) * MB:
         return DenseRows(_dense_combined(provider, d))

@@ -146,7 +146,7 @@ def point_subset(provider, indices):
         return provider.restricted(indices)
     stack = getattr(provider, "kernel_major", None)
     if isinstance(stack, np.ndarray):
-        return StackColumns(stack[:, indices][:, :, indices].transpose(1, 2, 0))
+        return StackColumns(stack[:, indices[:, None], indices].transpose(1, 2, 0))
     return _PointSubset(provider, indices)
 
 

@@ -35,6 +35,8 @@ so. Measured weight error of that estimate: docs/seed_solvers.md.
 Not PSD kernels make the SVM non-convex (and ALIGNF's M is a Gram matrix only for real
 feature maps): a negative diagonal entry, or a negative eigenvalue (beyond rounding) of any
 kernel on a random subset of ``PSD_CHECK_POINTS`` points, or of M, raises ValueError.
+"average" tests the one kernel its SVM reads, the average, in the same way (the kernels
+alone only to name one in the message).
 """
 
 from __future__ import annotations
@@ -45,15 +47,16 @@ import warnings
 import numpy as np
 from scipy.optimize import nnls
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
 
 from mklearn._sizes import MB
 from mklearn.kernels.base import prepare
 from mklearn.kernels.columns import StackColumns
+from mklearn.kernels.threads import one_blas_thread
 from mklearn.solvers.fixed_weights import classification_task, fixed_weight_svm
 from mklearn.solvers.kernel_sums import kernel_sums, point_subset
 
 PSD_CHECK_POINTS = 200  # points of the principal submatrices whose eigenvalues are checked
+PSD_GROUP_BYTES = 4 * MB  # submatrices factorised at once (small temporaries: no new pages)
 PSD_RTOL = 1e-6  # eigenvalue below -PSD_RTOL * trace: not PSD (float32 rounds at 6e-8)
 SUBSAMPLE_SIZE = 5000  # default points of the estimate; exact up to this many points
 SUMS_BLOCK_MB = 64.0  # most MB of rows a block of the sums holds (larger blocks gain no speed)
@@ -94,13 +97,14 @@ def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
     Raises
     ------
     ValueError
-        Not PSD kernels (:func:`check_psd`).
+        A kernel average that is not PSD (:func:`check_combined_psd`: the SVM reads that
+        kernel only), naming a kernel that is not PSD when there is one.
     """
     start = time.perf_counter()
     prepare(provider, "average")
     task = classification_task(y, C) if task is None else task
-    check_psd(provider)
     d = np.full(provider.n_kernels, 1.0 / provider.n_kernels)
+    check_combined_psd(provider, d)
     return fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
                             cache_size=cache_size, callback=callback, start=start)
 
@@ -343,7 +347,7 @@ def check_psd(provider, random_state=0):
     """ValueError naming a kernel that is not PSD: a negative diagonal entry, or a negative
     eigenvalue below ``-PSD_RTOL`` times the trace on a random principal submatrix of
     ``PSD_CHECK_POINTS`` points (PSD kernels have PSD principal submatrices: a cheap test,
-    not a proof). Cholesky with that ridge passes the PSD ones."""
+    not a proof)."""
     names = provider.kernel_names
     diagonal = np.asarray(provider.diagonal(), dtype=np.float64)
     negative = np.flatnonzero((diagonal < 0).any(axis=1))
@@ -352,32 +356,72 @@ def check_psd(provider, random_state=0):
         raise ValueError(f"kernel {names[k]} has a negative diagonal entry "
                          f"({diagonal[k].min():.3g}): it is not PSD, and the SVM on the "
                          "combined kernel is not convex; use PSD kernels")
-    n, m = provider.n_samples, provider.n_kernels
-    rng = check_random_state(random_state)
-    points = np.sort(rng.choice(n, size=min(n, PSD_CHECK_POINTS), replace=False))
+    points = _psd_points(provider.n_samples, random_state)
     part = point_subset(provider, points)
-    group = max(1, int(2**25 // (8 * points.size**2)))  # about 32 MB of submatrices at once
-    for lo in range(0, m, group):
-        kernels = np.arange(lo, min(m, lo + group))
-        blocks = part.rows(np.arange(points.size), kernels)
-        blocks = 0.5 * (blocks + blocks.transpose(0, 2, 1))
-        trace = np.einsum("kii->k", blocks)
-        # tiny entries (narrow RBF kernels) make subnormal products that slow LAPACK tenfold;
-        # flushing those below 1e-20 of the trace moves no eigenvalue by more than 1e-17 of it
-        blocks[np.abs(blocks) < 1e-20 * np.abs(trace).max(initial=0.0)] = 0.0
-        ridge = PSD_RTOL * np.maximum(trace, 0.0) + 1e-300
-        # one BLAS thread: small batched factorisations on several threads took 10-500 times
-        # as long on a loaded machine (0.04 s against up to 25 s for 100 blocks of 200)
-        with threadpool_limits(1, user_api="blas"):
-            try:  # Cholesky is cheap; the eigenvalues only to name a failure
-                np.linalg.cholesky(blocks + ridge[:, None, None] * np.eye(points.size))
-                continue
-            except np.linalg.LinAlgError:
-                values = np.linalg.eigvalsh(blocks)
-        low = values[:, 0] < -ridge
-        if low.any():
-            t = int(np.flatnonzero(low)[0])
+    group = max(1, int(PSD_GROUP_BYTES // (8 * points.size**2)))
+    for lo in range(0, provider.n_kernels, group):
+        kernels = np.arange(lo, min(provider.n_kernels, lo + group))
+        found = _first_not_psd(part.rows(np.arange(points.size), kernels))
+        if found is not None:
+            t, low, high = found
             raise ValueError(
-                f"kernel {names[kernels[t]]} is not PSD: eigenvalue {values[t, 0]:.3g} "
-                f"(largest {values[t, -1]:.3g}) on {points.size} of the training points; the "
+                f"kernel {names[kernels[t]]} is not PSD: eigenvalue {low:.3g} "
+                f"(largest {high:.3g}) on {points.size} of the training points; the "
                 "SVM on the combined kernel is then not convex: use PSD kernels")
+
+
+def check_combined_psd(provider, d, random_state=0):
+    """ValueError if ``K(d) = sum_k d_k K_k``, the one kernel an SVM on fixed weights reads,
+    has a negative diagonal entry or fails :func:`check_psd`'s test on its principal
+    submatrix (the same points); the message names a kernel that fails that test itself
+    when there is one (a cost of ``m`` small factorisations, paid on failure only)."""
+    active = np.flatnonzero(d)
+    diagonal = d[active] @ np.asarray(provider.diagonal(), dtype=np.float64)[active]
+    points = _psd_points(provider.n_samples, random_state)
+    block = point_subset(provider, points).combined_block(np.arange(points.size), active,
+                                                          d[active])
+    found = _first_not_psd(np.asarray(block, dtype=np.float64)[None])
+    if found is None and not (diagonal < 0).any():
+        return
+    check_psd(provider, random_state)
+    what = (f"a negative diagonal entry ({diagonal.min():.3g})" if found is None else
+            f"eigenvalue {found[1]:.3g} (largest {found[2]:.3g}) on {points.size} of the "
+            "training points")
+    raise ValueError(
+        f"the combined kernel sum_k d_k K_k is not PSD: {what}, though no kernel alone "
+        "fails the test; the SVM on it is not convex: use PSD kernels")
+
+
+def _psd_points(n, random_state):
+    """The sorted random points of the PSD tests' principal submatrices."""
+    rng = check_random_state(random_state)
+    return np.sort(rng.choice(n, size=min(n, PSD_CHECK_POINTS), replace=False))
+
+
+@one_blas_thread
+def _first_not_psd(blocks):
+    """``(t, smallest, largest eigenvalue)`` of the first of the symmetrised ``blocks`` (shape
+    (g, p, p)) with an eigenvalue below ``-PSD_RTOL`` times its trace, or None: Cholesky
+    with that ridge passes the PSD ones; the eigenvalues only name a failure. One BLAS
+    thread: small batched factorisations on two threads of a loaded machine took 10-500
+    times as long (0.04 s against up to 25 s for 100 blocks of 200)."""
+    blocks = 0.5 * (blocks + blocks.transpose(0, 2, 1))
+    trace = np.einsum("kii->k", blocks)
+    # tiny entries (narrow RBF kernels) make subnormal products that slow LAPACK tenfold;
+    # flushing those below 1e-20 of the trace moves no eigenvalue by more than 1e-17 of it
+    blocks[np.abs(blocks) < 1e-20 * np.abs(trace).max(initial=0.0)] = 0.0
+    ridge = PSD_RTOL * np.maximum(trace, 0.0) + 1e-300
+    diagonal = blocks.reshape(blocks.shape[0], -1)[:, :: blocks.shape[1] + 1]
+    kept = diagonal.copy()
+    diagonal += ridge[:, None]
+    try:
+        np.linalg.cholesky(blocks)
+        return None
+    except np.linalg.LinAlgError:
+        diagonal[...] = kept
+        values = np.linalg.eigvalsh(blocks)
+    low = np.flatnonzero(values[:, 0] < -ridge)
+    if low.size == 0:
+        return None
+    t = int(low[0])
+    return t, float(values[t, 0]), float(values[t, -1])
