@@ -97,12 +97,18 @@ def _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, la
         if curvature <= 0.0:
             return (up if grad < 0.0 else lower), grad, pg
         return min(max(-grad / curvature, lower), up), grad, pg
-    b = np.empty(g.size)
-    for k in range(g.size):
-        b[k] = signs[i] * dots[k]
     # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
     # pass over the kernels (SMO-MKL's safeguarded line search takes one per iteration)
-    first, second = line_derivatives(0.0, g, sq[row], b, kind, lam, q, prior, -linear[i])
+    if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
+        first, second = -grad, 0.0
+        for k in range(g.size):
+            second -= d[k] * (sq[row, k] + dots[k] * dots[k] / lam)
+    else:
+        b = np.empty(g.size)
+        for k in range(g.size):
+            b[k] = signs[i] * dots[k]
+        first, second = line_derivatives(0.0, g, sq[row], b, kind, lam, q, prior,
+                                         -linear[i])
     if second < 0.0:
         step = min(max(-first / second, lower), up)
     else:
