@@ -15,7 +15,7 @@ from mklearn import _cli_data
 from mklearn.datasets import load_data_file
 from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
-from mklearn.fit_plan import LongFitWarning, duration
+from mklearn.fit_plan import LongFitWarning, command_line_words, duration
 from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
@@ -281,7 +281,8 @@ def main(argv=None) -> int:
 
 def _refusal(plan) -> str:
     """The one line refusing a fit planned to take an hour or more."""
-    routes = f"; cheaper routes: {plan.routes_text(cli=True)}" if plan.routes else ""
+    with command_line_words():
+        routes = f"; cheaper routes: {plan.routes_text()}" if plan.routes else ""
     return (f"this fit is planned to take {duration(plan.seconds)} or more ({plan.estimate()})"
             f"{routes}; or run it anyway with --yes")
 
@@ -289,7 +290,7 @@ def _refusal(plan) -> str:
 def _fit_refusing_long(model, X, y, refuse):
     """``model.fit(X, y)``; with ``refuse``, a plan of an hour or more raises its
     :class:`~mklearn.fit_plan.LongFitWarning` before the solver runs."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), command_line_words():
         warnings.simplefilter("error" if refuse else "ignore", LongFitWarning)
         return model.fit(X, y)
 

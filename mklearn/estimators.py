@@ -419,7 +419,7 @@ class _KernelInput:
             plan = replace(plan, routes=self._cheaper_routes(info, plan))
         if getattr(self, "verbose", 0):
             print(f"mklearn: {plan.text()}", file=sys.stderr)
-            if plan.is_long:
+            if plan.is_long and not plan.is_refused:  # else the warning says it
                 print(f"mklearn: {plan.long_text()}", file=sys.stderr)
         if plan.is_refused:
             warnings.warn(LongFitWarning(

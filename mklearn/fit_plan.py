@@ -18,6 +18,8 @@ recomputed. One-vs-rest classes each make their own pass.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 from dataclasses import dataclass, field
 
@@ -27,13 +29,25 @@ from sklearn.exceptions import EfficiencyWarning
 from mklearn._sizes import GIB, MB
 
 __all__ = ["LONG_FIT_SECONDS", "REFUSED_FIT_SECONDS", "FitPlan", "LongFitWarning", "Route",
-           "cheaper_routes", "duration", "row_pass_seconds"]
+           "cheaper_routes", "command_line_words", "duration", "row_pass_seconds"]
 
 LONG_FIT_SECONDS = 60.0  # from this planned time on, the plan names cheaper routes
 REFUSED_FIT_SECONDS = 3600.0  # from this on, LongFitWarning (the CLI refuses without --yes)
 ONE_SHOT_SOLVER = "average"  # the cheaper solver a long plan names: weights fixed, one SVM
 LOW_RANK_COMPONENTS = 500  # n_components the low-rank route names
 SMALLEST_SUBSAMPLE = 200  # a subsample route below this many points is not worth naming
+_COMMAND_LINE = contextvars.ContextVar("command_line_words", default=False)
+
+
+@contextlib.contextmanager
+def command_line_words():
+    """Within this context (of the current thread), plans name their routes as
+    ``mklearn fit``'s options rather than the estimators' parameters."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
 
 
 class LongFitWarning(EfficiencyWarning):
@@ -111,16 +125,18 @@ class FitPlan:
         """The plan as said before the fit (``verbose`` output, ``mklearn fit``)."""
         return f"plan: {self.what}; {self.estimate()}"
 
-    def routes_text(self, cli: bool = False) -> str:
-        """The cheaper routes, in the estimators' parameters or ``mklearn fit``'s options."""
+    def routes_text(self) -> str:
+        """The cheaper routes, in the estimators' parameters (or ``mklearn fit``'s options
+        within :func:`command_line_words`)."""
+        cli = _COMMAND_LINE.get()
         return "; ".join(route.cli if cli else route.api for route in self.routes)
 
-    def long_text(self, cli: bool = False) -> str:
+    def long_text(self) -> str:
         """For a plan of a minute or more: its length and the cheaper routes."""
         text = f"this fit is planned to take {duration(self.seconds)} or more"
         if not self.routes:
             return text
-        return f"{text}; cheaper routes: {self.routes_text(cli)}"
+        return f"{text}; cheaper routes: {self.routes_text()}"
 
 
 def duration(seconds: float) -> str:
