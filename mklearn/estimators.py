@@ -425,7 +425,7 @@ class _KernelInput:
             warnings.warn(LongFitWarning(
                 f"{type(self).__name__}: {plan.long_text()} ({plan.estimate()}). To stop such "
                 "fits before they solve: warnings.simplefilter('error', "
-                "mklearn.fit_plan.LongFitWarning)", plan), stacklevel=3)
+                "mklearn.fit_plan.LongFitWarning)", plan), stacklevel=4)  # the caller of fit
         return plan
 
     def _cheaper_routes(self, info, plan):

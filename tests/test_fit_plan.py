@@ -102,6 +102,7 @@ def test_an_hour_long_plan_warns_in_the_api_before_it_solves(pass_takes):
         model = MKLClassifier(kernel_storage="rows").fit(X, y)  # not only with verbose
     assert model.n_iter_ > 0  # a warning: the fit went on
     (warning,) = [w for w in caught if w.category is LongFitWarning]
+    assert warning.filename == __file__  # said at the caller's fit
     assert isinstance(warning.message.plan, FitPlan) and warning.message.plan.is_refused
     assert "solver='average'" in str(warning.message)
     with warnings.catch_warnings():
