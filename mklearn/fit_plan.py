@@ -36,6 +36,7 @@ REFUSED_FIT_SECONDS = 3600.0  # from this on, LongFitWarning (the CLI refuses wi
 ONE_SHOT_SOLVER = "average"  # the cheaper solver a long plan names: weights fixed, one SVM
 LOW_RANK_COMPONENTS = 500  # n_components the low-rank route names
 SMALLEST_SUBSAMPLE = 200  # a subsample route below this many points is not worth naming
+ROWS_TIMED = 3  # rows timed for the pass (their median: one read may be disturbed)
 _COMMAND_LINE = contextvars.ContextVar("command_line_words", default=False)
 
 
@@ -154,13 +155,17 @@ def _size(nbytes: int) -> str:
 
 def row_pass_seconds(provider) -> tuple[float, float]:
     """``(pass, row)``: seconds of a pass over the rows of every base kernel of ``provider``
-    (``rows(indices)`` of shape (m, len(indices), n)) and of the one row timed (the middle
-    sample's, after a first read that may load compiled code)."""
+    (``rows(indices)`` of shape (m, len(indices), n)) and of one row: the median of
+    ``ROWS_TIMED`` rows read one at a time, after a first read that may load compiled
+    code."""
     n = provider.n_samples
     provider.rows(np.array([0]))
-    start = time.perf_counter()
-    provider.rows(np.array([n // 2]))
-    row = time.perf_counter() - start
+    seconds = []
+    for i in np.linspace(0, n - 1, ROWS_TIMED + 2).astype(np.int64)[1:-1]:
+        start = time.perf_counter()
+        provider.rows(np.array([i]))
+        seconds.append(time.perf_counter() - start)
+    row = float(np.median(seconds))
     return n * row, row
 
 

@@ -9,7 +9,8 @@ the way; it shows the share of the time, ``t / (t + R)``, with ``R`` the time le
 
 - by the plan: its pass over the kernel rows (:class:`mklearn.fit_plan.FitPlan`) times
   ``PASSES_PER_FIT``, less the time spent (a run that outlasts its plan has no estimate by
-  it);
+  it), and while no records tell, at least ``UNKNOWN_SHARE`` of the time spent (a run under
+  way is not about to end: the bar stays below two thirds);
 - by the records, from two on: the relative duality gap's rate of fall (on a log scale, from
   the first record to the smallest gap so far) extrapolated down to ``tol``, and at least
   the time the last gap check took (one more check is due), less the time since it; for a
@@ -17,8 +18,7 @@ the way; it shows the share of the time, ``t / (t + R)``, with ``R`` the time le
   records without a gap (products) whose count ``max_iter`` caps, the records left;
 - ``R`` is the mean of the two weighted by the share of the way done by the records (of
   the way from the first gap down to ``tol`` on a log scale, or of the iterations): the
-  plan speaks first, the records take over as they show the way; with neither, at least
-  ``UNKNOWN_SHARE`` of the time spent is left (a run under way is not about to end).
+  plan speaks first, the records take over as they show the way.
 
 The bar is refreshed every ``TICK_SECONDS`` by a thread of its own, whatever the solver
 reports, so it moves within its first seconds; it never moves back (a longer estimate shows
@@ -69,8 +69,8 @@ class RemainingTime:
         on its way (:meth:`_from_records`)."""
         planned = self.prior - t if self.prior is not None and t < self.prior else None
         found = self._from_records(t) if len(self.times) >= 2 else None
-        if found is None:
-            return UNKNOWN_SHARE * t if planned is None else planned
+        if found is None:  # the plan alone: a run under way is not about to end
+            return max(UNKNOWN_SHARE * t, 0.0 if planned is None else planned)
         estimate, weight = found
         if planned is None:
             return max(estimate, 0.0)
