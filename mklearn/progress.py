@@ -9,8 +9,11 @@ the way; it shows the share of the time, ``t / (t + R)``, with ``R`` the time le
 
 - by the plan: its pass over the kernel rows (:class:`mklearn.fit_plan.FitPlan`) times
   ``PASSES_PER_FIT``, less the time spent (a run that outlasts its plan has no estimate by
-  it), and while no records tell, at least ``UNKNOWN_SHARE`` of the time spent (a run under
-  way is not about to end: the bar stays below two thirds);
+  it); the first record measures the pass when it comes later than planned (SMO-MKL's
+  first gap check comes after n steps, which compute most rows: a pass, on a busier machine
+  than the rows timed may have shown); and while no records tell, at least
+  ``UNKNOWN_SHARE`` of the time spent (a run under way is not about to end: the bar stays
+  below two thirds);
 - by the records, from two on: the relative duality gap's rate of fall (on a log scale, from
   the first record to the smallest gap so far) extrapolated down to ``tol``, and at least
   the time the last gap check took (one more check is due), less the time since it; for a
@@ -33,7 +36,7 @@ import time
 
 __all__ = ["PASSES_PER_FIT", "TICK_SECONDS", "UNKNOWN_SHARE", "FitProgress", "RemainingTime"]
 
-PASSES_PER_FIT = 1.5  # a fit whose cache holds its rows took 1.1 to 1.5 passes over them
+PASSES_PER_FIT = 1.3  # SMO-MKL on rows ended at 1.26 to 1.29 times its first gap check
 UNKNOWN_SHARE = 0.5  # without a better estimate, at least half the time spent is left
 TICK_SECONDS = 1.0  # the bar is refreshed this often
 
@@ -52,7 +55,7 @@ class RemainingTime:
     """
 
     def __init__(self, planned_seconds, tol, records_total=None):
-        self.prior = None if planned_seconds is None else PASSES_PER_FIT * planned_seconds
+        self.planned_pass = planned_seconds
         self.tol = float(tol)
         self.records_total = records_total
         self.times, self.gaps, self.records = [], [], []
@@ -67,7 +70,8 @@ class RemainingTime:
         """The estimated seconds left at ``t`` seconds into the run (>= 0): the plan's
         estimate and the records', the records' weighing the more the further the run is
         on its way (:meth:`_from_records`)."""
-        planned = self.prior - t if self.prior is not None and t < self.prior else None
+        prior = self._prior()
+        planned = prior - t if prior is not None and t < prior else None
         found = self._from_records(t) if len(self.times) >= 2 else None
         if found is None:  # the plan alone: a run under way is not about to end
             return max(UNKNOWN_SHARE * t, 0.0 if planned is None else planned)
@@ -75,6 +79,14 @@ class RemainingTime:
         if planned is None:
             return max(estimate, 0.0)
         return max((1.0 - weight) * planned + weight * estimate, 0.0)
+
+    def _prior(self):
+        """The plan's time of the run: ``PASSES_PER_FIT`` passes, a pass lasting at least
+        until the first record (None: no plan)."""
+        if self.planned_pass is None:
+            return None
+        first = self.times[0] if self.times else 0.0
+        return PASSES_PER_FIT * max(self.planned_pass, first)
 
     def _from_records(self, t):
         """``(seconds left, weight)`` by the records, the weight the share of the way done;
