@@ -82,7 +82,7 @@ class FitPlan:
     ----------
     what : str
         How the kernels are held, e.g. "119 kernels on 4000 samples as rows computed on
-        demand (cache 5.24 GB)".
+        demand (cache 5470.81 MB)".
     memory_bytes : int
         Bytes the kernels take as planned (stack, row cache and state, or features).
     pass_seconds : float
