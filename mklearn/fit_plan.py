@@ -29,7 +29,8 @@ from sklearn.exceptions import EfficiencyWarning
 from mklearn._sizes import GIB, MB
 
 __all__ = ["LONG_FIT_SECONDS", "REFUSED_FIT_SECONDS", "FitPlan", "LongFitWarning", "Route",
-           "cheaper_routes", "command_line_words", "duration", "row_pass_seconds"]
+           "cheaper_routes", "command_line_words", "duration", "in_command_line",
+           "row_pass_seconds"]
 
 LONG_FIT_SECONDS = 60.0  # from this planned time on, the plan names cheaper routes
 REFUSED_FIT_SECONDS = 3600.0  # from this on, LongFitWarning (the CLI refuses without --yes)
@@ -43,7 +44,8 @@ _COMMAND_LINE = contextvars.ContextVar("command_line_words", default=False)
 @contextlib.contextmanager
 def command_line_words():
     """Within this context (of the current thread), plans name their routes as
-    ``mklearn fit``'s options rather than the estimators' parameters."""
+    ``mklearn fit``'s options rather than the estimators' parameters, and fits say their
+    plan whatever their ``verbose``."""
     token = _COMMAND_LINE.set(True)
     try:
         yield
@@ -129,7 +131,7 @@ class FitPlan:
     def routes_text(self) -> str:
         """The cheaper routes, in the estimators' parameters (or ``mklearn fit``'s options
         within :func:`command_line_words`)."""
-        cli = _COMMAND_LINE.get()
+        cli = in_command_line()
         return "; ".join(route.cli if cli else route.api for route in self.routes)
 
     def long_text(self) -> str:
@@ -138,6 +140,11 @@ class FitPlan:
         if not self.routes:
             return text
         return f"{text}; cheaper routes: {self.routes_text()}"
+
+
+def in_command_line() -> bool:
+    """Whether :func:`command_line_words` is in force."""
+    return _COMMAND_LINE.get()
 
 
 def duration(seconds: float) -> str:
