@@ -225,8 +225,8 @@ def _solver_options(fit):
         "--yes", action="store_true",
         help="run a fit planned to take an hour or more (without it such a fit is refused "
         "before it solves, naming the estimate and cheaper routes); the plan (memory, the "
-        "time of a pass over the kernel rows) is printed on stderr before every fit, with "
-        "cheaper routes from a minute on",
+        "time of a pass over the kernel rows) is printed on stderr before every fit (not "
+        "with --json, whose stderr holds errors only), with cheaper routes from a minute on",
     )
 
 

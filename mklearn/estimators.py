@@ -30,13 +30,7 @@ from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import BAND_BYTES, MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
-from mklearn.fit_plan import (
-    FitPlan,
-    LongFitWarning,
-    cheaper_routes,
-    in_command_line,
-    row_pass_seconds,
-)
+from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
@@ -423,7 +417,7 @@ class _KernelInput:
         plan = replace(plan, n_solves=int(n_solves))
         if plan.is_long:
             plan = replace(plan, routes=self._cheaper_routes(info, plan))
-        if getattr(self, "verbose", 0) or in_command_line():
+        if getattr(self, "verbose", 0):
             print(f"mklearn: {plan.text()}", file=sys.stderr)
             if plan.is_long and not plan.is_refused:  # else the warning says it
                 print(f"mklearn: {plan.long_text()}", file=sys.stderr)

@@ -2,11 +2,11 @@
 takes, the time of a pass over the kernel rows, and cheaper routes when that is long.
 
 The time is the one cost figure a fit measures before it solves: a pass over the rows of
-the base kernels (every kernel value computed once), timed on the rows themselves
-(:func:`row_pass_seconds`: one row, times n, for kernels computed on demand), or the time the
-stack or the low-rank features took to compute. A fit reads every row at least once, and
-SMO-MKL's first gap check comes after about one pass; the checks after it read cached rows,
-so a fit whose cache holds every row takes about one to two passes, more when rows are
+the base kernels (every kernel value computed once), timed on the rows themselves for
+kernels computed on demand (:func:`row_pass_seconds`: the median of three rows, times n), or
+the time the stack or the low-rank features took to compute. A fit reads every row at least
+once, and SMO-MKL's first gap check comes after about one pass; the checks after it read
+cached rows, so a fit whose cache holds every row takes about 1.3 passes, more when rows are
 recomputed. One-vs-rest classes each make their own pass.
 
 - from ``LONG_FIT_SECONDS`` on, the plan names the cheaper routes that apply
@@ -44,8 +44,7 @@ _COMMAND_LINE = contextvars.ContextVar("command_line_words", default=False)
 @contextlib.contextmanager
 def command_line_words():
     """Within this context (of the current thread), plans name their routes as
-    ``mklearn fit``'s options rather than the estimators' parameters, and fits say their
-    plan whatever their ``verbose``."""
+    ``mklearn fit``'s options rather than the estimators' parameters."""
     token = _COMMAND_LINE.set(True)
     try:
         yield
