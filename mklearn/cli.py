@@ -15,6 +15,7 @@ from mklearn import _cli_data
 from mklearn.datasets import load_data_file
 from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
+from mklearn.fit_plan import LongFitWarning, command_line_words, duration
 from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
@@ -209,6 +210,11 @@ def _solver_options(fit):
         "fewer if the features do not fit in the memory budget)",
     )
     fit.add_argument(
+        "--kernel-dtype", choices=["float64", "float32"], default="float64",
+        help="precision of the kernel values held (default float64; float32 halves the "
+        "memory of a stack, a row cache or low-rank features)",
+    )
+    fit.add_argument(
         "--memory-budget", type=float, metavar="MB",
         help="memory a fit may plan for (default: half the room under every memory limit: "
         "free memory, ulimit -v and -d, the cgroup limit)",
@@ -218,6 +224,13 @@ def _solver_options(fit):
                      help="outer iterations at the most, each ending in a duality-gap check "
                           "(the unit per solver: the summary's, e.g. smo's gap checks); "
                           "reaching it warns with the gap reached")
+    fit.add_argument(
+        "--yes", action="store_true",
+        help="run a fit planned to take an hour or more (without it such a fit is refused "
+        "before it solves, naming the estimate and cheaper routes); the plan (memory, the "
+        "time of a pass over the kernel rows) is printed on stderr before every fit (not "
+        "with --json, whose stderr holds errors only), with cheaper routes from a minute on",
+    )
 
 
 def _output_options(fit):
@@ -256,6 +269,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except LongFitWarning as exc:  # raised by the fit's plan, before it solves
+        print(f"mklearn: error: {_refusal(exc.plan)}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError, ImportError) as exc:
         message = " ".join(str(exc).split())  # one line, whatever the message holds
         print(f"mklearn: error: {message}", file=sys.stderr)
@@ -264,6 +280,22 @@ def main(argv=None) -> int:
         print("mklearn: error: out of memory; lower --memory-budget (the fit then plans "
               "for less, e.g. --kernel-storage rows) or --cache-size", file=sys.stderr)
         return 2
+
+
+def _refusal(plan) -> str:
+    """The one line refusing a fit planned to take an hour or more."""
+    with command_line_words():
+        routes = f"; cheaper routes: {plan.routes_text()}" if plan.routes else ""
+    return (f"this fit is planned to take {duration(plan.seconds)} or more ({plan.estimate()})"
+            f"{routes}; or run it anyway with --yes")
+
+
+def _fit_refusing_long(model, X, y, refuse):
+    """``model.fit(X, y)``; with ``refuse``, a plan of an hour or more raises its
+    :class:`~mklearn.fit_plan.LongFitWarning` before the solver runs."""
+    with warnings.catch_warnings(), command_line_words():
+        warnings.simplefilter("error" if refuse else "ignore", LongFitWarning)
+        return model.fit(X, y)
 
 
 def _datasets() -> int:
@@ -377,6 +409,8 @@ def _estimator(args, verbose, task="classification"):
         memory_budget=args.memory_budget,
         kernel_approximation=args.kernel_approximation,
         n_components=args.n_components,
+        kernel_dtype=args.kernel_dtype,
+        verbose=verbose,
     )
     if args.lam is not None:  # else each estimator's default
         common["lam"] = args.lam
@@ -394,7 +428,6 @@ def _estimator(args, verbose, task="classification"):
     return MKLClassifier(
         **common,
         solver=args.solver,
-        verbose=verbose,
         combination=args.combination,
         solver_options=options,
     )
@@ -452,7 +485,7 @@ def _fit(args) -> int:
         model = _estimator(args, verbose=0 if args.json else 1, task=task)
         start = time.perf_counter()
         fit_rows = train if inlier is None else train[y[train] == inlier]
-        model.fit(_cli_data.take(X, fit_rows), y[fit_rows])
+        _fit_refusing_long(model, _cli_data.take(X, fit_rows), y[fit_rows], not args.yes)
         wall = time.perf_counter() - start
         truth = y if inlier is None else np.where(y == inlier, 1, -1)
         reports.append(_summary(model, X, truth, train, test, wall, regression))
@@ -496,7 +529,8 @@ def _fit(args) -> int:
     if args.save:
         if args.cv is not None:
             rows = np.arange(len(y)) if inlier is None else np.flatnonzero(y == inlier)
-            model = _estimator(args, verbose=0, task=task).fit(_cli_data.take(X, rows), y[rows])
+            model = _fit_refusing_long(_estimator(args, verbose=0, task=task),
+                                       _cli_data.take(X, rows), y[rows], not args.yes)
             _name_features(model, args.feature_names)
         save_model(model, args.save)
         out.line(f"model saved to {args.save}")

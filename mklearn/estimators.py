@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import inspect
-import math
 import sys
 import time
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -27,22 +27,35 @@ from sklearn.utils.validation import (
 
 import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
-from mklearn._sizes import BAND_BYTES, PREDICT_BLOCK_BYTES
+from mklearn._sizes import BAND_BYTES, MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
 from mklearn.extending import Regularizer
+from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.bank import feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
-from mklearn.kernels.low_rank import APPROXIMATIONS, LOW_RANK_SAMPLES, low_rank_kernels
-from mklearn.kernels.operator import RowKernels
+from mklearn.kernels.low_rank import (
+    APPROXIMATIONS,
+    LOW_RANK_SAMPLES,
+    low_rank_bytes,
+    low_rank_kernels,
+)
+from mklearn.kernels.operator import RowKernels, row_path_bytes
 from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
 from mklearn.kernels.string_bank import StringKernelBank
 from mklearn.kernels.string_input import string_training_stack
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.kernels.threads import numba_threads
-from mklearn.memory import auto_cache_size, budget_bytes, densify, plan_kernel_storage
+from mklearn.memory import (
+    auto_cache_size,
+    budget_bytes,
+    densify,
+    plan_kernel_storage,
+    stack_bytes,
+)
+from mklearn.progress import FitProgress, RemainingTime
 from mklearn.solvers import (
     REGRESSION_SEEDS,
     SOLVERS,
@@ -151,6 +164,7 @@ class _KernelInput:
                      "coef_"):
             self.__dict__.pop(name, None)
         self.kernel_approximation_ = "exact"
+        self._held_plan, self._approximable, start = None, False, time.perf_counter()
         if self._precomputed or is_string_kernels(self.kernels) or is_views(X):
             self._exact_only("precomputed or string kernels and multi-view input")
         if self._precomputed:
@@ -163,6 +177,8 @@ class _KernelInput:
             self.bank_ = None
             self.views_ = None
             self.kernel_storage_ = "stack"
+            self._hold(f"{stack.shape[2]} precomputed kernels on {stack.shape[0]} samples",
+                       stack.nbytes, seconds_since(start), "the time to read and check them")
             if columns:
                 return StackColumns(stack, kernel_sum=kernel_sum), y
             return SumOfKernels(stack, kernel_sum=kernel_sum), y
@@ -174,11 +190,15 @@ class _KernelInput:
             kernels, y = string_training_stack(self, X, y, True if rows_only else None)
             if isinstance(kernels, np.ndarray):
                 self.kernel_storage_ = "stack"
+                self._hold(f"{kernels.shape[2]} string kernels on {kernels.shape[0]} samples "
+                           "as a stack", kernels.nbytes, seconds_since(start),
+                           "the time the stack took")
                 combination = SumOfKernels(kernels)
                 if kernel_is_constant(combination.matrix(np.ones(kernels.shape[2]))):
                     warn_constant_model(self, _CONSTANT_STRING_KERNELS)
                 return combination, y
             self.kernel_storage_ = "rows"
+            self._hold_rows(kernels)
             if kernel_is_constant(_edge(kernels)):
                 warn_constant_model(self, _CONSTANT_STRING_KERNELS)
             return (kernels if columns else self._row_operator(kernels, client)), y
@@ -208,13 +228,14 @@ class _KernelInput:
             dtype=np.dtype(self.kernel_dtype),
         )
         self.n_train_ = X.shape[0]
+        self._approximable = self.views_ is None
         self._check_before_kernels(self.bank_)
         self.kernel_approximation_ = self._approximation(X.shape[0], feature_solver, client)
         if self.kernel_approximation_ != "exact":
             return self._low_rank_operator(X, names), y
+        points_bytes = feature_block_bytes(specs, X, standardize=standardize)
         self.kernel_storage_ = self._plan_storage(
-            X.shape[0], self.bank_.n_kernels, rows_only,
-            feature_block_bytes(specs, X, standardize=standardize))
+            X.shape[0], self.bank_.n_kernels, rows_only, points_bytes)
         if columns or self.kernel_storage_ == "rows":
             # X is copied once the solver is done (_own_training_points), not beside its row
             # cache (on the full w8a that copy took 91 MB above the planned memory), and only
@@ -228,14 +249,19 @@ class _KernelInput:
                 diagonal = provider.diagonal()
                 if not np.isfinite(diagonal).all():
                     raise ValueError(_OVERFLOW_MESSAGE)
+            self._hold_rows(provider, points_bytes)
             if not rows_are_identical(X) and kernel_is_constant(_edge(provider, diagonal)):
                 warn_constant_model(self, _CONSTANT_KERNELS)
             if columns:
                 return provider, y
             return self._row_operator(provider, client), y
+        stacked = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore"):
             stack = self.bank_.fit_transform(X)
             kernel_sum = SumOfKernels(stack).matrix(np.ones(stack.shape[2]))
+        self._hold(f"{stack.shape[2]} kernels on {X.shape[0]} samples as an (n, n, m) stack",
+                   stack_bytes(X.shape[0], stack.shape[2], stack.itemsize),
+                   seconds_since(stacked), "the time the stack took")
         self.kernel_names_ = names or list(self.bank_.kernel_names)
         if not np.isfinite(kernel_sum).all():
             raise ValueError(_OVERFLOW_MESSAGE)
@@ -273,6 +299,7 @@ class _KernelInput:
     def _low_rank_operator(self, X, names):
         """The low-rank operator of X (:func:`~mklearn.kernels.low_rank.low_rank_kernels`):
         sets ``low_rank_``, ``approximation_error_`` and says the plan in verbose output."""
+        start = time.perf_counter()
         self.bank_.fit(X)
         fitted = low_rank_kernels(
             self.bank_, self.kernel_approximation_, self.n_components,
@@ -286,6 +313,10 @@ class _KernelInput:
         self.kernel_storage_ = "features"
         if getattr(self, "verbose", 0):
             print(f"mklearn: {fitted.plan}", file=sys.stderr)
+        n, itemsize = X.shape[0], np.dtype(self.kernel_dtype).itemsize
+        self._hold(f"{self.bank_.n_kernels} kernels on {n} samples as low-rank features (rank "
+                   f"{fitted.map.rank})", low_rank_bytes(n, fitted.map.rank, itemsize),
+                   seconds_since(start), "the time the features took")
         return fitted.operator
 
     def _solver_function(self, info, options):
@@ -356,12 +387,57 @@ class _KernelInput:
             n_samples, n_kernels, itemsize=np.dtype(self.kernel_dtype).itemsize,
             cache_size=cache, storage=self.kernel_storage,
             memory_budget=self.memory_budget, rows_only=rows_only, points_bytes=points_bytes)
-        if getattr(self, "verbose", 0):
-            how = ("an (n, n, m) stack in memory" if storage == "stack" else
-                   f"rows computed on demand (cache {cache:g} MB)")
-            print(f"mklearn: {n_kernels} kernels on {n_samples} samples as {how}",
-                  file=sys.stderr)
         return storage
+
+    def _hold(self, what, memory_bytes, pass_seconds, measured):
+        """Keep how the kernels are held, their bytes and the time of a pass over their rows
+        for the fit's plan (:meth:`_plan_fit`)."""
+        self._held_plan = FitPlan(what, int(memory_bytes), float(pass_seconds), measured)
+
+    def _hold_rows(self, provider, points_bytes=0):
+        """:meth:`_hold` for rows computed on demand: a pass timed on one row."""
+        n, m = provider.n_samples, provider.n_kernels
+        cache = self._cache_megabytes(n, m)
+        seconds, row = row_pass_seconds(provider)
+        held = int(cache * MB // (np.dtype(self.kernel_dtype).itemsize * m * n))
+        self._rows_held = held
+        self._hold(f"{m} kernels on {n} samples as rows computed on demand (cache {cache:g} MB)",
+                   row_path_bytes(n, m, cache, points_bytes), seconds,
+                   f"one row of the {m} kernels takes {1e3 * row:.3g} ms; the cache holds "
+                   f"about {min(held, n)} of the {n} rows")
+
+    def _plan_fit(self, info, n_solves=1):
+        """The fit's plan (:class:`~mklearn.fit_plan.FitPlan`) once its kernels are held:
+        said in verbose output with the cheaper routes when it is a minute or more, and a
+        :class:`~mklearn.fit_plan.LongFitWarning` when it is an hour or more. None when
+        nothing was held (products)."""
+        plan = getattr(self, "_held_plan", None)
+        if plan is None:
+            return None
+        plan = replace(plan, n_solves=int(n_solves))
+        if plan.is_long:
+            plan = replace(plan, routes=self._cheaper_routes(info, plan))
+        if getattr(self, "verbose", 0):
+            print(f"mklearn: {plan.text()}", file=sys.stderr)
+            if plan.is_long and not plan.is_refused:  # else the warning says it
+                print(f"mklearn: {plan.long_text()}", file=sys.stderr)
+        if plan.is_refused:
+            warnings.warn(LongFitWarning(
+                f"{type(self).__name__}: {plan.long_text()} ({plan.estimate()}). To stop such "
+                "fits before they solve: warnings.simplefilter('error', "
+                "mklearn.fit_plan.LongFitWarning)", plan), stacklevel=4)  # the caller of fit
+        return plan
+
+    def _cheaper_routes(self, info, plan):
+        features = self.kernel_storage_ == "features"
+        float64 = np.dtype(self.kernel_dtype) == np.float64
+        return cheaper_routes(
+            n_samples=self.n_train_, seconds=plan.seconds, cost_power=1 if features else 2,
+            one_shot=info.one_shot,
+            can_approximate=(self._approximable and not features
+                             and info.feature_function is not None),
+            float32_helps=(float64 and self.kernel_storage_ == "rows"
+                           and getattr(self, "_rows_held", 0) < self.n_train_))
 
     def _regularizer_part(self, groups=None, probe=False):
         """The regulariser: the instance given, or the one ``regularizer`` names (with
@@ -1000,13 +1076,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         start = time.perf_counter()
         columns = info.input == "columns"
         if product:
+            self._held_plan = None  # no rows to plan: the product's own path
             combination, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
             combination, y = self._training_kernels(X, y, columns=columns,
                                                     feature_solver=info.feature_function)
-            if columns and self.verbose and self.kernel_storage_ == "rows":
-                _say_row_cost(combination, self._cache_megabytes(len(y), combination.n_kernels))
             if info.state_on_workers:
                 combination = self._on_workers(combination)
         self.kernel_time_ = seconds_since(start)
@@ -1017,6 +1092,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"y contains one class only ({self.classes_.tolist()[0]!r}); MKL classification "
                 "needs labels of at least two classes"
             )
+        targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
+        plan = self._plan_fit(info, len(targets))
         cost = self._costs(y, sample_weight)
         if self.solver_ != "mwu":  # MWUMKL's C only caps its normalised alpha: no overflow
             cost, cap = cap_costs(cost, combination, len(y))
@@ -1039,12 +1116,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             regularizer = self._regularizer_part(self.groups_)
         get_solver(self.solver_, regularizer, self.combination)  # the instance's capabilities
 
-        targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         function, options = self._solver_function(info, options)
 
         def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
-            with _progress(self, target if len(targets) > 1 else None, info) as bar, \
+            with _progress(self, target if len(targets) > 1 else None, plan) as bar, \
                     svm_heartbeat(None if bar is None else bar.svm_heartbeat):
                 beats = ({"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat
                          and self.kernel_storage_ != "features" else {})
@@ -1528,6 +1604,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                                              feature_solver=info.feature_function)
         y = np.asarray(y, dtype=np.float64)
         self.kernel_time_ = seconds_since(start)
+        self._plan_fit(info)
         regularizer = self._regularizer_part()
         cost = float(self.C) * _check_sample_weight(sample_weight, np.empty((len(y), 0)),
                                                     ensure_non_negative=True)
@@ -1674,99 +1751,12 @@ def _gap_tolerance(estimator, info):
     return f"solver_options['{option}']", float(value)
 
 
-def _say_row_cost(provider, cache_megabytes):
-    """Before a fit on rows computed on demand: what one row of every kernel costs, so what
-    a pass over the samples' rows costs when they do not fit the cache (verbose output)."""
-    n, m = provider.n_samples, provider.n_kernels
-    provider.rows(np.array([0]))  # the first read may load compiled code
-    start = time.perf_counter()
-    provider.rows(np.array([n // 2]))
-    seconds = time.perf_counter() - start
-    held = int(cache_megabytes * 1e6 // (8 * m * n))
-    print(f"mklearn: one row of the {m} kernels takes {1e3 * seconds:.3g} ms; a pass over "
-          f"the {n} samples' rows about {_duration(n * seconds)} (the cache holds about {held} "
-          "rows; an SMO step reads up to two)", file=sys.stderr)
-
-
-def _duration(seconds):
-    return f"{seconds:.3g} s" if seconds < 120 else f"{seconds / 60:.3g} min"
-
-
-class _progress:
-    """A tqdm bar fed by the solver's callback when ``verbose > 0``; a no-op otherwise.
-
-    Its total is 100 (%) and its ETA tqdm's: the share of the run done is the way from the
-    first relative duality gap down to ``tol``, on a log scale (never moving back); for a
-    solver with a planned number of iterations (records with ``iterations_planned``:
-    MWUMKL), the iterations done. Where no gap exists (products) it counts the history
-    records (one per outer iteration), with ``max_iter`` as the total. It shows the
-    ``objective`` and the ``relative_duality_gap``; a solver that declares ``heartbeat``
-    reports its SMO steps between two records at least every
-    ``mklearn.svm.smo.HEARTBEAT_SECONDS``; every other solver's SVM solves (through the
-    SMO core) report theirs (``svm_smo_steps``: those of the SVM solve under way) as often.
-    """
-
-    def __init__(self, estimator, target, info):
-        self.enabled = bool(estimator.verbose)
-        self.records_total = estimator.max_iter
-        self.tol = float(estimator.tol)
-        solver = getattr(estimator, "solver_", estimator.solver)
-        self.label = f"{solver} (class {target})" if target is not None else solver
-        self.bar, self.first_gap, self.done, self.n_records = None, None, 0.0, 0
-        self.postfix = {}
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=100, desc=self.label, leave=True, unit="%",
-                        bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt}% [{elapsed}<{remaining}"
-                                   "{postfix}]")
-        return self
-
-    def callback(self, record):
-        """The solver's ``callback``: one history record."""
-        self.n_records += 1
-        self._advance(self._share(record))
-        self.postfix = {
-            "objective": f"{record['objective']:.6g}",
-            "relative_duality_gap": f"{record['relative_duality_gap']:.2e}",
-        }
-        if "n_steps" in record:
-            self.postfix["smo_steps"] = record["n_steps"]
-        elif record.get("n_svm_solves"):
-            self.postfix["svm_solves"] = record["n_svm_solves"]
-        self.bar.set_postfix(self.postfix, refresh=True)
-
-    def heartbeat(self, n_steps):
-        """Between two records: the SMO steps taken so far."""
-        self.bar.set_postfix({**self.postfix, "smo_steps": n_steps}, refresh=True)
-
-    def svm_heartbeat(self, n_steps):
-        """Between two records: the SMO steps of the SVM solve under way."""
-        self.bar.set_postfix({**self.postfix, "svm_smo_steps": n_steps}, refresh=True)
-
-    def _share(self, record):
-        """The share of the run done at ``record``, in [0, 1]."""
-        if record.get("iterations_planned"):
-            return record["iteration"] / record["iterations_planned"]
-        gap = record["relative_duality_gap"]
-        if not math.isfinite(gap):
-            return self.n_records / self.records_total
-        if self.first_gap is None:
-            self.first_gap = gap
-        if gap <= self.tol or self.first_gap <= self.tol:
-            return 1.0
-        return math.log(self.first_gap / gap) / math.log(self.first_gap / self.tol)
-
-    def _advance(self, share):
-        self.done = min(max(self.done, share), 1.0)
-        self.bar.n = 100.0 * self.done
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            if exc[0] is None:
-                self._advance(1.0)  # stopped: done, whatever the last record said
-            self.bar.close()
-        return False
+def _progress(estimator, target, plan=None):
+    """The progress bar of one solve (:class:`~mklearn.progress.FitProgress`), shown when
+    ``verbose > 0``: its ETA from the plan's pass over the rows (``plan``) and the records;
+    ``max_iter`` is the total of records that carry no gap."""
+    solver = getattr(estimator, "solver_", estimator.solver)
+    label = f"{solver} (class {target})" if target is not None else solver
+    remaining = RemainingTime(None if plan is None else plan.pass_seconds, estimator.tol,
+                              estimator.max_iter)
+    return FitProgress(estimator.verbose, label, remaining)

@@ -766,3 +766,62 @@ def test_fit_refuses_more_landmarks_than_points_in_one_line(capsys):
                           "nystroem", "--n-components", "100000")
     assert status == 2
     assert err.strip().count("\n") == 0 and "above n_samples" in err
+
+
+# ----------------------------------------------------------------- the plan of a long fit
+@pytest.fixture
+def pass_takes(monkeypatch):
+    """Make a pass over the kernel rows take ``seconds`` (by construction, not by a clock)."""
+    import mklearn.estimators as estimators
+
+    def make(seconds):
+        monkeypatch.setattr(estimators, "row_pass_seconds",
+                            lambda provider: (float(seconds), seconds / provider.n_samples))
+
+    return make
+
+
+def test_fit_prints_the_plan_before_the_fit(capsys, files):
+    status, _, err = _run(capsys, "fit", "--data", files["svm"], *FAST)
+    assert status == 0, err
+    assert err.index("mklearn: plan: ") < err.index("smo:")  # before the progress bar
+    assert "memory about" in err and "a pass over the kernel rows about" in err
+
+
+def test_fit_planned_over_a_minute_names_the_cheaper_routes(capsys, files, pass_takes):
+    pass_takes(300.0)
+    status, _, err = _run(capsys, "fit", "--data", files["svm"], *FAST)
+    assert status == 0, err
+    assert "mklearn: this fit is planned to take 5 min or more; cheaper routes: " in err
+    assert "--solver average (fixed weights, one SVM)" in err  # the options, not parameters
+    assert "solver='average'" not in err
+
+
+def test_fit_planned_over_an_hour_is_refused_without_yes(capsys, files, pass_takes):
+    pass_takes(3 * 3600.0)
+    status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST)
+    assert status == 2
+    assert "kernel weights" not in out  # refused before the solver ran
+    (line,) = err.strip().splitlines()[-1:]
+    assert line.startswith("mklearn: error: this fit is planned to take 3 h or more (memory ")
+    assert "a pass over the kernel rows about 3 h" in line
+    assert "cheaper routes: --solver average" in line and line.endswith("run it anyway with --yes")
+    assert "Traceback" not in err
+    status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST, "--yes")
+    assert status == 0, err
+    assert "kernel weights" in out
+    status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST, "--json")
+    assert status == 2 and out == "" and "run it anyway with --yes" in err
+
+
+def test_fit_json_keeps_stderr_for_errors(capsys, files):
+    status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST, "--json")
+    assert status == 0, err
+    assert json.loads(out)["folds"] and err == ""  # no plan, no progress bar
+
+
+def test_fit_kernel_dtype_float32(capsys, files):
+    status, out, err = _run(capsys, "fit", "--data", files["svm"], *FAST, "--kernel-dtype",
+                            "float32", "--kernel-storage", "rows", "--json")
+    assert status == 0, err
+    assert json.loads(out)["folds"][0]["test_accuracy"] > 0.5

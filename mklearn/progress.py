@@ -1,0 +1,247 @@
+"""The progress bar of a fit (``verbose > 0``): the share of the planned time done, and an
+ETA that is the fit's estimate of the time left.
+
+A solver's records come late and unevenly: SMO-MKL's first gap check comes after a pass over
+the kernel rows (half a fit or more, on rows computed on demand), and the way down to ``tol``
+on a log scale is far from linear in time. So the bar does not show the records' share of
+the way; it shows the share of the time, ``t / (t + R)``, with ``R`` the time left as
+:class:`RemainingTime` estimates it from what is known at ``t``:
+
+- by the plan: its pass over the kernel rows (:class:`mklearn.fit_plan.FitPlan`) times
+  ``PASSES_PER_FIT``, less the time spent (a run that outlasts its plan has no estimate by
+  it); the first record measures the pass when it comes later than planned (SMO-MKL's
+  first gap check comes after n steps, which compute most rows: a pass, on a busier machine
+  than the rows timed may have shown); and while no records tell, at least
+  ``UNKNOWN_SHARE`` of the time spent (a run under way is not about to end: the bar stays
+  below two thirds);
+- by the records, from two on: the relative duality gap's rate of fall (on a log scale, from
+  the first record to the smallest gap so far) extrapolated down to ``tol``, and at least
+  the time the last gap check took (one more check is due), less the time since it; for a
+  planned number of iterations (MWUMKL's), the iterations left at the rate so far; for
+  records without a gap (products) whose count ``max_iter`` caps, the records left;
+- ``R`` is the mean of the two weighted by the share of the way done by the records (of
+  the way from the first gap down to ``tol`` on a log scale, or of the iterations): the
+  plan speaks first, the records take over as they show the way.
+
+The bar is refreshed every ``TICK_SECONDS`` by a thread of its own, whatever the solver
+reports, so it moves within its first seconds; it never moves back (a longer estimate shows
+as a later ETA). The ETA shown is ``R``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+__all__ = ["PASSES_PER_FIT", "TICK_SECONDS", "UNKNOWN_SHARE", "FitProgress", "RemainingTime"]
+
+PASSES_PER_FIT = 1.3  # SMO-MKL on rows ended at 1.26 to 1.29 times its first gap check
+UNKNOWN_SHARE = 0.5  # without a better estimate, at least half the time spent is left
+TICK_SECONDS = 1.0  # the bar is refreshed this often
+
+
+class RemainingTime:
+    """The seconds a fit has left, from its plan and its history records.
+
+    Parameters
+    ----------
+    planned_seconds : float or None
+        The plan's pass over the kernel rows (seconds) for this solve; None: no plan.
+    tol : float
+        The relative duality gap the run stops at.
+    records_total : int or None
+        The records ``max_iter`` caps (a total for runs whose records carry no gap).
+    """
+
+    def __init__(self, planned_seconds, tol, records_total=None):
+        self.planned_pass = planned_seconds
+        self.tol = float(tol)
+        self.records_total = records_total
+        self.times, self.gaps, self.records = [], [], []
+
+    def record(self, t, record):
+        """Take one history record, received ``t`` seconds into the run."""
+        self.times.append(float(t))
+        self.gaps.append(float(record.get("relative_duality_gap", math.nan)))
+        self.records.append(record)
+
+    def seconds(self, t):
+        """The estimated seconds left at ``t`` seconds into the run (>= 0): the plan's
+        estimate and the records', the records' weighing the more the further the run is
+        on its way (:meth:`_from_records`)."""
+        prior = self._prior()
+        planned = prior - t if prior is not None and t < prior else None
+        found = self._from_records(t) if len(self.times) >= 2 else None
+        if found is None:  # the plan alone: a run under way is not about to end
+            return max(UNKNOWN_SHARE * t, 0.0 if planned is None else planned)
+        estimate, weight = found
+        if planned is None:
+            return max(estimate, 0.0)
+        return max((1.0 - weight) * planned + weight * estimate, 0.0)
+
+    def _prior(self):
+        """The plan's time of the run: ``PASSES_PER_FIT`` passes, a pass lasting at least
+        until the first record (None: no plan)."""
+        if self.planned_pass is None:
+            return None
+        first = self.times[0] if self.times else 0.0
+        return PASSES_PER_FIT * max(self.planned_pass, first)
+
+    def _from_records(self, t):
+        """``(seconds left, weight)`` by the records, the weight the share of the way done;
+        None when the records say nothing yet."""
+        last = self.records[-1]
+        if last.get("iterations_planned"):
+            return self._count_left(t, last["iteration"] + 1, last["iterations_planned"])
+        if math.isfinite(self.gaps[-1]):
+            return self._gap_left(t)
+        if self.records_total:
+            return self._count_left(t, len(self.times), self.records_total)
+        return None
+
+    def _count_left(self, t, done, total):
+        """Time for ``total - done`` more records at the rate so far."""
+        t_last = self.times[-1]
+        left = t_last / max(done, 1) * max(total - done, 0) - (t - t_last)
+        return self._under_way(t, left), min(done / total, 1.0)
+
+    def _gap_left(self, t):
+        """Time for the gap to fall to ``tol`` at its rate so far (on a log scale), and at
+        least one more gap check as long as the last one; the weight is the share of the
+        way down to ``tol`` done. None while the gap has not fallen."""
+        first, best = self.gaps[0], min(g for g in self.gaps if math.isfinite(g))
+        t_first, t_last = self.times[0], self.times[-1]
+        if best <= self.tol:
+            return 0.0, 1.0
+        if not (first > best > 0) or t_last <= t_first:
+            return None
+        rate = math.log(first / best) / (t_last - t_first)  # of log(gap), per second
+        to_tol = math.log(best / self.tol) / rate
+        next_check = t_last - self.times[-2]
+        weight = math.log(first / best) / math.log(first / self.tol)
+        return self._under_way(t, max(to_tol, next_check) - (t - t_last)), weight
+
+    def _under_way(self, t, left):
+        """``left``, and at least ``UNKNOWN_SHARE`` of the time since the last record (a
+        record overdue is not about to come)."""
+        return max(left, UNKNOWN_SHARE * (t - self.times[-1]))
+
+
+def _bar_class():
+    """tqdm's bar (``tqdm.auto``: a widget in notebooks), its ETA ``remaining_seconds``."""
+    from tqdm.auto import tqdm
+
+    class _Bar(tqdm):
+        remaining_seconds = None
+
+        @property
+        def format_dict(self):
+            values = super().format_dict
+            left = self.remaining_seconds
+            if left is not None and left > 0 and values["total"] > values["n"]:
+                values["rate"] = (values["total"] - values["n"]) / left
+            return values
+
+    return _Bar
+
+
+class FitProgress:
+    """A tqdm bar of one solve, fed by the solver's ``callback`` when ``verbose > 0``; a
+    no-op otherwise (the module docstring says what it shows).
+
+    It shows the ``objective`` and the ``relative_duality_gap`` of the last record; a solver
+    that declares ``heartbeat`` reports its SMO steps between two records at least every
+    ``mklearn.svm.smo.HEARTBEAT_SECONDS``; every other solver's SVM solves (through the SMO
+    core) report theirs (``svm_smo_steps``: those of the SVM solve under way) as often.
+
+    Parameters
+    ----------
+    enabled : bool
+        Show the bar (``verbose > 0``).
+    label : str
+        The bar's label (the solver, and the class of a one-vs-rest solve).
+    remaining : RemainingTime
+        The estimate of the time left.
+    clock : callable
+        Seconds (``time.perf_counter``; tests give a fake clock).
+    tick_seconds : float or None
+        How often the bar's own thread refreshes it; None: no thread (refresh with
+        :meth:`tick`).
+    """
+
+    def __init__(self, enabled, label, remaining, clock=time.perf_counter,
+                 tick_seconds=TICK_SECONDS):
+        self.enabled, self.label, self.remaining = bool(enabled), label, remaining
+        self.clock, self.tick_seconds = clock, tick_seconds
+        self.bar, self.done, self.postfix = None, 0.0, {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        self.start = self.clock()
+        self.bar = _bar_class()(total=100, desc=self.label, leave=True, unit="%",
+                                bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt}% [{elapsed}<"
+                                           "{remaining}{postfix}]")
+        if self.tick_seconds is not None:
+            self._ticker = threading.Thread(target=self._tick_until_stopped, daemon=True)
+            self._ticker.start()
+        return self
+
+    def _tick_until_stopped(self):
+        while not self._stop.wait(self.tick_seconds):
+            self.tick()
+
+    def tick(self):
+        """Refresh the share done and the ETA from the clock."""
+        with self._lock:
+            t = self.clock() - self.start
+            left = self.remaining.seconds(t)
+            share = t / (t + left) if t + left > 0 else 0.0
+            self.done = min(max(self.done, share), 1.0)
+            self.bar.n = 100.0 * self.done
+            self.bar.remaining_seconds = left
+            self.bar.refresh()
+
+    def callback(self, record):
+        """The solver's ``callback``: one history record."""
+        with self._lock:
+            self.remaining.record(self.clock() - self.start, record)
+            self.postfix = {
+                "objective": f"{record['objective']:.6g}",
+                "relative_duality_gap": f"{record['relative_duality_gap']:.2e}",
+            }
+            if "n_steps" in record:
+                self.postfix["smo_steps"] = record["n_steps"]
+            elif record.get("n_svm_solves"):
+                self.postfix["svm_solves"] = record["n_svm_solves"]
+            self.bar.set_postfix(self.postfix, refresh=False)
+        self.tick()
+
+    def heartbeat(self, n_steps):
+        """Between two records: the SMO steps taken so far."""
+        self._show_steps("smo_steps", n_steps)
+
+    def svm_heartbeat(self, n_steps):
+        """Between two records: the SMO steps of the SVM solve under way."""
+        self._show_steps("svm_smo_steps", n_steps)
+
+    def _show_steps(self, key, n_steps):
+        with self._lock:
+            self.bar.set_postfix({**self.postfix, key: n_steps}, refresh=False)
+        self.tick()
+
+    def __exit__(self, *exc):
+        if self.bar is None:
+            return False
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        if exc[0] is None:
+            self.bar.n, self.bar.remaining_seconds = 100.0, 0.0  # stopped: done
+            self.bar.refresh()
+        self.bar.close()
+        return False
