@@ -15,9 +15,11 @@ point it returns is the convex combination of the bracket's two solutions with
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 from numba import njit, prange
 
 from mklearn.linear.dcd import KIND_FIXED, block_terms, coordinate_descent
@@ -148,6 +150,21 @@ class FeatureProblem:
     def blocks(self, alpha):
         """``u = Phi' v``, shape (R,)."""
         return block_products(self.features, self.coefficients(alpha))
+
+
+def _kkt_solution(system, rhs, may_be_regular):
+    """The KKT system's solution: by a symmetric indefinite factorisation (Bunch-Kaufman)
+    where it may be regular (no more free variables than feature columns) and is well
+    conditioned, else the least-squares solution of minimum norm (duplicate points make it
+    singular)."""
+    if may_be_regular:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+            try:
+                return scipy.linalg.solve(system, rhs, assume_a="sym", check_finite=False)
+            except (scipy.linalg.LinAlgWarning, np.linalg.LinAlgError):
+                pass
+    return np.linalg.lstsq(system, rhs, rcond=None)[0]
 
 
 def _scaled_to_balance(alpha, signs):
@@ -309,7 +326,7 @@ class FeatureSVM:
         system[:-1, :-1] = (s_F[:, None] * (Z_F @ Z_F.T)) * s_F[None, :]
         system[:-1, -1] = system[-1, :-1] = s_F
         rhs = np.append(-p.linear[F] - s_F * (Z_F @ w_fixed), -float(p.signs @ fixed))
-        solution = np.linalg.lstsq(system, rhs, rcond=None)[0]
+        solution = _kkt_solution(system, rhs, F.size <= columns.size)
         a_F = solution[:-1]
         slack = _BOUND_TOL * p.upper[F]
         out = (a_F < -slack) | (a_F > p.upper[F] + slack)
