@@ -464,7 +464,7 @@ class _SPGRun:
         first = len(self.history)
         point = self.evaluate(d0, eps)
         best_upper, best_lower, kept = (np.inf, -np.inf, None) if best is None else best
-        memory, step = [point.objective], 1.0
+        memory, step = [point.objective], _first_step(point, steps)
         converged, reason = False, "max_iter"
         iteration = first
         for iteration in range(first + 1, first + max_iter + 1):
@@ -511,6 +511,13 @@ def _search(point, step, memory, evaluate, regularizer, eps, nonmonotone):
             return trial
         t *= 0.5
     return None
+
+
+def _first_step(point, steps):
+    """SPG's first step ``1 / ||P(d - grad) - d||_inf`` (Birgin, Martinez and Raydan, SIAM
+    J. Optim. 10, 2000, Algorithm 2.1): a unit move along the projected gradient."""
+    change = float(np.max(np.abs(steps.project(point.d - point.grad) - point.d)))
+    return float(np.clip(1.0 / change, *_STEP_RANGE)) if change > 0.0 else 1.0
 
 
 def _spectral_step(old, new):
