@@ -136,6 +136,15 @@ def test_easymkl_fits_on_low_rank_kernels_as_on_exact_ones():
     assert np.mean(model.predict(X) == exact.predict(X)) >= 0.99
 
 
+def test_easymkl_in_feature_space_at_lam_one_is_the_class_means(problem):
+    _, y, _, operator, stack = problem
+    ours = easymkl_features(operator, y, 1.0, lam=1.0, learner="komd", komd_lam=1.0)
+    exact = easymkl(SumOfKernels(stack), y, 1.0, lam=1.0, learner="komd", komd_lam=1.0)
+    np.testing.assert_allclose(ours.kernel_weights, exact.kernel_weights, atol=1e-10)
+    np.testing.assert_allclose(ours.alpha, exact.alpha, atol=1e-12)
+    assert ours.converged and ours.relative_duality_gap == 0.0
+
+
 def test_easymkl_in_feature_space_needs_a_ridge(problem):
     _, y, _, operator, _ = problem
     with pytest.raises(ValueError, match="lam > 0"):

@@ -135,7 +135,8 @@ def hull_qp_features(features, starts, y, a, b, *, scale=None, qp_tol=1e-8, max_
     y : ndarray of shape (n,)
         Labels in {-1, +1}, both present.
     a, b : float
-        Weights of the quadratic term (``a > 0``) and of the ridge (``b > 0``).
+        Weights of the quadratic term (``a >= 0``; 0: gamma uniform on each class) and of
+        the ridge (``b > 0``).
     scale : ndarray of shape (m,), optional
         ``sqrt(d_k)``; default all ones (the plain sum of the kernels).
     qp_tol : float
@@ -163,7 +164,10 @@ def hull_qp_features(features, starts, y, a, b, *, scale=None, qp_tol=1e-8, max_
     dual = _Dual(features, starts, y, scale, float(a), float(b), qp_tol, max_iter, callback,
                  time.perf_counter())
     uniform = np.where(y > 0, 1.0 / np.count_nonzero(y > 0), 1.0 / np.count_nonzero(y < 0))
-    z0 = 2.0 * a * dual.primal(uniform)[1]  # the optimum when the ridge dominates
+    u, t, value = dual.primal(uniform)
+    if not a > 0.0:  # the ridge alone: gamma uniform on each class is the optimum
+        return HullSolution(uniform, u, value, 0.0, 0, True, [])
+    z0 = 2.0 * a * t  # the optimum when the ridge dominates
     converged = False
     try:
         minimize(dual, z0, jac=True, method="L-BFGS-B",
