@@ -111,7 +111,7 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Number of training points: the columns of ``transform``'s output.
     n_features_in_ : int
         Number of features of X (not set for precomputed kernels or sequences).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names of X when it has them (a DataFrame).
 
     Raises

@@ -109,7 +109,7 @@ def require(operator: KernelOperator, capability: str, solver: str, hint: str = 
 
 
 class KernelOperator(ABC):
-    """Base kernels ``K_1 .. K_m`` on n points, as a solver reads them.
+    """Base kernels ``K_1`` to ``K_m`` on n points, as a solver reads them.
 
     Subclasses set ``n_samples`` and ``n_kernels`` and implement :meth:`rows` and
     :meth:`diagonal`; every other method has a default built on those two, which a
