@@ -1,4 +1,4 @@
-"""Every example of README.md and docs/*.md runs as a user runs it, and every solver it shows
+"""Every example of README.md and of the site's pages (docs/*.md) runs as a user runs it, and every solver it shows
 reaches its tol (a ConvergenceWarning fails the test):
 
 - the ```python blocks of a page, in order, as one script (``python page.py``: a cluster
@@ -35,7 +35,8 @@ SLOW = {
     "plots.md": 17,
     "products.md": 4.8, "README.md": 4.1, "saving.md": 4.1, "seed_solvers.md": 14,
     "silp.md": 8.4, "smo_mkl.md": 12,
-    "string_kernels.md": 11,
+    "string_kernels.md": 11, "what_is_mkl.md": 3.5, "choosing.md": 2.5, "kernels.md": 4.0,
+    "large_data.md": 5.0, "index.md": 4.0,
     "mklearn fit": 5.3, "mklearn fit --dataset ionosphere --cv 5": 6.2,
     "mklearn fit --data my.libsvm --regularizer lp -p 1.33 --save model.npz": 5.3,
     "mklearn fit --data my.csv --label-column 0 --json": 5.1,
@@ -185,16 +186,17 @@ def test_fit_help_states_the_lam_a_default_fit_uses(capsys):
     assert f"lam={SVC_KERNEL_LAM:g}," in text  # the description's defaults
 
 
-def test_readme_names_the_kernels_mklearn_fit_uses():
+def test_cli_page_names_the_kernels_mklearn_fit_uses():
     from mklearn import MKLClassifier
 
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines()
+    line = next(line for line in (DOCS / "cli.md").read_text().splitlines()
                 if line.split("#")[0].strip() == "mklearn fit")
     assert MKLClassifier().kernels in line.split("#")[1], line
 
 
 # ------------------------------------------------------------- figures and defaults
 RESULTS = ROOT / "benchmarks" / "results"
+DOCS = ROOT / "docs"
 
 
 def _text(path):
@@ -226,9 +228,9 @@ def _classification_cost(run):
             min(costs), max(costs), min(sizes), max(sizes))
 
 
-def test_readme_cost_of_the_defaults_is_the_benchmark_s_at_the_size_it_names():
+def test_stated_cost_of_the_defaults_is_the_benchmark_s_at_the_size_it_names():
     runs = _json("defaults.json")["runs"]
-    text = _text(ROOT / "README.md")
+    text = _text(DOCS / "choosing.md")
     assert "benchmarks/results/defaults.json" in text
     within, sets, median, *_, largest_n = _classification_cost(runs["default"])
     assert runs["default"]["config"]["max_samples"] == 250 and largest_n == 250
@@ -244,9 +246,9 @@ def test_readme_cost_of_the_defaults_is_the_benchmark_s_at_the_size_it_names():
     assert f"{least:.0f}-{largest:.0f}x at {n:,}" in text
 
 
-def test_readme_small_sets_table_is_the_benchmark_s():
+def test_small_sets_table_is_the_benchmark_s():
     rows = {}
-    for line in (ROOT / "README.md").read_text().splitlines():
+    for line in (DOCS / "benchmarks.md").read_text().splitlines():
         found = re.match(r"\| ([\w ]+) \((\d+), (\d+)\) \|(.*)\|$", line)
         if found:
             rows[found.group(1)] = [found.group(2), found.group(3),
@@ -272,16 +274,17 @@ def test_readme_small_sets_table_is_the_benchmark_s():
         assert rows[names.get(s["name"], s["name"])] == expected, s["name"]
 
 
-def test_readme_figures_of_the_large_runs_are_their_json_s():
-    text = _text(ROOT / "README.md")
+def test_figures_of_the_large_runs_are_their_json_s():
     compile_seconds = max(row["compile_seconds"] for run in _json("compile.json")["runs"].values()
                           for row in run["rows"])
-    assert f"at most {compile_seconds:.2f} s in numba" in text
+    assert f"at most {compile_seconds:.2f} s in numba" in _text(DOCS / "install.md")
     million = _json("distributed.json")["many_kernels"]
     two, one = (million["999960"]["runs"][s]["seconds"] for s in ("dask2", "dask1"))
     tenth = million["99960"]["runs"]
     assert (f"in {two:.0f} s on 2 workers, {one / two:.2f}x faster than on one ({one:.0f} s; "
-            f"{tenth['dask1']['seconds'] / tenth['dask2']['seconds']:.2f}x with 10^5") in text
+            f"{tenth['dask1']['seconds'] / tenth['dask2']['seconds']:.2f}x with 10^5"
+            ) in _text(DOCS / "large_data.md")
+    text = _text(DOCS / "benchmarks.md")
     many = _json("smo_many_kernels.json")["runs"]["default"]["rows"][-1]
     assert many["kernels"] == 100_000
     assert (f"{many['fit_seconds']:.0f} s at p = 2, {many['peak_rss_megabytes'] / 1e3:.1f} GB "
@@ -300,7 +303,7 @@ def test_readme_figures_of_the_large_runs_are_their_json_s():
     assert f"({3.65 * 3600 / million['seconds']:.1f}x)" in text
 
 
-def test_readme_defaults_are_the_code_s():
+def test_stated_defaults_are_the_code_s():
     import inspect
 
     from mklearn import MKLClassifier
@@ -308,16 +311,17 @@ def test_readme_defaults_are_the_code_s():
     from mklearn.kernels.recipes import SVC_KERNEL_LAM, SVC_KERNEL_PRIOR
     from mklearn.solvers.easymkl import easymkl
 
-    text = _text(ROOT / "README.md")
+    readme = _text(ROOT / "README.md")
     model = MKLClassifier()
-    assert f"lam={SVC_KERNEL_LAM:g}, every kernel kept, the prior {SVC_KERNEL_PRIOR:g}" in text
+    assert f"lam={SVC_KERNEL_LAM:g}, every kernel kept, the prior {SVC_KERNEL_PRIOR:g}" in readme
+    assert f"C={model.C:g}, and solver=\"auto\"" in readme.replace("# ", "")
+    choosing = _text(DOCS / "choosing.md")
     assert (f"the prior is {SVC_KERNEL_PRIOR:g} on SVC's kernel, the rest spread evenly, and "
-            f"`lam=\"auto\"` is {SVC_KERNEL_LAM:g} (1 for a named") in text
-    assert f"C={model.C:g}, and solver=\"auto\"" in text.replace("# ", "")
-    assert f"`kernels=\"{model.kernels}\"` (default" in text
-    assert f"from {LOW_RANK_SAMPLES:,} training points on" in text
+            f"`lam=\"auto\"` is {SVC_KERNEL_LAM:g} (1 for a named") in choosing
+    assert f"`kernels=\"{model.kernels}\"` (default" in _text(DOCS / "kernels.md")
+    assert f"from {LOW_RANK_SAMPLES:,} training points on" in _text(DOCS / "large_data.md")
     lam = inspect.signature(easymkl).parameters["lam"].default
-    assert f"`solver_options={{\"lam\": {lam:g}}}`" in text
+    assert f"`solver_options={{\"lam\": {lam:g}}}`" in choosing
     X = np.random.default_rng(0).normal(size=(30, 2))
     y = np.where(X[:, 0] > 0, 1, -1)
     assert MKLClassifier(regularizer="kl").fit(X, y).lam_ == 1.0  # "1 for a named kl"
