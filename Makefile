@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(BIN)/mklearn fit
 
 lint: $(STAMP)
-	$(BIN)/ruff check mklearn tests benchmarks
+	$(BIN)/ruff check mklearn tests benchmarks docs examples
 	$(BIN)/lint-imports
 
 test: lint

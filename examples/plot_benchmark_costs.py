@@ -38,21 +38,26 @@ n = np.array([r["n_samples"] for r in rows])
 mkl = np.array([r["mkl"]["fit_seconds"] + r["mkl"]["predict_seconds"] for r in rows])
 anchor = np.array([r["anchors"]["plain"]["fit_seconds"] + r["anchors"]["plain"]["predict_seconds"]
                    for r in rows])
-fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+fig, left = plt.subplots(figsize=(7, 4.5))
 left.loglog(n, mkl, "o", color="tab:blue", label="MKLClassifier() (defaults)")
 left.loglog(n, anchor, "s", color="tab:grey", label="SVC() (anchor)")
-for x, a, b in zip(n, mkl, anchor):
+for x, a, b in zip(n, mkl, anchor, strict=True):
     left.plot([x, x], [a, b], color="lightgrey", zorder=0)
+ticks = [150, 250, 500, 1000, 2000, 5000]
+left.set_xticks(ticks, [f"{t:,}" for t in ticks])
+left.minorticks_off()
 left.set_xlabel("training points n")
 left.set_ylabel("fit + predict seconds (5 folds)")
 left.set_title("cost against n (bench_defaults.py)")
 left.legend()
+fig.tight_layout()
 print(f"cost over SVC(): median {np.median(mkl / anchor):.1f}x at n <= 250, "
       f"{np.median((mkl / anchor)[n >= 5000]):.1f}x at n = 5,000")
 
 # %%
 # Cost against the number of kernels m, with a line proportional to m as the anchor.
 scaling = load("mirror_scaling.json")["rows"]
+fig, right = plt.subplots(figsize=(7, 4.5))
 for solver, color in (("spg", "tab:blue"), ("mirror", "tab:orange"), ("pgd", "tab:green")):
     for task, marker in (("3v5", "o"), ("1v7", "^")):
         points = [(r["n_kernels"], r[solver]["seconds"]) for r in scaling

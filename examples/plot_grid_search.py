@@ -9,7 +9,6 @@ five-fold, and the mean validation accuracy is drawn as a map.
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.model_selection import GridSearchCV, train_test_split
 
 from mklearn import MKLClassifier

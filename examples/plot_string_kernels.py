@@ -24,7 +24,7 @@ train, test, y_train, y_test = train_test_split(seqs, y, test_size=0.4, stratify
 model = MKLClassifier(kernels=wd_sub_kernels(10, by="kmer"), regularizer="l1", C=10.0,
                       kernel_normalization="trace").fit(train, y_train)
 print(f"{len(train)} training sequences, test accuracy {model.score(test, y_test):.3f}")
-print(dict(zip(model.kernel_names_, model.kernel_weights_.round(3))))
+print(dict(zip(model.kernel_names_, model.kernel_weights_.round(3), strict=True)))
 
 # %%
 # The learned weight of each k-mer length.

@@ -22,7 +22,7 @@ X, y = X[order], y[order]
 
 kernels = [RBF(sigma=2.0), RBF(sigma=0.5, features=[1]), RBF(sigma=0.5, features=[0])]
 model = MKLClassifier(kernels=kernels, regularizer="l1", C=1.0).fit(X, y)
-print("weights:", dict(zip(model.kernel_names_, model.kernel_weights_.round(3))))
+print("weights:", dict(zip(model.kernel_names_, model.kernel_weights_.round(3), strict=True)))
 print("training accuracy:", model.score(X, y))
 
 # %%
@@ -30,7 +30,7 @@ print("training accuracy:", model.score(X, y))
 # learned combination: the kernel on the first feature sees the label blocks, and l1-MKL gives
 # it all the weight.
 stack = KernelBank(kernels).fit(X).transform(X)
-fig, axes = plt.subplots(1, 4, figsize=(12, 3.2))
+fig, axes = plt.subplots(1, 4, figsize=(12, 3.6), layout="constrained")
 for k, ax in enumerate(axes[:3]):
     ax.imshow(stack[:, :, k], cmap="viridis")
     ax.set_title(f"{model.kernel_names_[k]}\nd = {model.kernel_weights_[k]:.2f}", fontsize=9)
@@ -39,5 +39,4 @@ axes[3].set_title("learned K(d) = sum d_k K_k", fontsize=9)
 for ax in axes:
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
 plt.show()

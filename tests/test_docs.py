@@ -1,5 +1,5 @@
-"""Every example of README.md and of the site's pages (docs/*.md) runs as a user runs it, and every solver it shows
-reaches its tol (a ConvergenceWarning fails the test):
+"""Every example of README.md and of the site's pages (docs/*.md) runs as a user runs it, and
+every solver it shows reaches its tol (a ConvergenceWarning fails the test):
 
 - the ```python blocks of a page, in order, as one script (``python page.py``: a cluster
   started outside ``if __name__ == "__main__":`` fails as it would for the user);
@@ -35,8 +35,8 @@ SLOW = {
     "plots.md": 17,
     "products.md": 4.8, "README.md": 4.1, "saving.md": 4.1, "seed_solvers.md": 14,
     "silp.md": 8.4, "smo_mkl.md": 12,
-    "string_kernels.md": 11, "what_is_mkl.md": 3.5, "choosing.md": 2.5, "kernels.md": 4.0,
-    "large_data.md": 5.0, "index.md": 4.0,
+    "string_kernels.md": 11, "what_is_mkl.md": 12, "choosing.md": 8.4, "kernels.md": 11,
+    "large_data.md": 12, "index.md": 13,
     "mklearn fit": 5.3, "mklearn fit --dataset ionosphere --cv 5": 6.2,
     "mklearn fit --data my.libsvm --regularizer lp -p 1.33 --save model.npz": 5.3,
     "mklearn fit --data my.csv --label-column 0 --json": 5.1,
