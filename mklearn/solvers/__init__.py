@@ -71,8 +71,9 @@ class SolverInfo:
     # keeps per-kernel state that a column provider may hold on Dask workers
     # (mklearn.distributed.DaskColumns, inside joblib's Dask backend)
     state_on_workers: bool = False
-    # takes ``heartbeat`` (called with its SMO steps so far at least every few seconds
-    # between two records: a progress bar's sign of life)
+    # takes ``heartbeat`` (called with its SMO steps so far and the steps its next gap
+    # check is due after, at least every few seconds between two records: a progress bar's
+    # sign of life and its step rate)
     heartbeat: bool = False
     # a "columns" solver that also takes ``task=`` (mklearn.solvers.tasks), as the stack
     # solvers do: regression by MKLRegressor

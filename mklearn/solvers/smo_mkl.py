@@ -108,8 +108,9 @@ def smo_mkl(
         LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): shrunk variables leave
         the working-set search and the gradient updates (the per-kernel outputs stay exact).
     heartbeat : callable, optional
-        Called with the SMO steps taken so far at least every
-        :data:`mklearn.svm.smo.HEARTBEAT_SECONDS` between two gap checks.
+        Called with the SMO steps taken so far, and the steps after which the next gap
+        check is due at the latest, at least every :data:`mklearn.svm.smo.HEARTBEAT_SECONDS`
+        between two gap checks.
 
     Returns
     -------
@@ -212,7 +213,8 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
     kkt_tol = KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
-        beat = None if heartbeat is None else (lambda steps, done=n_steps: heartbeat(done + steps))
+        beat = None if heartbeat is None else (
+            lambda steps, done=n_steps: heartbeat(done + steps, done + signs.size))
         solved, steps, violation, _ = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
                                            shrinking=shrinking, reconstruct=reconstruct, mkl=mkl,
                                            heartbeat=beat)
