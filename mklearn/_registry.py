@@ -9,7 +9,9 @@ from these, so that a part of one's own is one class with its ``name`` (see
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping, Set
+from typing import ClassVar
 
 
 class Registry(Mapping):
@@ -52,6 +54,14 @@ class Registry(Mapping):
             )
         self._parts[name] = part
 
+    def __setitem__(self, name: str, part: type) -> None:
+        """Deprecated: ``registry[name] = cls`` registers ``cls`` as :meth:`add` does."""
+        warnings.warn(
+            f"assigning into the {self.family} registry is deprecated and will be removed in "
+            "a future release; define the class with its name instead (docs/extending.md)",
+            FutureWarning, stacklevel=2)
+        self.add(name, part)
+
     def names(self, *extra: str) -> Set:
         """The registered names and ``extra`` (e.g. "auto") as a live set: parts registered
         later are in it too (for scikit-learn's ``StrOptions``)."""
@@ -81,6 +91,21 @@ class Registry(Mapping):
 
     def __repr__(self) -> str:
         return f"Registry({self.family!r}: {', '.join(self._parts)})"
+
+
+class Named:
+    """Base of a part family's base class: a subclass defined with a name,
+    ``class Mine(Base, name="mine")``, is registered in the family's :attr:`registry` and
+    gets that ``name``; one without is not registered."""
+
+    registry: ClassVar[Registry]
+    name: str
+
+    def __init_subclass__(cls, *, name: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.registry.add(name, cls)
+            cls.name = name
 
 
 class _Names(Set):

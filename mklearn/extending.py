@@ -19,7 +19,13 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from mklearn._registry import Registry
+from mklearn._registry import Named, Registry
+
+#: The registered combinations of base kernels by name (the estimators' ``combination``).
+COMBINATIONS = Registry("combination")
+
+#: The registered regularisers by name (``class Mine(Regularizer, name="mine")``).
+REGULARIZERS = Registry("regularizer")
 
 SIMPLEX = "simplex"  # sum_k d_k = 1, d >= 0 (l1-MKL)
 ORTHANT = "orthant"  # d >= 0
@@ -129,7 +135,7 @@ def is_l1_simplex(regularizer) -> bool:
     return float(regularizer.value(np.full(3, 1.0 / 3.0))) == 0.0
 
 
-class KernelParameterisation:
+class KernelParameterisation(Named):
     """A kernel ``K(d)`` and its derivative, for :func:`~mklearn.solvers.spg_gmkl`.
 
     Subclasses set ``n_kernels`` (the length of d) and implement :meth:`kernel` and
@@ -155,12 +161,7 @@ class KernelParameterisation:
     n_kernels: int
     linear = False
     capabilities = Capabilities(linear=False, support_products=False, trusted=True)
-
-    def __init_subclass__(cls, *, name: str | None = None, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if name is not None:  # the estimators' ``combination=name``
-            COMBINATIONS.add(name, cls)
-            cls.name = name
+    registry = COMBINATIONS
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """``K(d)``, symmetric PSD of shape (n, n)."""
@@ -185,7 +186,7 @@ class KernelParameterisation:
         return None
 
 
-class Regularizer:
+class Regularizer(Named):
     """A regulariser ``r(d)`` with its feasible set.
 
     Subclasses set :attr:`feasible_set` and implement what their solvers need:
@@ -213,12 +214,7 @@ class Regularizer:
 
     name = "custom"
     feasible_set = ORTHANT
-
-    def __init_subclass__(cls, *, name: str | None = None, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if name is not None:
-            REGULARIZERS.add(name, cls)
-            cls.name = name
+    registry = REGULARIZERS
 
     @classmethod
     def from_options(cls, *, p: float, lam: float, groups=None, prior=None):
@@ -291,13 +287,6 @@ class Regularizer:
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({params})"
-
-
-#: The registered combinations of base kernels by name (the estimators' ``combination``).
-COMBINATIONS = Registry("combination")
-
-#: The registered regularisers by name (``class Mine(Regularizer, name="mine")``).
-REGULARIZERS = Registry("regularizer")
 
 
 def constructor_parameters(cls) -> tuple[str, ...]:

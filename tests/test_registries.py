@@ -129,6 +129,25 @@ def test_the_command_line_and_the_docstrings_offer_every_registered_name():
     assert all(f'"{name}"' in line for name in REGULARIZERS)
 
 
+def test_docs_name_every_built_in_part():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
+    built_in = [part.__name__ for registry in (REGULARIZERS, COMBINATIONS)
+                for part in registry.values() if part.__module__.startswith("mklearn.")]
+    assert [name for name in built_in if f"`{name}`" not in text] == []
+
+
+@pytest.mark.usefixtures("scratch_registries")
+def test_assigning_into_a_registry_is_deprecated():
+    class Ridge(LpNorm):
+        pass
+
+    with pytest.warns(FutureWarning, match="define the class with its name"):
+        REGULARIZERS["ridge"] = Ridge
+    assert REGULARIZERS["ridge"] is Ridge
+
+
 # ------------------------------------------------------------------ parts of one's own
 @pytest.mark.usefixtures("scratch_registries")
 def test_a_new_kernel_type_and_regularizer_are_one_class_each(tmp_path):

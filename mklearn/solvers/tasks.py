@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._registry import Registry
+from mklearn._registry import Named, Registry
 from mklearn.formulation.losses import (
     best_hinge_bias,
     best_insensitive_bias,
@@ -48,21 +48,15 @@ __all__ = ["DEFAULT_NU", "TASKS", "ClassificationTask", "OneClassTask", "Regress
 TASKS = Registry("task")
 
 
-class Task:
+class Task(Named):
     """Base of the tasks: a loss with its dual on the SMO core (see the module docstring).
 
     A subclass defined with a name, ``class Mine(Task, name="mine")``, is registered in
-    :data:`TASKS`, which :func:`make_task` and the command line's ``--task`` read; it builds
-    itself from the labels and options in :meth:`from_options`.
+    :data:`TASKS`, which :func:`make_task` reads; it builds itself from the labels and
+    options in :meth:`from_options`.
     """
 
-    name: str
-
-    def __init_subclass__(cls, *, name: str | None = None, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if name is not None:
-            TASKS.add(name, cls)
-            cls.name = name
+    registry = TASKS
 
     @classmethod
     def from_options(cls, y, C, *, epsilon, nu):
