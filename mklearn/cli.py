@@ -15,6 +15,7 @@ from mklearn import _cli_data
 from mklearn.datasets import load_data_file
 from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
+from mklearn.extending import COMBINATIONS, REGULARIZERS
 from mklearn.fit_plan import LongFitWarning, command_line_words, duration
 from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
@@ -140,13 +141,13 @@ def _kernel_options(fit):
     fit.add_argument(
         "--regularizer",
         default=None,
-        choices=["l1", "lp", "kl", "group"],
+        choices=list(REGULARIZERS),
         help="default: as MKLClassifier(regularizer='auto'), kl with --solver auto or smo, l1 "
         "with the other solvers and --combination product; lp for regression",
     )
     fit.add_argument(
         "--combination",
-        choices=["sum", "product"],
+        choices=list(COMBINATIONS),
         default="sum",
         help="sum of the base kernels (default), or product: an RBF kernel with one learned "
         "width per feature (feature selection; --lam is the l1 penalty sigma)",

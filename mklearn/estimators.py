@@ -29,7 +29,7 @@ import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import BAND_BYTES, MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
-from mklearn.extending import Regularizer
+from mklearn.extending import COMBINATIONS, Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
@@ -671,7 +671,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "komd": MKLpy's KOMD), ``qp_tol`` (the relative gap of the QP, in place of ``tol``,
         which is the final SVM's KKT tolerance), ``komd_lam``, ``komd_tol`` (see
         :func:`mklearn.solvers.easymkl.easymkl`).
-    regularizer : {"auto", "l1", "lp", "kl", "group"} or mklearn.extending.Regularizer
+    regularizer : {"auto", "l1", "lp", "kl", "l1_penalty", "group"} or Regularizer
         "auto" (default): "kl" when the solver is "auto" or "smo" and the kernels are summed,
         except for a single kernel with solver "auto" (a 2-D precomputed kernel, one spec);
         "l1" otherwise, so every solver works with the defaults and one kernel gets weight 1
@@ -691,6 +691,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "l1": weights on the simplex ``sum_k d_k = 1, d >= 0``; "lp": ``lam/2 ||d||_p^2`` on
         ``d >= 0`` (the SMO-MKL form); "kl": ``lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``,
         the generalised KL divergence to the uniform prior ``d0 = 1/m`` (solver "smo");
+        "l1_penalty": ``lam sum_k d_k`` on ``d >= 0`` (weights not normalised; solver "spg");
         "group": the (l_inf, l_1) mixed norm over ``groups`` (Nath et al., NIPS 2009): every
         group is used, kernels within a group are selected sparsely (solver "mirror"). An
         instance of a :class:`mklearn.extending.Regularizer` subclass (a built-in one such as
@@ -956,7 +957,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
         "solver": [StrOptions(set(SOLVERS) | {"auto"})],
-        "regularizer": [StrOptions(set(REGULARIZERS) | {"auto"}), Regularizer],
+        "regularizer": [StrOptions(REGULARIZERS.names("auto")), Regularizer],
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "probability": ["boolean"],
@@ -976,7 +977,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
         "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
         "groups": [None, StrOptions({"view", "features"}), "array-like"],
-        "combination": [StrOptions({"sum", "product"})],
+        "combination": [StrOptions(COMBINATIONS.names())],
         "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
         "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     }

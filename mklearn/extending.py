@@ -13,9 +13,19 @@ Vishwanathan and Varma, KDD 2012, eq. 2; ALGORITHMS.md section 1); the tutorial 
 
 from __future__ import annotations
 
+import inspect
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
+
+from mklearn._registry import Named, Registry
+
+#: The registered combinations of base kernels by name (the estimators' ``combination``).
+COMBINATIONS = Registry("combination")
+
+#: The registered regularisers by name (``class Mine(Regularizer, name="mine")``).
+REGULARIZERS = Registry("regularizer")
 
 SIMPLEX = "simplex"  # sum_k d_k = 1, d >= 0 (l1-MKL)
 ORTHANT = "orthant"  # d >= 0
@@ -125,7 +135,7 @@ def is_l1_simplex(regularizer) -> bool:
     return float(regularizer.value(np.full(3, 1.0 / 3.0))) == 0.0
 
 
-class KernelParameterisation:
+class KernelParameterisation(Named):
     """A kernel ``K(d)`` and its derivative, for :func:`~mklearn.solvers.spg_gmkl`.
 
     Subclasses set ``n_kernels`` (the length of d) and implement :meth:`kernel` and
@@ -134,6 +144,10 @@ class KernelParameterisation:
     form (as :class:`mklearn.formulation.products.ProductOfRBF` does). Optional:
     ``derivative_times(d, v, rows)`` (the rows of ``(dK/dd_k) v``), which enables Gauss-Newton
     steps in SPG.
+
+    A subclass defined with a name (``class SumOfKernels(KernelOperator,
+    KernelParameterisation, name="sum")``) is registered in :data:`COMBINATIONS`, whose names
+    the estimators' ``combination`` takes.
 
     Attributes
     ----------
@@ -147,6 +161,7 @@ class KernelParameterisation:
     n_kernels: int
     linear = False
     capabilities = Capabilities(linear=False, support_products=False, trusted=True)
+    registry = COMBINATIONS
 
     def kernel(self, d: np.ndarray) -> np.ndarray:
         """``K(d)``, symmetric PSD of shape (n, n)."""
@@ -171,7 +186,7 @@ class KernelParameterisation:
         return None
 
 
-class Regularizer:
+class Regularizer(Named):
     """A regulariser ``r(d)`` with its feasible set.
 
     Subclasses set :attr:`feasible_set` and implement what their solvers need:
@@ -184,16 +199,53 @@ class Regularizer:
     - ``feasible_set = "simplex"`` with ``r = 0`` there: the l1-MKL solvers "silp", "mwu",
       "mirror" and the simplex Newton steps of SPG.
 
+    A subclass defined with a name, ``class Mine(Regularizer, name="mine")``, is registered in
+    :data:`REGULARIZERS`: the estimators then take ``regularizer="mine"`` (built by
+    :meth:`from_options`) and model files keep its instances (:meth:`saved_params`,
+    :meth:`from_saved`). Without a name it is used as an instance only.
+
     Attributes
     ----------
     feasible_set : {"simplex", "orthant", "group simplices"}
         Where d lives (``"orthant"``: ``d >= 0``).
     name : str
-        A label for messages and reports (never used to dispatch).
+        The registered name; a label for messages and reports (never used to dispatch).
     """
 
     name = "custom"
     feasible_set = ORTHANT
+    registry = REGULARIZERS
+
+    @classmethod
+    def from_options(cls, *, p: float, lam: float, groups=None, prior=None):
+        """The regulariser the estimators' ``regularizer=<name>`` builds from their ``p``,
+        ``lam``, validated ``groups`` and KL ``prior``; here one without parameters."""
+        return cls()
+
+    def saved_params(self) -> dict:
+        """The constructor's parameters as plain JSON values (arrays as lists): what a model
+        file keeps of this regulariser."""
+        return {key: _plain(getattr(self, key)) for key in constructor_parameters(type(self))}
+
+    @classmethod
+    def from_saved(cls, params: dict, n_kernels: int):
+        """The regulariser :meth:`saved_params` describes, after checking each value: None, a
+        finite number > 0, or a list of ``n_kernels`` finite numbers > 0.
+
+        Raises
+        ------
+        ValueError
+            Naming the parameter (``'regularizer.<name>'``) that is none of these.
+        """
+        for key, value in params.items():
+            if isinstance(value, list):
+                _check_saved(len(value) == n_kernels and all(_is_positive(v) for v in value),
+                             f"'regularizer.{key}' must hold {n_kernels} finite weights > 0")
+                params[key] = np.array(value, dtype=np.float64)
+            else:
+                _check_saved(value is None or _is_positive(value),
+                             f"'regularizer.{key}' must be a finite number > 0")
+        return cls(**params)
 
     @_optional
     def value(self, d: np.ndarray) -> float:
@@ -235,3 +287,26 @@ class Regularizer:
     def __repr__(self):
         params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({params})"
+
+
+def constructor_parameters(cls) -> tuple[str, ...]:
+    """Names of the parameters of ``cls.__init__`` (none for ``object.__init__``)."""
+    if cls.__init__ is object.__init__:
+        return ()
+    return tuple(list(inspect.signature(cls.__init__).parameters)[1:])
+
+
+def _plain(value):
+    """numpy arrays as lists and numpy scalars as Python numbers (JSON values)."""
+    if isinstance(value, np.ndarray):
+        return value.astype(np.float64).ravel().tolist()
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _is_positive(value) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and value > 0
+
+
+def _check_saved(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)

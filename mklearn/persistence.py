@@ -46,13 +46,14 @@ import tempfile
 import time
 import zipfile
 import zlib
+from collections.abc import Mapping
 from contextlib import contextmanager
 
 import numpy as np
 
 from mklearn._model_file import ModelArchive
 from mklearn.estimators import MKLClassifier, MKLRegressor
-from mklearn.formulation import regularizers
+from mklearn.extending import constructor_parameters
 from mklearn.formulation.products import FeatureProduct, FittedProduct
 from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.groups import KernelGroups
@@ -66,14 +67,29 @@ from mklearn.views import Views
 FORMAT = "mklearn-model"
 VERSION = 5  # the newest format this module reads and writes
 
-#: regulariser instances a model file can rebuild: class name -> constructor parameters
-#: (``regularizer=LpNorm(1.5, 2.0)`` is stored as ``{"type": "LpNorm", "params": {...}}``)
-REGULARIZER_PARAMS = {
-    "L1Simplex": (),
-    "LpNorm": ("p", "lam"),
-    "L1Penalty": ("sigma",),
-    "KLDivergence": ("lam", "prior"),
-}
+
+
+class _RegisteredParams(Mapping):
+    """Class name -> constructor parameters of the registered regularisers, read from
+    :data:`~mklearn.extending.REGULARIZERS` when asked."""
+
+    def __getitem__(self, class_name):
+        part = REGULARIZERS.by_class_name(class_name)
+        if part is None:
+            raise KeyError(class_name)
+        return constructor_parameters(part)
+
+    def __iter__(self):
+        return (part.__name__ for part in REGULARIZERS.values())
+
+    def __len__(self):
+        return len(REGULARIZERS)
+
+
+#: regulariser instances a model file can rebuild, those of the registered classes: class
+#: name -> constructor parameters (``regularizer=LpNorm(1.5, 2.0)`` is stored as
+#: ``{"type": "LpNorm", "params": {...}}``, its :meth:`~mklearn.extending.Regularizer.saved_params`)
+REGULARIZER_PARAMS = _RegisteredParams()
 
 #: scikit-learn transformers a saved Pipeline may hold before its mklearn estimator, with the
 #: fitted arrays (each ``None`` or of shape ``(n_features_in_,)``) that their transform reads.
@@ -84,10 +100,6 @@ PIPELINE_TRANSFORMERS = {
     "RobustScaler": ("center_", "scale_"),
     "Normalizer": (),
 }
-
-
-def _regularizer_classes():
-    return {name: getattr(regularizers, name) for name in REGULARIZER_PARAMS}
 
 
 def _estimator_classes():
@@ -295,20 +307,15 @@ def _describe_refit_parts(model, header, arrays):
 
 def _regularizer_entry(regularizer):
     kind = type(regularizer).__name__
-    if _regularizer_classes().get(kind) is not type(regularizer):
+    if REGULARIZERS.by_class_name(kind) is not type(regularizer):
         raise ValueError(
             f"regularizer={regularizer!r} cannot be saved: a model file rebuilds only the "
-            f"regularisers named by a string or the built-in {', '.join(REGULARIZER_PARAMS)} "
-            "instances, so that loading never runs code a file names; refit with one of those "
-            "(or keep the fitted object in memory)"
+            f"regularisers named by a string or instances of the registered "
+            f"{', '.join(REGULARIZER_PARAMS)}, so that loading never runs code a file names; "
+            "register the class (class Mine(Regularizer, name='mine'), docs/extending.md), "
+            "refit with one of those, or keep the fitted object in memory"
         )
-    params = {}
-    for name in REGULARIZER_PARAMS[kind]:
-        value = getattr(regularizer, name)
-        if name == "prior" and value is not None:
-            value = np.asarray(value, dtype=np.float64).ravel().tolist()
-        params[name] = _plain(value)
-    return {"type": kind, "params": params}
+    return {"type": kind, "params": regularizer.saved_params()}
 
 
 def _params(model):
@@ -742,27 +749,17 @@ class _Reader:
         return weights
 
     def _regularizer(self, n_kernels):
-        """A built-in regulariser instance from its class name and parameters (format 4)."""
+        """A registered regulariser's instance from its class name and parameters (format
+        4), rebuilt by its ``from_saved``, which checks them."""
         entry = self.header["regularizer"]
         _check(self.version >= 4, "a stored regulariser needs format version 4")
-        _check(isinstance(entry, dict) and entry.get("type") in REGULARIZER_PARAMS
+        _check(isinstance(entry, dict) and isinstance(entry.get("type"), str)
+               and entry["type"] in REGULARIZER_PARAMS
                and isinstance(entry.get("params"), dict)
                and set(entry["params"]) == set(REGULARIZER_PARAMS[entry["type"]]),
                f"'regularizer' must be one of {sorted(REGULARIZER_PARAMS)} with its parameters")
-        params = {}
-        for name, value in entry["params"].items():
-            if name == "prior" and value is None:
-                pass
-            elif name == "prior":
-                prior = np.array(_numbers(value, "regularizer.prior", n_kernels), dtype=float)
-                _check(np.all(np.isfinite(prior) & (prior > 0)),
-                       "'regularizer.prior' must hold finite weights > 0")
-                value = prior
-            else:
-                _check(type(value) in (int, float) and np.isfinite(value) and value > 0,
-                       f"'regularizer.{name}' must be a finite number > 0")
-            params[name] = value
-        return _regularizer_classes()[entry["type"]](**params)
+        part = REGULARIZERS.by_class_name(entry["type"])
+        return part.from_saved(dict(entry["params"]), n_kernels)
 
     def _platt(self, model, n_rows):
         """Platt's ``probA_`` and ``probB_`` (format 4), which ``predict_proba`` reads."""

@@ -31,7 +31,7 @@ PARALLEL_COMBINE_MIN_SAMPLES = 1500
 ROWS_ON_DEMAND_FRACTION = 0.5
 
 
-class SumOfKernels(KernelOperator, KernelParameterisation):
+class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     """``K(d) = sum_k d_k K_k`` over a precomputed stack.
 
     Parameters

@@ -192,7 +192,7 @@ class _ProductRows:
                                  np.ascontiguousarray(self.X[columns]), self.w)
 
 
-class ProductOfRBF(KernelParameterisation):
+class ProductOfRBF(KernelParameterisation, name="product"):
     """``K(d) = exp(-sum_k d_k D_k)`` on standardised training points (GMKL's product).
 
     Parameters
@@ -209,7 +209,6 @@ class ProductOfRBF(KernelParameterisation):
         computed on the support only (``O(n m)`` memory besides the cache).
     """
 
-    name = "product"
     linear = False  # no duality gap: SPG stops on the projected-gradient norm
 
     def __init__(self, X, fitted, cache_size=None):

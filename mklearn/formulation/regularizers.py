@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn.extending import GROUP_SIMPLICES, ORTHANT, SIMPLEX, Regularizer
+from mklearn.extending import GROUP_SIMPLICES, ORTHANT, REGULARIZERS, SIMPLEX, Regularizer
+from mklearn.groups import KernelGroups
 
 
 def project_simplex(v: np.ndarray) -> np.ndarray:
@@ -28,14 +29,13 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
 SCREEN_RATIO = 0.5
 
 
-class L1Simplex(Regularizer):
+class L1Simplex(Regularizer, name="l1"):
     """l1-MKL: the kernel weights live on the simplex ``sum_k d_k = 1, d >= 0``, ``r = 0`` there.
 
     The standard l1-MKL of SimpleMKL, SILP and MWUMKL. Conjugate of the simplex indicator:
     ``r*(z) = max_k z_k``, so the dual bound is ``1'alpha - max_k g_k / 2``.
     """
 
-    name = "l1"
     feasible_set = SIMPLEX
 
     def initial_weights(self, n_kernels: int) -> np.ndarray:
@@ -66,7 +66,7 @@ class L1Simplex(Regularizer):
         return (d == 0.0) & known & (grad > SCREEN_RATIO * best)
 
 
-class LpNorm(Regularizer):
+class LpNorm(Regularizer, name="lp"):
     """``r(d) = lam/2 ||d||_p^2`` on ``d >= 0``, p > 1 (the SMO-MKL regulariser).
 
     Vishwanathan, Sun, Theera-Ampornpunt and Varma, NIPS 2010, eq. 2. Conjugate on ``d >= 0``:
@@ -78,7 +78,6 @@ class LpNorm(Regularizer):
     lam : float > 0
     """
 
-    name = "lp"
     feasible_set = ORTHANT
 
     def __init__(self, p: float, lam: float):
@@ -89,6 +88,10 @@ class LpNorm(Regularizer):
         self.p = float(p)
         self.lam = float(lam)
         self.q = self.p / (self.p - 1.0)
+
+    @classmethod
+    def from_options(cls, *, p, lam, groups=None, prior=None):
+        return cls(p, lam)
 
     def smo_dual(self, n_kernels: int):
         """The conjugate ``||z_+||_q^2 / (2 lam)`` in the SMO-MKL core's terms."""
@@ -129,7 +132,7 @@ class LpNorm(Regularizer):
         return _pnorm(np.maximum(z, 0.0), self.q) ** 2 / (2.0 * self.lam)
 
 
-class L1Penalty(Regularizer):
+class L1Penalty(Regularizer, name="l1_penalty"):
     """``r(d) = sigma * sum_k d_k`` on ``d >= 0``: the l1 penalty of GMKL's product experiments.
 
     Jain, Vishwanathan and Varma, KDD 2012, section 5.4 (ALGORITHMS.md section 1). Unlike
@@ -137,16 +140,21 @@ class L1Penalty(Regularizer):
     for products of kernels) against fit. Conjugate on ``d >= 0``: the indicator of
     ``max_k z_k <= sigma`` (0 inside, +inf outside).
 
+    ``regularizer="l1_penalty"`` is ``L1Penalty(lam)``.
+
     Parameters
     ----------
     sigma : float > 0
     """
 
-    name = "l1 penalty"
     feasible_set = ORTHANT
 
     def __init__(self, sigma: float):
         self.sigma = float(sigma)
+
+    @classmethod
+    def from_options(cls, *, p, lam, groups=None, prior=None):
+        return cls(lam)
 
     def initial_weights(self, n_kernels: int) -> np.ndarray:
         return np.ones(n_kernels)
@@ -168,7 +176,7 @@ class L1Penalty(Regularizer):
         return 0.0 if float(np.max(z)) <= self.sigma else np.inf
 
 
-class MixedNorm(Regularizer):
+class MixedNorm(Regularizer, name="group"):
     """(l_inf, l_1) mixed norm over groups of kernels: ``1/2 (max_j sum_k ||w_jk||)^2``.
 
     Nath et al., NIPS 2009, eq. 1 (ALGORITHMS.md section 4); solved by
@@ -182,11 +190,42 @@ class MixedNorm(Regularizer):
         The validated grouping (:func:`mklearn.groups.check_groups`).
     """
 
-    name = "group"
     feasible_set = GROUP_SIMPLICES
 
     def __init__(self, groups):
         self.groups = groups
+
+    @classmethod
+    def from_options(cls, *, p, lam, groups=None, prior=None):
+        if groups is None:
+            raise ValueError("regularizer 'group' needs groups= (the group of each kernel)")
+        return cls(groups)
+
+    def saved_params(self) -> dict:
+        """The groups as ``{"codes": [...], "names": [...]}`` (None: none given)."""
+        groups = self.groups
+        if groups is None:
+            return {"groups": None}
+        return {"groups": {"codes": groups.codes.tolist(), "names": list(groups.names)}}
+
+    @classmethod
+    def from_saved(cls, params: dict, n_kernels: int):
+        """The mixed norm on the groups :meth:`saved_params` wrote; ValueError if the codes
+        are not one group index per kernel covering every named group."""
+        groups = params["groups"]
+        if groups is None:
+            return cls(None)
+        valid = (isinstance(groups, dict) and set(groups) == {"codes", "names"}
+                 and isinstance(groups["names"], list)
+                 and all(isinstance(name, str) for name in groups["names"])
+                 and isinstance(groups["codes"], list) and len(groups["codes"]) == n_kernels
+                 and all(type(code) is int for code in groups["codes"]))
+        codes = np.array(groups["codes"], dtype=np.int64) if valid else None
+        if not (valid and np.all((codes >= 0) & (codes < len(groups["names"])))
+                and np.unique(codes).size == len(groups["names"])):
+            raise ValueError(f"'regularizer.groups' must give {n_kernels} group codes covering "
+                             "its group names")
+        return cls(KernelGroups(codes, groups["names"]))
 
     def initial_weights(self, n_kernels: int) -> np.ndarray:
         """Uniform within each group: ``gamma_jk = 1 / n_j``."""
@@ -203,7 +242,7 @@ def _pnorm(v: np.ndarray, p: float) -> float:
     return scale * float(np.sum((np.abs(v) / scale) ** p)) ** (1.0 / p)
 
 
-class KLDivergence(Regularizer):
+class KLDivergence(Regularizer, name="kl"):
     """Generalised KL divergence to a prior d0,
     ``r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)``.
 
@@ -220,7 +259,6 @@ class KLDivergence(Regularizer):
         Prior weights ``d0 > 0``; default uniform ``1 / m``.
     """
 
-    name = "kl"
     feasible_set = ORTHANT
 
     def __init__(self, lam: float, prior=None):
@@ -228,6 +266,10 @@ class KLDivergence(Regularizer):
             raise ValueError(f"lam must be > 0, got {lam}")
         self.lam = float(lam)
         self.prior = prior
+
+    @classmethod
+    def from_options(cls, *, p, lam, groups=None, prior=None):
+        return cls(lam, prior=prior)
 
     def smo_dual(self, n_kernels: int):
         """The conjugate ``lam sum_k d0_k (exp(z_k / lam) - 1)`` in the SMO-MKL core's terms."""
@@ -263,20 +305,8 @@ class KLDivergence(Regularizer):
 
 
 def make_regularizer(name: str, *, p: float, lam: float, groups=None, prior=None):
-    """Build the regularizer named ``name`` ("l1", "lp", "kl" with its ``prior``, None for
-    uniform, or "group" with its validated ``groups``); the caller validates parameters."""
-    if name == "l1":
-        return L1Simplex()
-    if name == "lp":
-        return LpNorm(p, lam)
-    if name == "kl":
-        return KLDivergence(lam, prior=prior)
-    if name == "group":
-        if groups is None:
-            raise ValueError("regularizer 'group' needs groups= (the group of each kernel)")
-        return MixedNorm(groups)
-    raise ValueError(f"unknown regularizer {name!r}; choose 'l1', 'lp', 'kl' or 'group'")
-
-
-#: The regularisers named by the estimators' ``regularizer`` strings.
-REGULARIZERS = {"l1": L1Simplex, "lp": LpNorm, "kl": KLDivergence, "group": MixedNorm}
+    """Build the regularizer registered as ``name`` (:data:`REGULARIZERS`: "l1", "lp", "kl"
+    with its ``prior``, None for uniform, "l1_penalty", or "group" with its validated
+    ``groups``) by its :meth:`~mklearn.extending.Regularizer.from_options`; the caller
+    validates parameters. ValueError for a name not registered."""
+    return REGULARIZERS.lookup(name).from_options(p=p, lam=lam, groups=groups, prior=prior)

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .specs import KIND_LAPLACIAN as _LAPLACIAN
 from .specs import KIND_LINEAR as _LINEAR
 from .specs import KIND_POLYNOMIAL as _POLYNOMIAL
 from .specs import KIND_RBF as _RBF
@@ -67,7 +68,9 @@ def _kernel_value(kind, gamma, coef0, degree, inner, sq_dist, l1_dist):
         return value
     if kind == _LINEAR:
         return inner
-    return math.exp(-gamma * l1_dist)
+    if kind == _LAPLACIAN:
+        return math.exp(-gamma * l1_dist)
+    return math.nan  # KIND_PYTHON: the bank fills these from spec.evaluate
 
 
 @njit(cache=True, inline="always")

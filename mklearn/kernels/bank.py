@@ -24,7 +24,7 @@ from ._numba import (
     single_column_rbf_cross,
     single_column_rbf_cross_parallel,
 )
-from .specs import KIND_LAPLACIAN, KIND_RBF, KernelSpec
+from .specs import KIND_LAPLACIAN, KIND_RBF, NUMBA_KINDS, KernelSpec, check_kind
 from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
@@ -250,6 +250,7 @@ class _Plan:
     multi_scales: list  # per multi-column block: its columns' factors, or None
     multi_needs_sq: list  # per multi-column block: an RBF needs squared distances
     multi_needs_l1: list  # per multi-column block: a Laplacian needs L1 distances
+    python_specs: tuple = ()  # (entry, spec) of the kernels evaluated by spec.evaluate
 
     @functools.cached_property
     def positions(self):
@@ -328,11 +329,15 @@ def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
         block_ptr.append(len(order))
 
     params = [specs[p].numeric_params() for p in order]
+    kinds = np.array([specs[p].kind for p in order], dtype=np.int64)
+    python_entries = np.flatnonzero(~np.isin(kinds, NUMBA_KINDS))
+    for entry in python_entries:
+        check_kind(specs[order[entry]])  # ValueError for a kind nothing evaluates
     return _Plan(
         block_cols=np.array(block_cols, dtype=np.int64),
         block_multi=np.array(block_multi, dtype=np.int64),
         block_ptr=np.array(block_ptr, dtype=np.int64),
-        kinds=np.array([specs[p].kind for p in order], dtype=np.int64),
+        kinds=kinds,
         gammas=np.array([g for g, _, _ in params], dtype=np.float64),
         coef0s=np.array([c for _, c, _ in params], dtype=np.float64),
         degrees=np.array([d for _, _, d in params], dtype=np.int64),
@@ -341,6 +346,7 @@ def _build_plan(specs: Sequence[KernelSpec], n_features: int) -> _Plan:
         multi_scales=multi_scales,
         multi_needs_sq=multi_needs_sq,
         multi_needs_l1=multi_needs_l1,
+        python_specs=tuple((int(entry), specs[order[entry]]) for entry in python_entries),
     )
 
 
@@ -380,7 +386,36 @@ def _subset_plan(full: _Plan, kernels: np.ndarray) -> _Plan:
         multi_scales=[full.multi_scales[i] for i in old_multi[multi]],
         multi_needs_sq=[bool((k == KIND_RBF).any()) for k in block_kinds],
         multi_needs_l1=[bool((k == KIND_LAPLACIAN).any()) for k in block_kinds],
+        python_specs=_subset_python_specs(full.python_specs, picked),
     )
+
+
+def _subset_python_specs(python_specs, picked):
+    """The (entry, spec) pairs of a subset plan whose entry ``i`` is ``picked[i]`` of the
+    full plan's."""
+    if not python_specs:
+        return ()
+    spec_of = dict(python_specs)
+    return tuple((i, spec_of[int(entry)]) for i, entry in enumerate(picked)
+                 if int(entry) in spec_of)
+
+
+def fill_python_kernels(plan: _Plan, X: np.ndarray, Z: np.ndarray, factors, out) -> None:
+    """The kernels of kind ``KIND_PYTHON`` into the kernel-major ``out`` (the numba loops
+    leave them NaN): ``out[out_index[e]] = factors[e] * spec.evaluate(X, Z)`` on the spec's
+    columns and feature scales, symmetrised when ``Z is X``."""
+    for entry, spec in plan.python_specs:
+        Xb, Zb = (_spec_columns(spec, points) for points in (X, Z))
+        values = np.asarray(spec.evaluate(Xb, Zb), dtype=np.float64)
+        if Z is X:  # a training stack is exactly symmetric
+            values = 0.5 * (values + values.T)
+        out[plan.out_index[entry]] = factors[entry] * values
+
+
+def _spec_columns(spec: KernelSpec, X: np.ndarray) -> np.ndarray:
+    columns = None if spec.features is None else np.array(spec.features)
+    scales = None if spec.feature_scales is None else np.array(spec.feature_scales)
+    return _block(X, columns, scales)
 
 
 def _block(X: np.ndarray, columns: np.ndarray | None, scales: np.ndarray | None = None
@@ -508,6 +543,8 @@ def kernel_diagonals(plan: _Plan, X: np.ndarray) -> np.ndarray:
         _multi_block_sq_norms(plan, X),
         diagonal,
     )
+    for entry, spec in plan.python_specs:
+        diagonal[:, plan.out_index[entry]] = spec.evaluate_diagonal(_spec_columns(spec, X))
     return diagonal
 
 
@@ -813,6 +850,7 @@ class KernelBank:
         fill_kernel_stack(X, Z, symmetric, *plan.loop_arrays, factors, plan.out_index, inner,
                           sq_dist, l1_dist, out)  # RBF kernels below
         _rbf_stack(plan, factors, X, Z, symmetric, sq_dist, out)
+        fill_python_kernels(plan, X, Z, factors, out)
         return out.transpose(1, 2, 0)  # (n_x, n_z, m) view of kernel-major memory
 
     # ------------------------------------------------------------ persistence

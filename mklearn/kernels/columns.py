@@ -53,6 +53,7 @@ from .bank import (
     _subset_plan,
     at_most_two_values,
     block_key,
+    fill_python_kernels,
     has_unit_diagonals,
     kernel_diagonals,
     sparse_block,
@@ -351,6 +352,7 @@ class KernelColumns(KernelOperator):
             fill_kernel_rows_parallel(points, self._X, *arrays)
         else:
             fill_kernel_stack(points, self._X, False, *arrays)
+        fill_python_kernels(plan, points, self._X, scales, out)
         if self._single and out.dtype == np.float64:  # single precision, as the float32 stack
             others = plan.out_index[plan.kinds != KIND_RBF]
             out[others] = out[others].astype(np.float32)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 import numbers
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 
+from mklearn._registry import Registry
+
 __all__ = [
+    "KERNEL_TYPES",
     "KernelSpec",
     "Linear",
     "Polynomial",
@@ -30,6 +33,12 @@ KIND_LINEAR = 0
 KIND_POLYNOMIAL = 1
 KIND_RBF = 2
 KIND_LAPLACIAN = 3
+NUMBA_KINDS = (KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF, KIND_LAPLACIAN)
+KIND_PYTHON = -1  # evaluated by the spec's own ``evaluate`` (a kernel type of one's own)
+
+#: The registered kernel types by ``type_name``: what ``kernel_from_dict`` and model files
+#: rebuild.
+KERNEL_TYPES = Registry("kernel type")
 
 
 def _check_features(features: Any) -> tuple[int, ...] | None:
@@ -105,8 +114,23 @@ def _format_features(features: tuple[int, ...] | None, feature_names=None) -> st
     return "[" + ", ".join(str(feature_names[i]) for i in features) + "]"
 
 
+def check_kind(spec) -> None:
+    """ValueError unless the numba loop knows the kind of ``spec`` (a spec or its class) or
+    the kind is ``KIND_PYTHON`` with an ``evaluate`` method of its own."""
+    cls = spec if isinstance(spec, type) else type(spec)
+    if cls.kind in NUMBA_KINDS:
+        return
+    if cls.kind == KIND_PYTHON and cls.evaluate is not KernelSpec.evaluate:
+        return
+    raise ValueError(
+        f"kernel type {cls.__name__} has kind {cls.kind!r}, which mklearn cannot evaluate: "
+        f"the numba loop knows the kinds {NUMBA_KINDS}; for a kernel of your own leave kind "
+        "at KIND_PYTHON and implement evaluate(X, Z) (docs/extending.md)"
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
-class KernelSpec(ABC):
+class KernelSpec:
     """Base class of the base-kernel descriptions.
 
     Parameters
@@ -126,15 +150,34 @@ class KernelSpec(ABC):
     ValueError
         If a feature index is negative, repeated or not an integer, or a feature scale is
         not a finite number > 0 (or their count differs from ``features``).
+
+    Notes
+    -----
+    A subclass that sets its own ``type_name`` is registered in :data:`KERNEL_TYPES` (model
+    files and :func:`kernel_from_dict` rebuild it from its :meth:`to_dict`). A kernel type of
+    one's own leaves ``kind`` at ``KIND_PYTHON`` and implements :meth:`evaluate` (numpy):
+    the kernel bank calls it for the kernel's columns; ``docs/extending.md`` shows one.
     """
 
     features: tuple[int, ...] | None = None
     feature_scales: tuple[float, ...] | None = None
 
-    #: Value of the ``"type"`` key of :meth:`to_dict`.
+    #: Value of the ``"type"`` key of :meth:`to_dict`; a class that sets it is registered.
     type_name: ClassVar[str] = ""
-    #: Integer code used by the numba evaluation loop.
-    kind: ClassVar[int] = -1
+    #: Integer code used by the numba evaluation loop (``KIND_PYTHON``: :meth:`evaluate`).
+    kind: ClassVar[int] = KIND_PYTHON
+
+    def __new__(cls, *args, **kwargs):
+        if cls is KernelSpec:
+            raise TypeError("KernelSpec is the base of the kernel types; instantiate one of "
+                            f"them: {', '.join(part.__name__ for part in KERNEL_TYPES.values())}")
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("type_name"):
+            check_kind(cls)
+            KERNEL_TYPES.add(cls.type_name, cls)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "features", _check_features(self.features))
@@ -163,13 +206,36 @@ class KernelSpec(ABC):
         label = self._label()
         return label if self.feature_scales is None else label[:-1] + ", scaled columns)"
 
-    @abstractmethod
     def _label(self) -> str:
-        """Type and parameters part of :attr:`name`."""
+        """Type and parameters part of :attr:`name`, e.g. ``"mine(width=2)"``."""
+        params = ", ".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+                           for key, value in self.to_dict().items()
+                           if key not in ("type", "features", "feature_scales"))
+        return f"{self.type_name}({params})"
 
-    @abstractmethod
     def numeric_params(self) -> tuple[float, float, int]:
-        """Return ``(gamma, coef0, degree)`` as used by the evaluation loop."""
+        """Return ``(gamma, coef0, degree)`` as used by the numba loop (unused for
+        ``KIND_PYTHON``)."""
+        return 1.0, 0.0, 1
+
+    def evaluate(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+        """``k(x_i, z_j)`` of shape (n_x, n_z), float64, for a kernel of kind ``KIND_PYTHON``.
+
+        Parameters
+        ----------
+        X, Z : ndarray of shape (n_x, n_columns) and (n_z, n_columns)
+            The points on the kernel's columns (``features``), standardised by the bank
+            and multiplied by ``feature_scales``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has kind KIND_PYTHON but no evaluate(X, Z) method; "
+            "implement it (docs/extending.md)"
+        )
+
+    def evaluate_diagonal(self, X: np.ndarray) -> np.ndarray:
+        """``k(x_i, x_i)`` of shape (n,), for a kernel of kind ``KIND_PYTHON``: here from
+        :meth:`evaluate` a point at a time (override it when there is a cheaper form)."""
+        return np.array([self.evaluate(row[None], row[None])[0, 0] for row in X])
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict; :func:`kernel_from_dict` inverts it.
@@ -356,19 +422,15 @@ class Laplacian(_WidthKernel):
         return 1.0 / sigma
 
 
-_SPEC_TYPES: dict[str, type[KernelSpec]] = {
-    cls.type_name: cls for cls in (Linear, Polynomial, RBF, Laplacian)
-}
-
-
 def kernel_from_dict(d: Mapping[str, Any]) -> KernelSpec:
     """Rebuild a kernel spec from the output of :meth:`KernelSpec.to_dict`.
 
     Parameters
     ----------
     d : mapping
-        Must hold a ``"type"`` key (one of ``"linear"``, ``"polynomial"``,
-        ``"rbf"``, ``"laplacian"``) plus that kernel's keyword arguments.
+        Must hold a ``"type"`` key (a registered type: ``"linear"``, ``"polynomial"``,
+        ``"rbf"``, ``"laplacian"`` or one of :data:`KERNEL_TYPES`) plus that kernel's
+        keyword arguments.
 
     Returns
     -------
@@ -384,10 +446,10 @@ def kernel_from_dict(d: Mapping[str, Any]) -> KernelSpec:
         raise ValueError(f"kernel_from_dict expects a dict; got {type(d).__name__}.")
     params = dict(d)
     type_name = params.pop("type", None)
-    cls = _SPEC_TYPES.get(type_name) if isinstance(type_name, str) else None
+    cls = KERNEL_TYPES.get(type_name) if isinstance(type_name, str) else None
     if cls is None:
         raise ValueError(
-            f"Unknown kernel type {type_name!r}; expected one of {sorted(_SPEC_TYPES)}."
+            f"Unknown kernel type {type_name!r}; expected one of {sorted(KERNEL_TYPES)}."
         )
     allowed = {field.name for field in fields(cls)}
     unknown = sorted(set(params) - allowed)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mklearn._registry import Named, Registry
 from mklearn.formulation.losses import (
     best_hinge_bias,
     best_insensitive_bias,
@@ -40,14 +41,32 @@ from mklearn.formulation.losses import (
 )
 from mklearn.svm import one_class_dual, svc_dual, svr_dual
 
-__all__ = ["DEFAULT_NU", "ClassificationTask", "OneClassTask", "RegressionTask", "make_task"]
+__all__ = ["DEFAULT_NU", "TASKS", "ClassificationTask", "OneClassTask", "RegressionTask", "Task",
+           "make_task"]
+
+#: The registered tasks (losses) by name: "classification", "regression", "one-class".
+TASKS = Registry("task")
 
 
-class ClassificationTask:
+class Task(Named):
+    """Base of the tasks: a loss with its dual on the SMO core (see the module docstring).
+
+    A subclass defined with a name, ``class Mine(Task, name="mine")``, is registered in
+    :data:`TASKS`, which :func:`make_task` reads; it builds itself from the labels and
+    options in :meth:`from_options`.
+    """
+
+    registry = TASKS
+
+    @classmethod
+    def from_options(cls, y, C, *, epsilon, nu):
+        """The task on targets ``y`` (float64) with cost ``C`` and the estimators' options."""
+        raise NotImplementedError
+
+
+class ClassificationTask(Task, name="classification"):
     """The hinge loss (C-SVC): LIBSVM's generic dual with signs ``y``, rows ``arange(n)``,
     linear term ``-1`` and bounds ``C``."""
-
-    name = "classification"
 
     classification = True  # the tasks silp's linadd decomposition solves
 
@@ -57,6 +76,10 @@ class ClassificationTask:
         self.signs, self.upper = y, cost
         self.index = np.arange(y.size)
         self.linear = -np.ones(y.size)
+
+    @classmethod
+    def from_options(cls, y, C, *, epsilon, nu):
+        return cls(y, np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy())
 
     def initial_alpha(self):
         """Where the interleaved SILP starts: every dual variable at 0."""
@@ -91,14 +114,12 @@ class ClassificationTask:
         return hard_margin_factor(f, self.y, self.cost)
 
 
-class RegressionTask:
+class RegressionTask(Task, name="regression"):
     """epsilon-SVR: 2n variables ``[a+; a-]``, signs ``[+1, -1]``, rows ``[0..n-1, 0..n-1]``,
     linear term ``[epsilon - y, epsilon + y]``, bounds ``C`` (ALGORITHMS.md section 5).
 
     The prediction is ``K(d)(x, X) @ v + bias`` with ``v = a+ - a-``.
     """
-
-    name = "regression"
 
     classification = False
 
@@ -111,6 +132,10 @@ class RegressionTask:
         self.index = np.concatenate([np.arange(n), np.arange(n)])
         self.upper = np.concatenate([self.cost, self.cost])
         self.linear = np.concatenate([self.epsilon - self.y, self.epsilon + self.y])
+
+    @classmethod
+    def from_options(cls, y, C, *, epsilon, nu):
+        return cls(y, C, epsilon)
 
     def initial_alpha(self):
         """Where the interleaved SILP starts: every dual variable at 0."""
@@ -147,7 +172,7 @@ class RegressionTask:
         return 0.5 * float(v @ f) + loss, bias
 
 
-class OneClassTask:
+class OneClassTask(Task, name="one-class"):
     """One-class SVM in LIBSVM's scaling: ``0 <= a <= 1``, ``1'a = nu n``, ``p = 0``.
 
     Primal (Schoelkopf et al., Neural Computation 2001, scaled by ``nu n``):
@@ -155,8 +180,6 @@ class OneClassTask:
     is ``K(d)(x, X) @ a - rho`` (positive inside). The SILP paper's scaling
     (``0 <= a <= 1/(nu n)``, ``1'a = 1``) divides every objective by ``(nu n)^2``.
     """
-
-    name = "one-class"
 
     classification = False
 
@@ -170,6 +193,10 @@ class OneClassTask:
         self.index = np.arange(n)
         self.upper = np.ones(n)
         self.linear = np.zeros(n)
+
+    @classmethod
+    def from_options(cls, y, C, *, epsilon, nu):
+        return cls(y.size, nu)
 
     def initial_alpha(self):
         """LIBSVM's feasible start: ``a_i = 1`` for the first ``floor(nu n)`` points, the
@@ -213,17 +240,10 @@ DEFAULT_NU = 0.1
 
 
 def make_task(name, y, C, *, epsilon=0.1, nu=DEFAULT_NU):
-    """The task object for ``name`` in {"classification", "regression", "one-class"}.
+    """The task object registered as ``name`` (:data:`TASKS`: "classification",
+    "regression", "one-class"); ValueError for another name.
 
     ``y`` holds labels in {-1, +1}, real targets, or (one-class) anything of length n.
     """
     y = np.asarray(y, dtype=np.float64)
-    if name == "classification":
-        cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-        return ClassificationTask(y, cost)
-    if name == "regression":
-        return RegressionTask(y, C, epsilon)
-    if name == "one-class":
-        return OneClassTask(y.size, nu)
-    raise ValueError(f"unknown task {name!r}; choose 'classification', 'regression' or "
-                     "'one-class'")
+    return TASKS.lookup(name).from_options(y, C, epsilon=epsilon, nu=nu)
