@@ -285,3 +285,13 @@ def test_scaled_hinge_bias_equals_the_weighted_median(seed):
         expected = best_hinge_bias(s * phi, y, np.ones(n))
         assert bias == pytest.approx(expected, abs=1e-12)
         assert total == pytest.approx(np.maximum(0, 1 - y * (s * phi + expected)).sum())
+
+
+def test_a_run_far_from_the_optimum_warns_with_its_gap():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_dataset("sonar")
+    loose = r"relative duality gap 0\.\d+, above 0\.1.*epsilon"
+    with pytest.warns(ConvergenceWarning, match=loose):
+        model = MKLClassifier(solver="mwu").fit(X, y)
+    assert model.relative_duality_gap_ > 0.1

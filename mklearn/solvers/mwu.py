@@ -66,10 +66,12 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 from numba import njit
 from scipy.optimize import minimize_scalar
+from sklearn.exceptions import ConvergenceWarning
 
 from mklearn._sizes import OBJECTIVE_BLOCK_BYTES
 from mklearn.extending import is_l1_simplex
@@ -83,6 +85,7 @@ RHO = math.sqrt(1.5)  # width of the SDP: rho^2 <= 3/2 (paper, appendix A.3)
 VARIANTS = ("adaptive", "paper")
 OBJECTIVE_MAX_N = 3000  # evaluate J(mu) exactly (an n x n SVM) up to this many samples
 HISTORY_POINTS = 50  # records of bounds along the run
+LOOSE_GAP = 0.1  # a run ending above this relative gap is far from the optimum: warned
 
 
 def iteration_count(n_samples: int, epsilon: float) -> int:
@@ -434,6 +437,8 @@ def mwu_mkl(
     record = _check(history, callback, start, t, T, lower, upper, weights.max(), cap, forced,
                     counts, n_svm)
     finished = t == T
+    if finished:
+        _warn_if_loose(record["relative_duality_gap"], T, epsilon)
     return MKLResult(
         kernel_weights=mu,
         alpha=alpha,
@@ -447,6 +452,18 @@ def mwu_mkl(
         history=history,
         stop_reason="converged" if finished else "max_iter",
     )
+
+
+def _warn_if_loose(relative, T, epsilon):
+    """A ``ConvergenceWarning`` when the ``T`` iterations that ``epsilon`` sets end above
+    ``LOOSE_GAP``: the weights are far from the MKL optimum (the model may be near constant)."""
+    if relative > LOOSE_GAP:
+        warnings.warn(
+            f"MWUMKL made its {T} iterations (epsilon={epsilon:g}) and ended at relative "
+            f"duality gap {relative:.2g}, above {LOOSE_GAP:g}: the kernel weights are far from "
+            "the MKL optimum; a smaller solver_options['epsilon'] narrows the gap (the "
+            "iterations grow as 1/epsilon^2), or solver='spg' solves to tol",
+            ConvergenceWarning, stacklevel=3)
 
 
 def _check(history, callback, start, t, T, lower, upper, max_weight, cap, forced, counts,
