@@ -234,6 +234,15 @@ def test_float32_stack_near_its_largest_value_is_refused(data, solver):
         assert np.isfinite(model.fit(stack, y).decision_function(stack)).all()
 
 
+def test_a_float64_stack_that_overflows_smo_mkl_says_to_rescale(data):
+    X, y = data
+    kernel = X @ X.T + np.eye(len(X))
+    stack = np.stack([kernel * 1e60, kernel], axis=2)  # within the range the check passes
+    # SMO-MKL's step raised numba's OverflowError with no message
+    with pytest.raises(ValueError, match=r"SMO solve overflowed float64.*rescale the kernels"):
+        MKLClassifier(kernels="precomputed").fit(stack, y)
+
+
 def test_huge_regression_targets_are_refused(data):
     X, y = data
     with pytest.raises(ValueError, match="overflow.*rescale y"):

@@ -268,7 +268,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     while True:
         settings = settings._replace(
             max_steps=int(min(max_steps, next_gap, next_stop, pulse.next) - total))
-        status, missing, steps, violation = loop(qp, it, slots, search, mkl, settings)
+        status, missing, steps, violation = _run_loop(loop, qp, it, slots, search, mkl, settings)
         total += steps
         pulse.beat(total)
         if status == core.STATUS_NEED_ROW:
@@ -306,6 +306,19 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
             if status == core.STATUS_RECONSTRUCT and total < max_steps:
                 continue
         return status == core.STATUS_KKT, total, float(violation), False
+
+
+def _run_loop(loop, qp, it, slots, search, mkl, settings):
+    """One call of the compiled loop; a float overflow inside it (numba raises a bare
+    ``OverflowError``, e.g. a power of a huge kernel value) becomes a ValueError that says
+    what to do."""
+    try:
+        return loop(qp, it, slots, search, mkl, settings)
+    except OverflowError as error:
+        raise ValueError(
+            "the SMO solve overflowed float64: kernel values (or their products with the "
+            "dual variables) beyond its range; rescale the kernels, e.g. divide each by its "
+            "mean diagonal so that its values are near 1") from error
 
 
 class _Pulse:
