@@ -15,7 +15,13 @@ from mklearn.formulation.regularizers import KLDivergence, L1Simplex, LpNorm, Mi
 from mklearn.groups import check_groups
 from mklearn.kernels import RBF, KernelBank, Linear, Polynomial, resolve_kernels
 from mklearn.kernels.columns import StackColumns
-from mklearn.kernels.low_rank import LowRankKernels, LowRankMap, low_rank_kernels
+from mklearn.kernels.low_rank import (
+    LowRankKernels,
+    LowRankMap,
+    low_rank_kernels,
+    polynomial_exponents,
+    polynomial_rank,
+)
 from mklearn.solvers import smo_mkl, spg_gmkl
 from mklearn.solvers.easymkl import easymkl
 from mklearn.solvers.feature_space import (
@@ -195,6 +201,49 @@ def test_kernels_on_few_distinct_rows_and_linear_kernels_are_exact():
     assert error < 1e-8 and errors.max() < 1e-8
 
 
+@pytest.mark.parametrize(("degree", "coef0", "gamma"), [(1, 1.0, 1.0), (2, 1.0, 0.5),
+                                                     (3, 2.0, 0.3), (2, 0.0, 1.0)])
+def test_polynomial_kernels_on_continuous_columns_have_their_exact_map(degree, coef0, gamma):
+    X, _ = _mixed_points(n=90)
+    specs = [Polynomial(degree=degree, coef0=coef0, gamma=gamma, features=[0, 1, 2]),
+             Polynomial(degree=degree, coef0=coef0, gamma=gamma, features=[0])]
+    bank = KernelBank(specs, standardize=True, normalize="trace").fit(X)
+    mapping = LowRankMap(bank, "nystroem", 30, random_state=0).fit()
+    assert mapping.exact_.all()
+    assert list(mapping.ranks_) == [polynomial_rank(3, degree, coef0),
+                                    polynomial_rank(1, degree, coef0)]
+    assert polynomial_exponents(3, degree, coef0).shape[0] == mapping.ranks_[0]
+    features = mapping.transform(X)
+    test = X[:7] + 0.5
+    stack = bank.transform(test)  # test against training points, exact
+    mapped = mapping.transform(test)
+    for k, (lo, hi) in enumerate(zip(mapping.starts_[:-1], mapping.starts_[1:], strict=True)):
+        np.testing.assert_allclose(mapped[:, lo:hi] @ features[:, lo:hi].T, stack[:, :, k],
+                                   rtol=1e-10, atol=1e-12)
+
+
+def test_polynomial_maps_too_wide_or_with_negative_coef0_take_landmarks():
+    X, _ = _mixed_points(n=90)
+    specs = [Polynomial(degree=3, features=[0, 1, 2]), Polynomial(degree=2, coef0=-1.0,
+                                                                  features=[0, 1])]
+    bank = KernelBank(specs, standardize=True, normalize="trace").fit(X)
+    with pytest.warns(UserWarning, match="rank-deficient"):  # the second: rank 6 at most
+        mapping = LowRankMap(bank, "nystroem", 15, random_state=0).fit()  # C(6, 3) > 15
+    assert not mapping.exact_.any()
+    assert [group.route for group in mapping.groups_] == ["landmarks", "landmarks"]
+
+
+def test_a_model_on_polynomial_maps_saves_and_loads(tmp_path):
+    X, y = _mixed_points(n=90)
+    kernels = [Polynomial(degree=2, features=[0, 1, 2]), RBF(sigma=1.0, features=[0])]
+    model = MKLClassifier(kernels=kernels, kernel_approximation="nystroem", n_components=20,
+                          random_state=0).fit(X, y)
+    assert model.low_rank_.exact_[0] and model.low_rank_.ranks_[0] == 10
+    save_model(model, tmp_path / "poly.npz")
+    np.testing.assert_allclose(load_model(tmp_path / "poly.npz").decision_function(X),
+                               model.decision_function(X), rtol=1e-12, atol=1e-12)
+
+
 def test_nystroem_on_every_distinct_row_is_exact_and_smaller_ranks_are_measured():
     X, _ = _mixed_points(n=80)
     errors = {}
@@ -214,17 +263,20 @@ def test_random_features_approximate_shift_invariant_kernels_only():
     error_fine = fine.error_on(fine.bank.X_fit_, operator.features)[0]
     assert error_fine < 0.5 * error_coarse
     bank = KernelBank([Polynomial(degree=2)], normalize="diagonal").fit(X[:, :3])
+    assert LowRankMap(bank, "rff", 10).fit().exact_.all()  # its map has C(5, 2) = 10 columns
     with pytest.raises(ValueError, match="shift-invariant"):
-        LowRankMap(bank, "rff", 10).fit()
+        LowRankMap(bank, "rff", 9).fit()
 
 
 def test_rank_deficient_landmarks_warn_with_the_rank_kept():
     rng = np.random.default_rng(0)
     t = rng.normal(size=200)
-    X = np.column_stack([t, 2 * t, -t])  # every row on one line: K_LL of a linear poly
+    X = np.column_stack([t, 2 * t, -t, 3 * t, t / 2])  # every row on one line
+    # a linear poly on 5 columns: its exact map has 6 columns, more than the 5 landmarks,
+    # whose K_LL has rank 2
     bank = KernelBank([Polynomial(degree=1)], normalize="diagonal").fit(X)
-    with pytest.warns(UserWarning, match="kept rank 2 of 50"):
-        LowRankMap(bank, "nystroem", 50, random_state=0).fit()
+    with pytest.warns(UserWarning, match="kept rank 2 of 5"):
+        LowRankMap(bank, "nystroem", 5, random_state=0).fit()
 
 
 def test_a_plan_that_does_not_fit_is_refused_with_the_bytes():

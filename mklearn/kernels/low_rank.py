@@ -5,6 +5,11 @@ feature maps, each kernel by the cheapest exact route or, where none is small en
 approximation:
 
 - **exact, linear**: a linear kernel on ``F`` columns is ``Phi = sqrt(s) X_F`` (rank |F|);
+- **exact, polynomial**: ``(gamma x'z + coef0)^p`` with ``coef0 >= 0`` on ``F`` columns is
+  the inner product of its monomials of degree at most p (exactly p when ``coef0 = 0``),
+  ``phi_a(x) = sqrt(p! / ((p - |a|)! a_1! ... a_F!) coef0^(p - |a|) gamma^|a|) x^a`` (the
+  multinomial theorem), of rank ``C(F + p, p)`` (``C(F + p - 1, p)``), taken when that is at
+  most ``n_components``;
 - **exact, few distinct rows**: a kernel on columns whose rows take at most
   ``n_components`` distinct values (binary, one-hot, categorical features: the default
   family's one-feature kernels on them) is ``Phi = K(X, L) K_LL^(-1/2)`` with the distinct
@@ -31,8 +36,10 @@ array ``features`` of shape (n, R), ``R = sum_k r_k``.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
+from itertools import combinations_with_replacement
 from typing import Any
 
 import numpy as np
@@ -41,10 +48,10 @@ from mklearn._sizes import PREDICT_BLOCK_BYTES
 from mklearn.extending import Capabilities
 from mklearn.kernels.bank import KernelBank, block_key
 from mklearn.kernels.base import KernelOperator
-from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_RBF
+from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF
 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
-           "SPECTRUM_FLOOR", "low_rank_bytes"]
+           "SPECTRUM_FLOOR", "low_rank_bytes", "polynomial_exponents", "polynomial_rank"]
 
 APPROXIMATIONS = ("nystroem", "rff")  # kernel_approximation's values besides exact and auto
 SPECTRUM_FLOOR = 1e-10  # eigenvalues of K_LL kept: above this times the largest
@@ -65,7 +72,7 @@ class _Group:
     kernels: np.ndarray  # indices into the bank's kernels
     columns: np.ndarray | None
     scales: np.ndarray | None
-    route: str  # "linear", "landmarks" or "rff"
+    route: str  # "linear", "polynomial", "landmarks" or "rff"
     exact: bool = False
     uniform: bool = False  # landmarks drawn at random (not distinct rows, not quantiles)
     landmarks: np.ndarray | None = None  # rows of the map's landmark points
@@ -81,6 +88,41 @@ def _scaled(points, group):
     """The group's columns of ``points``, times their scales."""
     block = points if group.columns is None else points[:, group.columns]
     return block if group.scales is None else block * group.scales
+
+
+def polynomial_exponents(width, degree, coef0):
+    """The exponents ``a`` of the monomials of the map of ``(gamma x'z + coef0)^degree`` on
+    ``width`` columns, int64 of shape (count, width): every ``|a| <= degree`` (``coef0 > 0``)
+    or ``|a| = degree`` (``coef0 = 0``)."""
+    rows = []
+    for total in range(0 if coef0 > 0 else degree, degree + 1):
+        for picks in combinations_with_replacement(range(width), total):
+            rows.append(np.bincount(np.asarray(picks, dtype=np.int64), minlength=width))
+    return np.asarray(rows, dtype=np.int64).reshape(-1, width)
+
+
+def polynomial_rank(width, degree, coef0):
+    """Columns of that map: ``C(width + degree, degree)``, or ``C(width + degree - 1,
+    degree)`` when ``coef0 = 0``."""
+    return math.comb(width + degree - (0 if coef0 > 0 else 1), degree)
+
+
+def _polynomial_features(block, exponents, spec):
+    """``phi_a(x)`` of the rows of ``block`` (the kernel's scaled columns), shape
+    (n, len(exponents)): the multinomial coefficients' square roots times ``x^a``."""
+    gamma, coef0, degree = spec.numeric_params()
+    total = exponents.sum(axis=1)
+    log_weight = (math.lgamma(degree + 1)
+                  - np.array([math.lgamma(degree - t + 1) for t in total])
+                  - np.array([sum(math.lgamma(e + 1) for e in row) for row in exponents]))
+    weight = np.exp(0.5 * log_weight) * np.sqrt(gamma ** total * coef0 ** (degree - total))
+    out = np.empty((block.shape[0], exponents.shape[0]))
+    for j, row in enumerate(exponents):
+        column = np.full(block.shape[0], weight[j])
+        for i in np.flatnonzero(row):
+            column *= block[:, i] ** row[i]
+        out[:, j] = column
+    return out
 
 
 def _distinct_rows(block, limit):
@@ -142,8 +184,9 @@ class LowRankMap:
     Raises
     ------
     ValueError
-        ``approximation="rff"`` for a kernel that is not shift-invariant (linear,
-        polynomial): the message names it and the fix.
+        ``approximation="rff"`` for a kernel that is not shift-invariant and has no exact
+        map of at most ``n_components`` columns (a wide polynomial): the message names it
+        and the fix.
     """
 
     def __init__(self, bank: KernelBank, approximation: str = "nystroem",
@@ -184,15 +227,26 @@ class LowRankMap:
         for k, spec in enumerate(self.bank.specs):
             columns = None if spec.features is None else np.asarray(spec.features)
             scales = None if spec.feature_scales is None else np.asarray(spec.feature_scales)
-            key = (spec.kind == KIND_LINEAR, block_key(columns, scales))
+            width = n_features if columns is None else columns.size
+            key = (self._closed_form(spec, width), block_key(columns, scales))
             by_key.setdefault(key, (columns, scales, []))[2].append(k)
-        for (linear, _), (columns, scales, kernels) in by_key.items():
-            yield _Group(np.asarray(kernels), columns, scales,
-                         "linear" if linear else "landmarks")
+        for (route, _), (columns, scales, kernels) in by_key.items():
+            yield _Group(np.asarray(kernels), columns, scales, route)
+
+    def _closed_form(self, spec, width):
+        """"linear" or "polynomial" for a kernel with an exact map of at most
+        ``n_components`` columns by its formula, else "landmarks"."""
+        if spec.kind == KIND_LINEAR:
+            return "linear"
+        if spec.kind == KIND_POLYNOMIAL:
+            _, coef0, degree = spec.numeric_params()
+            if coef0 >= 0 and polynomial_rank(width, degree, coef0) <= self.n_components:
+                return "polynomial"
+        return "landmarks"
 
     def _route(self, group, X, rng, landmark_rows):
         """The group's route and landmarks (rows of X)."""
-        if group.route == "linear":
+        if group.route in ("linear", "polynomial"):
             group.exact = True
             return
         block = _scaled(X, group)
@@ -239,6 +293,9 @@ class LowRankMap:
             elif group.route == "rff":
                 self._draw_features(group, rng)
                 ranks[group.kernels] = self.n_components
+            elif group.route == "polynomial":
+                group.projections = self._exponents(group)
+                ranks[group.kernels] = [p.shape[1] for p in group.projections]
             else:
                 K_LL = landmark_bank.transform(self.landmark_points_[group.landmarks],
                                                rows=group.landmarks,
@@ -248,6 +305,16 @@ class LowRankMap:
                 ranks[group.kernels] = [p.shape[1] for p in group.projections]
         self.ranks_ = ranks
         self.starts_ = np.concatenate([[0], np.cumsum(ranks)]).astype(np.int64)
+
+    def _exponents(self, group):
+        """Per kernel of a polynomial group, its monomials' exponents as columns (the
+        projections kept in model files), float64 of shape (width, count)."""
+        width = self.bank.n_features_in_ if group.columns is None else group.columns.size
+        out = []
+        for k in group.kernels:
+            _, coef0, degree = self.bank.specs[k].numeric_params()
+            out.append(polynomial_exponents(width, degree, coef0).T.astype(np.float64))
+        return out
 
     def _landmark_bank(self):
         bank = self.bank
@@ -321,6 +388,10 @@ class LowRankMap:
                 lo, hi = self.starts_[k], self.starts_[k + 1]
                 if group.route == "linear":
                     out[:, lo:hi] = np.sqrt(scales[k]) * block
+                elif group.route == "polynomial":
+                    exponents = group.projections[t].T.astype(np.int64)
+                    out[:, lo:hi] = np.sqrt(scales[k]) * _polynomial_features(
+                        block, exponents, self.bank.specs[k])
                 elif group.route == "rff":
                     D = group.phases.size
                     out[:, lo:hi] = np.sqrt(2.0 * scales[k] / D) * np.cos(
@@ -536,7 +607,8 @@ def map_state(mapping: LowRankMap) -> tuple[dict, dict]:
         if group.landmarks is not None:
             arrays[f"low_rank_{g}_landmarks"] = group.landmarks.astype(np.int64)
         for t, projection in enumerate(group.projections):
-            arrays[f"low_rank_{g}_projection_{t}"] = projection
+            if group.route != "polynomial":  # its exponents follow from its kernels
+                arrays[f"low_rank_{g}_projection_{t}"] = projection
         if group.phases is not None:
             arrays[f"low_rank_{g}_phases"] = group.phases
     header = {"approximation": mapping.approximation, "n_components": mapping.n_components,
@@ -569,6 +641,9 @@ def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
         width = n_features if group.columns is None else group.columns.size
         if group.route == "linear":
             ranks[group.kernels] = width
+        elif group.route == "polynomial":
+            group.projections = mapping._exponents(group)  # rebuilt from the kernels
+            ranks[group.kernels] = [p.shape[1] for p in group.projections]
         else:
             _read_group(group, g, entry, read, n_landmarks, width)
             ranks[group.kernels] = [p.shape[1] for p in group.projections]
@@ -598,7 +673,7 @@ def _group_from(entry, m, n_features):
     width = n_features if columns is None else columns.size
     _expect(scales is None or (scales.shape == (width,) and np.all(scales > 0)),
             "column scales that do not fit")
-    _expect(entry["route"] in ("linear", "landmarks", "rff"), "an unknown route")
+    _expect(entry["route"] in ("linear", "polynomial", "landmarks", "rff"), "an unknown route")
     return _Group(kernels, columns, scales, entry["route"], exact=bool(entry["exact"]))
 
 
