@@ -24,8 +24,8 @@ the larger KKT violation gives ``i`` (its largest gradient among ``gamma_i > 0``
 maximises the second-order gain over that class (Fan, Chen and Lin, JMLR 6, 2005, WSS2).
 The project's SMO core (:mod:`mklearn.svm.core`) pairs variables across classes under one
 constraint ``y'a = 0`` and reads ``Q = Y K Y`` without a ridge term, so this module has its
-own short numba loop; it reads rows of ``K`` from the same row sources
-(:mod:`mklearn.kernels.row_sources`: the dense sum of a stack, or
+own short numba loop (with the core's ``TAU`` and ``SHRINK_EVERY``); it reads rows of ``K``
+from the same row sources (:mod:`mklearn.kernels.row_sources`: the dense sum of a stack, or
 :class:`~mklearn.kernels.row_sources.CombinedRows` of kernels computed from X in an LRU
 cache) with the core's protocol (a missing row is returned, loaded by the caller, and the
 loop called again).
@@ -66,13 +66,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
+from mklearn.svm.core import SHRINK_EVERY, TAU
 from mklearn.svm.smo import svc_dual
 
 _NEED_ROW = 0
 _KKT = 1
 _STEPS = 2
-_TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 2005, eq. 19)
-SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
 CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
 # the polish's pace in its cost model, |S|^3 / 3 flops (measured on one core, the whole polish:
 # 1.9e10 at |S| = 1,700, 1.3e10 at 600; the Cholesky alone 2.7-4e10)
@@ -188,7 +187,7 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
             if diff > 0.0:
                 curv = a * (diag[i] + diag[t] - 2.0 * row_i[t]) + 2.0 * b
                 if curv <= 0.0:
-                    curv = _TAU
+                    curv = TAU
                 gain = diff * diff / curv
                 if gain > best:
                     best, j, curv_j = gain, t, curv

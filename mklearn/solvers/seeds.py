@@ -53,7 +53,7 @@ from mklearn.kernels.base import prepare
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.threads import one_blas_thread
 from mklearn.solvers.fixed_weights import classification_task, fixed_weight_svm
-from mklearn.solvers.kernel_sums import kernel_sums, point_subset
+from mklearn.solvers.kernel_sums import kernel_sums
 
 PSD_CHECK_POINTS = 200  # points of the principal submatrices whose eigenvalues are checked
 PSD_GROUP_BYTES = 4 * MB  # submatrices factorised at once (small temporaries: no new pages)
@@ -238,7 +238,7 @@ def _cv_accuracies(provider, task, cv, tol, cache_size):
     correct = np.zeros(m)
     budget = cache_size * MB
     for train, test in StratifiedKFold(cv).split(np.zeros(y.size), y):
-        part = point_subset(provider, train)
+        part = provider.point_subset(train)
         fold = classification_task(y[train], cost[train])
         dense = 8.0 * train.size**2 <= budget
         group = max(1, int(budget // (8 * (train.size**2 * dense + test.size * y.size))))
@@ -270,7 +270,7 @@ def _aligned(provider, y, C, task, name, *, tol, max_iter, callback, cache_size,
     rng = check_random_state(random_state)
     check_psd(provider, rng)
     sample, used = _points_used(provider.n_samples, estimate, subsample_size, rng, name)
-    part = provider if sample is None else point_subset(provider, sample)
+    part = provider if sample is None else provider.point_subset(sample)
     sums = kernel_sums(part, targets if sample is None else targets[sample],
                        frobenius=name == "alignf", block_mb=min(cache_size, SUMS_BLOCK_MB))
     d = {"align": align_weights, "alignf": alignf_weights,
@@ -357,7 +357,7 @@ def check_psd(provider, random_state=0):
                          f"({diagonal[k].min():.3g}): it is not PSD, and the SVM on the "
                          "combined kernel is not convex; use PSD kernels")
     points = _psd_points(provider.n_samples, random_state)
-    part = point_subset(provider, points)
+    part = provider.point_subset(points)
     group = max(1, int(PSD_GROUP_BYTES // (8 * points.size**2)))
     for lo in range(0, provider.n_kernels, group):
         kernels = np.arange(lo, min(provider.n_kernels, lo + group))
@@ -378,7 +378,7 @@ def check_combined_psd(provider, d, random_state=0):
     active = np.flatnonzero(d)
     diagonal = d[active] @ np.asarray(provider.diagonal(), dtype=np.float64)[active]
     points = _psd_points(provider.n_samples, random_state)
-    block = point_subset(provider, points).combined_block(np.arange(points.size), active,
+    block = provider.point_subset(points).combined_block(np.arange(points.size), active,
                                                           d[active])
     found = _first_not_psd(np.asarray(block, dtype=np.float64)[None])
     if found is None and not (diagonal < 0).any():

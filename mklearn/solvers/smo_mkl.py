@@ -40,11 +40,10 @@ from mklearn.kernels.row_sources import base_rows
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
-from mklearn.svm.core import MKLStep
+from mklearn.svm.core import KKT_TOL_FLOOR, MKLStep
 from mklearn.svm.smo import SMOState, run_smo
 
-KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
-KKT_TOL_FLOOR = 1e-9  # tightest inner tolerance: below it rounding in G dominates the violation
+MKL_KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
 
 
 _KINDS = {"lp": core.KIND_LP, "kl": core.KIND_KL}
@@ -209,7 +208,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
         st.gradient_from(d @ F)
 
     alpha = st.alpha
-    kkt_tol = KKT_TOL_START
+    kkt_tol = MKL_KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
         beat = None if heartbeat is None else (lambda steps, done=n_steps: heartbeat(done + steps))
