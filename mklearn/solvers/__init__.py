@@ -26,7 +26,7 @@ from mklearn.solvers.seeds import align_mkl, alignf_mkl, average_mkl, fheuristic
 from mklearn.solvers.silp import silp_mkl
 from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
-from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.spg import SPGSwitches, spg_gmkl
 
 
 def _spg_ready(regularizer):
@@ -180,16 +180,7 @@ SOLVERS = {
         _spg_ready,
         _SPG_NEEDS,
         frozenset({"sum", "product"}),
-        defaults={
-            "spectral": False,
-            "nonmonotone": False,
-            "precision_tuning": False,
-            "second_order": False,
-            "fallback": False,
-            "aggregate_bound": False,
-            "coarse_start": False,
-            "cutting_planes": False,
-        },
+        defaults=SPGSwitches.baseline(),
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,
         stall_advice="use solver='spg', whose non-monotone search recovers from such points, "

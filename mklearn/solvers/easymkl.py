@@ -435,11 +435,11 @@ class _Polish:
         return None
 
 
-def _weights(provider, v):
+def _weights(operator, v):
     """``d_k = v' K_k v / sum_l v' K_l v`` from the rows of the support of v (in blocks);
     ValueError as :func:`normalised_weights`."""
-    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
-    scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
+    terms = operator.kernel_gradient(np.ones(operator.n_kernels), v)
+    scale = float(np.mean(operator.diagonal().sum(axis=0))) * float(v @ v)
     return normalised_weights(terms, scale)
 
 
@@ -465,9 +465,9 @@ def normalised_weights(terms, scale):
     return terms / total
 
 
-def _svm_on_learned_kernel(provider, d, y, C, tol):
+def _svm_on_learned_kernel(operator, d, y, C, tol):
     """The C-SVM on ``K(d)`` by the project's SMO core: ``(alpha, intercept)``."""
-    result = svc_dual(provider.kernel(d), y, C, tol=tol)
+    result = svc_dual(operator.kernel(d), y, C, tol=tol)
     return result.alpha, -float(result.rho)
 
 
@@ -477,22 +477,22 @@ def komd_ridge(y, lam):
     return lam * n_pos * (y.size - n_pos) / y.size
 
 
-def _komd(provider, d, y, lam, komd_tol, max_checks):
+def _komd(operator, d, y, lam, komd_tol, max_checks):
     """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
     ridge = komd_ridge(y, lam)
-    rows = provider.kernel(d)
+    rows = operator.kernel(d)
     gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=komd_tol,
                                               max_checks=max_checks, lam_hint=lam)
     return gamma, -0.5 * float(gamma @ w), converged
 
 
-def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
+def easymkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
             lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1, komd_tol=1e-6) -> MKLResult:
     """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         The base kernels: a stack (:class:`~mklearn.formulation.combinations.SumOfKernels`,
         whose ``K`` and ``K(d)`` are dense) or rows computed on demand
         (:class:`~mklearn.kernels.operator.RowKernels`, rows of ``K`` and ``K(d)`` through
@@ -539,18 +539,18 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     ValueError
         If the weights are undefined (every ``v'K_k v`` zero, see :func:`_weights`).
     """
-    prepare(provider, "easymkl")
+    prepare(operator, "easymkl")
     y = np.asarray(y, dtype=np.float64)
-    rows = provider.kernel(np.ones(provider.n_kernels))
+    rows = operator.kernel(np.ones(operator.n_kernels))
     gamma, _, F, gap, steps, converged, history = hull_qp(
         rows, y, 1.0 - lam, lam, qp_tol=qp_tol, max_checks=max_iter, callback=callback)
     del rows
-    d = _weights(provider, y * gamma)
+    d = _weights(operator, y * gamma)
     if learner == "komd":
-        alpha, intercept, fine = _komd(provider, d, y, komd_lam, komd_tol, max_iter)
+        alpha, intercept, fine = _komd(operator, d, y, komd_lam, komd_tol, max_iter)
         converged = converged and fine
     else:
-        alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
+        alpha, intercept = _svm_on_learned_kernel(operator, d, y, C, tol)
     return MKLResult(
         kernel_weights=d, alpha=alpha, intercept=intercept, objective=F, duality_gap=gap,
         n_iter=len(history), n_smo_steps=steps, n_svm_solves=1, converged=converged,

@@ -35,13 +35,13 @@ from mklearn.svm.core import KKT_TOL_FLOOR
 SVM_KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance, where the SVM's gap checks start
 
 
-def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=200.0,
+def fixed_weight_svm(operator, task, d, *, tol=1e-3, max_iter=None, cache_size=200.0,
                      callback=None, start=None, record=None) -> MKLResult:
     """Solve the SVM of ``task`` on ``K(d) = sum_k d_k K_k`` for fixed weights ``d``.
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         The base kernels (``rows(indices, kernels)`` of shape (len(kernels), len(indices), n)
         and ``diagonal()`` of shape (m, n)): a column provider, a stack or a row operator.
     task : ClassificationTask or RegressionTask
@@ -82,8 +82,8 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=2
         If ``d`` has a negative or non-finite entry, no positive entry, or the wrong length.
     """
     start = time.perf_counter() if start is None else start
-    d = _checked_weights(d, provider.n_kernels)
-    rows = provider.svm_kernel(d, cache_size)
+    d = _checked_weights(d, operator.n_kernels)
+    rows = operator.svm_kernel(d, cache_size)
     kkt_tol, alpha, n_steps, history = SVM_KKT_TOL_START, None, 0, []
     while True:
         qp = task.solve(rows, alpha, kkt_tol)

@@ -77,12 +77,12 @@ class KernelSums:
         return self.yky - 2.0 * mean * (self.row_sums @ self.y) + mean**2 * self.totals
 
 
-def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
-    """Stream the rows of every kernel of ``provider`` in blocks and sum (module notes).
+def kernel_sums(operator, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
+    """Stream the rows of every kernel of ``operator`` in blocks and sum (module notes).
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         ``rows(indices)`` of shape (m, len(indices), n).
     y : ndarray of shape (n,)
         Targets (labels in {-1, +1} or real values).
@@ -96,7 +96,7 @@ def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
     -------
     KernelSums
     """
-    n, m = provider.n_samples, provider.n_kernels
+    n, m = operator.n_samples, operator.n_kernels
     y = np.ascontiguousarray(y, dtype=np.float64)
     step = max(1, int(block_mb * MB // (8 * m * n)))
     row_sums, yky = np.empty((m, n)), np.zeros(m)
@@ -104,7 +104,7 @@ def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
     squares = np.zeros(m)
     for lo in range(0, n, step):
         block = np.arange(lo, min(n, lo + step))
-        rows = np.ascontiguousarray(provider.rows(block), dtype=np.float64)  # (m, b, n)
+        rows = np.ascontiguousarray(operator.rows(block), dtype=np.float64)  # (m, b, n)
         row_sums[:, block] = rows.sum(axis=2)
         yky += (rows @ y) @ y[block]
         flat = rows.reshape(m, -1)
