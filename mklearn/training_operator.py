@@ -294,24 +294,24 @@ def _row_operator(estimator, provider, client):
     active_client`), one whose per-kernel passes run on the cluster."""
     operator = RowKernels(provider, estimator._cache_megabytes(provider.n_samples,
                                                                provider.n_kernels))
-    if client is None:
-        return operator
-    if getattr(estimator, "verbose", 0):
-        print(f"mklearn: per-kernel passes on Dask ({len(client.nthreads())} workers)",
-              file=sys.stderr)
-    return DaskKernels(operator, client)
+    return _on_dask(estimator, operator, client, DaskKernels, "per-kernel passes")
 
 
 def _on_workers(estimator, provider):
     """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
     per-kernel state in Dask actors) when a Dask client is active, else itself."""
     client = active_client(getattr(estimator, "n_jobs", None))
+    return _on_dask(estimator, provider, client, DaskColumns, "per-kernel state")
+
+
+def _on_dask(estimator, operator, client, wrapper, what):
+    """``wrapper(operator, client)`` when there is a client (said in verbose output),
+    else ``operator``."""
     if client is None:
-        return provider
+        return operator
     if getattr(estimator, "verbose", 0):
-        print(f"mklearn: per-kernel state on Dask ({len(client.nthreads())} workers)",
-              file=sys.stderr)
-    return DaskColumns(provider, client)
+        print(f"mklearn: {what} on Dask ({len(client.nthreads())} workers)", file=sys.stderr)
+    return wrapper(operator, client)
 
 
 def _edge(provider, diagonal=None):
