@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mklearn._sizes import MB, SUPPORT_BLOCK_BYTES
-from mklearn.extending import Capabilities
+from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.row_sources import CombinedRows, DenseRows, combined_diagonal
 
 __all__ = ["Capabilities", "KernelOperator", "KernelSelection", "PointSelection",
