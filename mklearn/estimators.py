@@ -269,14 +269,14 @@ class _KernelInput:
         _check_lam_enters(self, info)
         return info
 
-    def _check_learned_kernels(self, kernels, weights):
+    def _check_learned_kernels(self, operator, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
         symmetric (see :func:`mklearn.validation.check_learned_kernel`); at uniform weights
         ``K(d)`` is a multiple of the sum that :func:`check_kernel_stack` checked."""
         if self._precomputed:
             for row in np.atleast_2d(weights):
                 if not np.all(row == row[0]):
-                    check_learned_kernel(kernels.kernel_major, row, kernels.matrix(row))
+                    check_learned_kernel(operator.kernel_major, row, operator.matrix(row))
 
     def _own_training_points(self):
         """Give the bank its own copy of the training points it borrowed for the fit (the
@@ -862,12 +862,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         columns = info.input == "columns"
         if product:
             self._held_plan = None  # no rows to plan: the product's own path
-            combination, y = _product.product_input(self, X, y)
+            operator, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            combination, y = self._training_kernels(X, y, columns=columns,
-                                                    feature_solver=info.feature_function,
-                                                    on_workers=info.state_on_workers)
+            operator, y = self._training_kernels(X, y, columns=columns,
+                                                 feature_solver=info.feature_function,
+                                                 on_workers=info.state_on_workers)
         self.kernel_time_ = seconds_since(start)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -880,13 +880,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         plan = self._plan_fit(info, len(targets))
         cost = self._costs(y, sample_weight)
         if info.per_sample_costs:
-            cost, cap = cap_costs(cost, combination, len(y))
+            cost, cap = cap_costs(cost, operator, len(y))
         else:  # one C, which only caps a normalised alpha: no overflow
             cost = self._one_cost(cost)
         if columns:
-            options.setdefault("cache_size", self._cache_megabytes(len(y), combination.n_kernels))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), operator.n_kernels))
         if product:
-            options.setdefault("d0", combination.initial_weights())
+            options.setdefault("d0", operator.initial_weights())
             self.groups_ = None
             regularizer = _product.product_regularizer(self)
         else:
@@ -903,7 +903,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 beats = ({"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat
                          and self.kernel_storage_ != "features" else {})
                 result = function(
-                    combination,
+                    operator,
                     y_pm,
                     cost,
                     regularizer,
@@ -920,7 +920,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         # else one after the other with n_jobs numba threads for the kernel rows
         n_jobs = local_jobs(self.n_jobs)  # 1 inside a Dask worker's task
         if (len(targets) > 1 and effective_n_jobs(n_jobs) > 1
-                and getattr(combination, "thread_safe", True)):
+                and getattr(operator, "thread_safe", True)):
             results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(_on_one_thread)(solve, target) for target in targets
             )
@@ -936,7 +936,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         if info.per_sample_costs:
             warn_if_capped(self, cap, sum(at_bound(r.alpha, cost, cap) for r, _ in results))
         if not product:
-            self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
+            self._check_learned_kernels(operator, [r.kernel_weights for r, _ in results])
         self._store(results, len(self.kernel_names_), y)
         if product:
             _product.finish_product(self)
@@ -1391,34 +1391,34 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         start = time.perf_counter()
-        provider, y = self._training_kernels(X, y, columns=not stacked,
-                                             feature_solver=info.feature_function)
+        operator, y = self._training_kernels(X, y, columns=not stacked,
+                                          feature_solver=info.feature_function)
         y = np.asarray(y, dtype=np.float64)
         self.kernel_time_ = seconds_since(start)
         self._plan_fit(info)
         regularizer = self._regularizer_part()
         cost = float(self.C) * _check_sample_weight(sample_weight, np.empty((len(y), 0)),
                                                     ensure_non_negative=True)
-        cost, cap = cap_costs(cost, provider, len(y))
+        cost, cap = cap_costs(cost, operator, len(y))
         start = time.perf_counter()
         if not stacked:
-            options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), operator.n_kernels))
         if self.kernel_storage_ == "features":
             function, options = self._solver_function(info, options)
-            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
+            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
                                regularizer, options, function)
         elif stacked or info.takes_task:
-            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
+            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
                                regularizer, options)
         else:
             get_solver(self.solver_, regularizer)
             result = info.regression_function(
-                provider, y, cost, regularizer, epsilon=float(self.epsilon),
+                operator, y, cost, regularizer, epsilon=float(self.epsilon),
                 tol=self.tol, max_iter=self.max_iter, **options,
             )
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
-        self._check_learned_kernels(provider, result.kernel_weights)
+        self._check_learned_kernels(operator, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 
@@ -1471,7 +1471,7 @@ def _on_one_thread(solve, target):
         return solve(target)
 
 
-def _fit_task(estimator, kernels, task, regularizer, options=None, function=None):
+def _fit_task(estimator, operator, task, regularizer, options=None, function=None):
     """Run the estimator's solver that takes a task ("silp", "spg", a one-shot learner, or
     ``function``, a solver in feature space) on ``task`` with ``options`` (default: the
     checked ``solver_options``); the result's ``alpha`` becomes the signed coefficients
@@ -1481,7 +1481,7 @@ def _fit_task(estimator, kernels, task, regularizer, options=None, function=None
         options = check_solver_options(estimator.solver_, info, estimator.solver_options)
     if function is None:
         function, options = info.function, {**info.defaults, **options}
-    result = function(kernels, None, None, regularizer, tol=estimator.tol,
+    result = function(operator, None, None, regularizer, tol=estimator.tol,
                       max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result

@@ -153,13 +153,13 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
                         else self.solver)
         check_solver_options(self.solver_, SOLVERS[self.solver_], self.solver_options)
         start = time.perf_counter()
-        kernels, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
+        operator, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
         self.kernel_time_ = seconds_since(start)
         start = time.perf_counter()
-        task = OneClassTask(kernels.n_samples, float(self.nu))
-        result = _fit_task(self, kernels, task, regularizer)
+        task = OneClassTask(operator.n_samples, float(self.nu))
+        result = _fit_task(self, operator, task, regularizer)
         self.solve_time_ = seconds_since(start)
-        self._check_learned_kernels(kernels, result.kernel_weights)
+        self._check_learned_kernels(operator, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha > 0.0))
         rho = -float(result.intercept)
         # the support vectors on the boundary have score rho exactly; a 1e-10 relative margin
