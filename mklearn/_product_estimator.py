@@ -12,6 +12,7 @@ from mklearn.formulation.products import (
     check_distance_stack,
 )
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
+from mklearn.solvers import solvers_for
 from mklearn.validation import (
     count_far_outside,
     feature_range,
@@ -34,10 +35,12 @@ _KERNELS_HELP = (
 
 def check_product_params(estimator):
     """ValueError for parameters a product combination cannot take."""
-    if estimator.solver not in ("auto", "spg", "pgd"):
+    takers = solvers_for("classification", "product")
+    if estimator.solver != "auto" and estimator.solver not in takers:
+        named = ", ".join(repr(name) for name in ["auto", *takers[:-1]])
         raise ValueError(
             f"solver {estimator.solver!r} does not support combination='product' (its kernel "
-            "is not linear in the weights); use solver='auto', 'spg' or 'pgd'"
+            f"is not linear in the weights); use solver={named} or {takers[-1]!r}"
         )
     regularizer = estimator._regularizer_choice()
     if isinstance(regularizer, str) and regularizer not in ("l1", "lp"):

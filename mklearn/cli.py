@@ -21,7 +21,7 @@ from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
 from mklearn.plotting import _pyplot, save_plots
-from mklearn.solvers import SOLVERS
+from mklearn.solvers import SOLVERS, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU
 from mklearn.validation import check_regression_targets, feature_order
 
@@ -376,20 +376,33 @@ def _subset(X, y, args, regression):
 
 def _resolve_defaults(args, task):
     """Default regulariser; the estimators check the solver/regulariser pair."""
+    solver = SOLVERS.get(args.solver)  # None for "auto"
     if task == "regression":
-        args.regularizer = args.regularizer or ("l1" if args.solver in ("silp", "spg") else "lp")
+        args.regularizer = args.regularizer or _regression_default(solver)
     elif task == "one-class":
         args.regularizer = args.regularizer or "l1"
-        if args.solver not in ("auto", "silp", "spg") or args.regularizer != "l1":
-            raise ValueError("one-class MKL is solved by --solver silp or spg with l1 weights")
+        takers = solvers_for("one-class")
+        if (solver is not None and args.solver not in takers) or args.regularizer != "l1":
+            raise ValueError(f"one-class MKL is solved by --solver {' or '.join(takers)} with "
+                             "l1 weights")
         if args.combination == "product":
             raise ValueError("--combination product is for classification; drop it")
     else:
         args.regularizer = args.regularizer or "auto"  # MKLClassifier's rule; regularizer_
-    if args.interleaved and args.solver != "silp":
-        raise ValueError("--interleaved is an option of --solver silp")
+    if args.interleaved and (solver is None or "interleaved" not in solver.options):
+        takers = [name for name, info in SOLVERS.items() if "interleaved" in info.options]
+        raise ValueError(f"--interleaved is an option of --solver {' or '.join(takers)}")
     if args.combination == "product" and task == "regression":
         raise ValueError("--combination product is for classification; drop it for regression")
+
+
+def _regression_default(solver):
+    """The regression regulariser of a solver named without one: "l1" for an MKL solver
+    made for the simplex, else MKLRegressor's "lp" (one-shot learners ignore it)."""
+    if (solver is None or solver.one_shot or "regression" not in solver.tasks
+            or solver.auto_regularizer != "l1"):
+        return "lp"
+    return "l1"
 
 
 def _lam_used(model, args):

@@ -27,111 +27,48 @@ from sklearn.utils.validation import (
 
 import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
-from mklearn._sizes import BAND_BYTES, MB, PREDICT_BLOCK_BYTES
-from mklearn.distributed import DaskColumns, DaskKernels, active_client, local_jobs
+from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
+from mklearn.distributed import local_jobs
 from mklearn.extending import COMBINATIONS, Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
-from mklearn.formulation.combinations import SumOfKernels
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
-from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
-from mklearn.kernels.bank import feature_block_bytes
-from mklearn.kernels.columns import KernelColumns, StackColumns
-from mklearn.kernels.low_rank import (
+from mklearn.kernels import (
     APPROXIMATIONS,
     LOW_RANK_SAMPLES,
-    low_rank_bytes,
-    low_rank_kernels,
+    SVC_KERNEL_LAM,
+    is_string_kernels,
+    numba_threads,
+    recipe_of,
 )
-from mklearn.kernels.operator import RowKernels, row_path_bytes
-from mklearn.kernels.recipes import SVC_KERNEL_LAM, recipe_of
-from mklearn.kernels.string_bank import StringKernelBank
-from mklearn.kernels.string_input import string_training_stack
-from mklearn.kernels.strings import is_string_kernels
-from mklearn.kernels.threads import numba_threads
-from mklearn.memory import (
-    auto_cache_size,
-    budget_bytes,
-    densify,
-    plan_kernel_storage,
-    stack_bytes,
-)
+from mklearn.memory import auto_cache_size, plan_kernel_storage
 from mklearn.progress import FitProgress, RemainingTime
 from mklearn.solvers import (
-    REGRESSION_SEEDS,
     SOLVERS,
     check_solver_options,
     choose_solver,
     get_solver,
-    smo_mkl_regression,
+    solvers_for,
 )
 from mklearn.solvers.tasks import RegressionTask
 from mklearn.svm.smo import svm_heartbeat
+from mklearn.training_operator import has_one_kernel, training_operator
 from mklearn.validation import (
     DegenerateModelWarning,
     at_bound,
     cap_costs,
-    check_kernel_stack,
     check_label_types,
     check_learned_kernel,
     check_regression_targets,
     check_test_stack,
     count_far_outside,
-    feature_range,
-    kernel_is_constant,
-    rows_are_identical,
     validate_numeric,
-    warn_constant_model,
     warn_far_outside,
     warn_if_capped,
 )
-from mklearn.views import Views, is_views, resolve_groups
+from mklearn.views import resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 _LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
-_OVERFLOW_MESSAGE = (
-    "the kernels computed from X overflow (entries near the largest float): the features are "
-    "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
-)
-_CONSTANT_KERNELS = ("the kernels do not vary over X (e.g. features so tiny or so equal that "
-                     "every kernel entry rounds to the same value)")
-_CONSTANT_STRING_KERNELS = (
-    "the string kernels do not vary over the sequences (e.g. a spectrum order longer than every "
-    "sequence, which counts no substring, or identical sequences); choose a smaller order (or "
-    "kernels that see the differences)")
-
-
-def _edge(provider, diagonal=None):
-    """The diagonal and first row of the sum of the base kernels, shape (2 n,): the sum of PSD
-    kernels is constant iff these are (equal K(0,0), K(j,j) and K(0,j) put every point on
-    x_0 in feature space)."""
-    diagonal = provider.diagonal() if diagonal is None else diagonal
-    return np.concatenate([diagonal.sum(axis=0), _first_row_sum(provider)])
-
-
-def _first_row_sum(provider):
-    """``sum_k K_k[0, :]``, shape (n,), from groups of kernels of about ``BAND_BYTES`` of
-    values (not an ``8 m n``-byte row of every kernel at once)."""
-    n, m = provider.n_samples, provider.n_kernels
-    step = max(1, BAND_BYTES // (8 * max(n, 1)))
-    total = np.zeros(n)
-    for k in range(0, m, step):
-        total += provider.rows([0], kernels=np.arange(k, min(k + step, m))).sum(axis=0)[0]
-    return total
-
-
-def _one_kernel(kernels, X):
-    """Whether the input has exactly one base kernel, as far as is known before any kernel
-    is computed (a precomputed 2-D kernel or 1-deep stack, one spec on one matrix)."""
-    if X is None or is_views(X):
-        return False
-    if isinstance(kernels, str) and kernels == "precomputed":
-        shape = np.shape(X)
-        return len(shape) == 2 or (len(shape) == 3 and shape[2] == 1)
-    if isinstance(kernels, (list, tuple)):
-        return len(kernels) == 1
-    return isinstance(kernels, KernelSpec)
-
-
 class _KernelInput:
     """Kernel handling shared by the MKL estimators: a kernel family evaluated on X (a stack,
     or a column provider for solvers that read rows on demand), a precomputed stack, or
@@ -154,120 +91,13 @@ class _KernelInput:
             "precomputed_distances",
         )
 
-    def _training_kernels(self, X, y, columns=False, feature_solver=None):
-        """The base kernels as a :class:`SumOfKernels`, or with ``columns`` a provider of their
-        rows (no stack), or low-rank features (:mod:`mklearn.kernels.low_rank`) when
-        ``kernel_approximation`` asks for them and the solver runs on them
-        (``feature_solver``, its feature-space function)."""
-        given = X
-        for name in ("_constant_rows", "_feature_range", "low_rank_", "approximation_error_",
-                     "coef_"):
-            self.__dict__.pop(name, None)
-        self.kernel_approximation_ = "exact"
-        self._held_plan, self._approximable, start = None, False, time.perf_counter()
-        if self._precomputed or is_string_kernels(self.kernels) or is_views(X):
-            self._exact_only("precomputed or string kernels and multi-view input")
-        if self._precomputed:
-            stack, y, kernel_sum = check_kernel_stack(X, y, return_sum=True)
-            if kernel_is_constant(kernel_sum):
-                warn_constant_model(self, "all entries of the precomputed kernels are equal "
-                                    "(e.g. all zero)")
-            self.n_train_ = stack.shape[0]
-            self.kernel_names_ = [f"kernel[{k}]" for k in range(stack.shape[2])]
-            self.bank_ = None
-            self.views_ = None
-            self.kernel_storage_ = "stack"
-            self._hold(f"{stack.shape[2]} precomputed kernels on {stack.shape[0]} samples",
-                       stack.nbytes, seconds_since(start), "the time to read and check them")
-            if columns:
-                return StackColumns(stack, kernel_sum=kernel_sum), y
-            return SumOfKernels(stack, kernel_sum=kernel_sum), y
-        self.views_ = None
-        client = active_client(getattr(self, "n_jobs", None))
-        # on a Dask cluster the kernels stay rows, computed where they are needed
-        rows_only = columns or (client is not None and self.kernel_storage == "auto")
-        if is_string_kernels(self.kernels):
-            kernels, y = string_training_stack(self, X, y, True if rows_only else None)
-            if isinstance(kernels, np.ndarray):
-                self.kernel_storage_ = "stack"
-                self._hold(f"{kernels.shape[2]} string kernels on {kernels.shape[0]} samples "
-                           "as a stack", kernels.nbytes, seconds_since(start),
-                           "the time the stack took")
-                combination = SumOfKernels(kernels)
-                if kernel_is_constant(combination.matrix(np.ones(kernels.shape[2]))):
-                    warn_constant_model(self, _CONSTANT_STRING_KERNELS)
-                return combination, y
-            self.kernel_storage_ = "rows"
-            self._hold_rows(kernels)
-            if kernel_is_constant(_edge(kernels)):
-                warn_constant_model(self, _CONSTANT_STRING_KERNELS)
-            return (kernels if columns else self._row_operator(kernels, client)), y
-        if is_views(X):
-            self.views_, X = Views.from_fit(X)
-        X, y = validate_numeric(self, X, y, dtype=np.float64, accept_sparse="csr")
-        X = densify(X, self.memory_budget)
-        self._feature_range = feature_range(X)
-        if rows_are_identical(X):
-            warn_constant_model(self, "all rows of X are identical (every feature is constant)")
-            self._constant_rows = True
-        if self.views_ is not None:
-            specs, standardize, names, self._view_codes = self.views_.kernel_specs(self.kernels, X)
-        else:
-            (specs, standardize), names = resolve_kernels(self.kernels, X), None
-            feature_names = getattr(self, "feature_names_in_", None)
-            if feature_names is not None:
-                names = [spec.name_with(feature_names) for spec in specs]
-        if not standardize:  # squared norms of the rows enter the kernels: keep them finite
-            with np.errstate(over="ignore"):
-                if not np.max(np.einsum("ij,ij->i", X, X)) <= 1e300:
-                    raise ValueError(_OVERFLOW_MESSAGE)
-        self.bank_ = KernelBank(
-            specs,
-            standardize=standardize,
-            normalize=self.kernel_normalization,
-            dtype=np.dtype(self.kernel_dtype),
-        )
-        self.n_train_ = X.shape[0]
-        self._approximable = self.views_ is None
-        self._check_before_kernels(self.bank_)
-        self.kernel_approximation_ = self._approximation(X.shape[0], feature_solver, client)
-        if self.kernel_approximation_ != "exact":
-            return self._low_rank_operator(X, names), y
-        points_bytes = feature_block_bytes(specs, X, standardize=standardize)
-        self.kernel_storage_ = self._plan_storage(
-            X.shape[0], self.bank_.n_kernels, rows_only, points_bytes)
-        if columns or self.kernel_storage_ == "rows":
-            # X is copied once the solver is done (_own_training_points), not beside its row
-            # cache (on the full w8a that copy took 91 MB above the planned memory), and only
-            # when it may be the caller's memory (not a sparse X made dense here)
-            self.bank_.fit(X, copy=False)
-            self._borrowed_points = not scipy.sparse.issparse(given) and (
-                not isinstance(given, np.ndarray) or np.may_share_memory(X, given))
-            self.kernel_names_ = names or list(self.bank_.kernel_names)
-            provider = KernelColumns(self.bank_)
-            with np.errstate(over="ignore", invalid="ignore"):
-                diagonal = provider.diagonal()
-                if not np.isfinite(diagonal).all():
-                    raise ValueError(_OVERFLOW_MESSAGE)
-            self._hold_rows(provider, points_bytes)
-            if not rows_are_identical(X) and kernel_is_constant(_edge(provider, diagonal)):
-                warn_constant_model(self, _CONSTANT_KERNELS)
-            if columns:
-                return provider, y
-            return self._row_operator(provider, client), y
-        stacked = time.perf_counter()
-        with np.errstate(over="ignore", invalid="ignore"):
-            stack = self.bank_.fit_transform(X)
-            kernel_sum = SumOfKernels(stack).matrix(np.ones(stack.shape[2]))
-        self._hold(f"{stack.shape[2]} kernels on {X.shape[0]} samples as an (n, n, m) stack",
-                   stack_bytes(X.shape[0], stack.shape[2], stack.itemsize),
-                   seconds_since(stacked), "the time the stack took")
-        self.kernel_names_ = names or list(self.bank_.kernel_names)
-        if not np.isfinite(kernel_sum).all():
-            raise ValueError(_OVERFLOW_MESSAGE)
-        if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
-            warn_constant_model(self, _CONSTANT_KERNELS)
-        return SumOfKernels(stack, kernel_sum=kernel_sum), y
+    def _training_kernels(self, X, y, columns=False, feature_solver=None, on_workers=False):
+        """The base kernels as the operator the solver reads, and y
+        (:func:`mklearn.training_operator.training_operator`: a stack, a provider of rows
+        with ``columns``, or low-rank features when ``kernel_approximation`` asks for them and
+        the solver runs on them, ``feature_solver`` its feature-space function)."""
+        return training_operator(self, X, y, columns=columns, feature_solver=feature_solver,
+                                 on_workers=on_workers)
 
     def _exact_only(self, what):
         """ValueError when a low-rank approximation was asked for kernels that have none."""
@@ -296,29 +126,6 @@ class _KernelInput:
                              "kernel_approximation='exact'")
         return asked
 
-    def _low_rank_operator(self, X, names):
-        """The low-rank operator of X (:func:`~mklearn.kernels.low_rank.low_rank_kernels`):
-        sets ``low_rank_``, ``approximation_error_`` and says the plan in verbose output."""
-        start = time.perf_counter()
-        self.bank_.fit(X)
-        fitted = low_rank_kernels(
-            self.bank_, self.kernel_approximation_, self.n_components,
-            budget=budget_bytes(self.memory_budget), dtype=np.dtype(self.kernel_dtype),
-            random_state=self.random_state)
-        # the model needs the landmarks only, not the training points
-        self.bank_.X_fit_ = fitted.map.landmark_points_
-        self.low_rank_ = fitted.map
-        self.approximation_error_ = fitted.error
-        self.kernel_names_ = names or list(self.bank_.kernel_names)
-        self.kernel_storage_ = "features"
-        if getattr(self, "verbose", 0):
-            print(f"mklearn: {fitted.plan}", file=sys.stderr)
-        n, itemsize = X.shape[0], np.dtype(self.kernel_dtype).itemsize
-        self._hold(f"{self.bank_.n_kernels} kernels on {n} samples as low-rank features (rank "
-                   f"{fitted.map.rank})", low_rank_bytes(n, fitted.map.rank, itemsize),
-                   seconds_since(start), "the time the features took")
-        return fitted.operator
-
     def _solver_function(self, info, options):
         """The solver's function for the kernels held (feature space for low-rank ones) and
         the options it takes; ValueError for an option the feature-space solver has not."""
@@ -340,29 +147,6 @@ class _KernelInput:
         features = self.low_rank_.transform(X)
         return np.asarray(features @ np.atleast_2d(self.coef_).T.astype(features.dtype),
                           dtype=np.float64)
-
-    def _row_operator(self, provider, client):
-        """The row-backed operator; with a Dask client (:func:`mklearn.distributed.
-        active_client`), one whose per-kernel passes run on the cluster."""
-        operator = RowKernels(provider, self._cache_megabytes(provider.n_samples,
-                                                              provider.n_kernels))
-        if client is None:
-            return operator
-        if getattr(self, "verbose", 0):
-            print(f"mklearn: per-kernel passes on Dask ({len(client.nthreads())} workers)",
-                  file=sys.stderr)
-        return DaskKernels(operator, client)
-
-    def _on_workers(self, provider):
-        """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
-        per-kernel state in Dask actors) when a Dask client is active, else itself."""
-        client = active_client(getattr(self, "n_jobs", None))
-        if client is None:
-            return provider
-        if getattr(self, "verbose", 0):
-            print(f"mklearn: per-kernel state on Dask ({len(client.nthreads())} workers)",
-                  file=sys.stderr)
-        return DaskColumns(provider, client)
 
     def _check_before_kernels(self, bank):
         """Checks that need the kernel count, run before any kernel is computed (no-op)."""
@@ -394,15 +178,16 @@ class _KernelInput:
         for the fit's plan (:meth:`_plan_fit`)."""
         self._held_plan = FitPlan(what, int(memory_bytes), float(pass_seconds), measured)
 
-    def _hold_rows(self, provider, points_bytes=0):
-        """:meth:`_hold` for rows computed on demand: a pass timed on one row."""
+    def _hold_rows(self, provider, memory_bytes):
+        """:meth:`_hold` for rows computed on demand (``memory_bytes`` on their path): a pass
+        timed on one row."""
         n, m = provider.n_samples, provider.n_kernels
         cache = self._cache_megabytes(n, m)
         seconds, row = row_pass_seconds(provider)
         held = int(cache * MB // (np.dtype(self.kernel_dtype).itemsize * m * n))
         self._rows_held = held
         self._hold(f"{m} kernels on {n} samples as rows computed on demand (cache {cache:g} MB)",
-                   row_path_bytes(n, m, cache, points_bytes), seconds,
+                   memory_bytes, seconds,
                    f"one row of the {m} kernels takes {1e3 * row:.3g} ms; the cache holds "
                    f"about {min(held, n)} of the {n} rows")
 
@@ -484,14 +269,14 @@ class _KernelInput:
         _check_lam_enters(self, info)
         return info
 
-    def _check_learned_kernels(self, kernels, weights):
+    def _check_learned_kernels(self, operator, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
         symmetric (see :func:`mklearn.validation.check_learned_kernel`); at uniform weights
         ``K(d)`` is a multiple of the sum that :func:`check_kernel_stack` checked."""
         if self._precomputed:
             for row in np.atleast_2d(weights):
                 if not np.all(row == row[0]):
-                    check_learned_kernel(kernels.kernel_major, row, kernels.matrix(row))
+                    check_learned_kernel(operator.kernel_major, row, operator.matrix(row))
 
     def _own_training_points(self):
         """Give the bank its own copy of the training points it borrowed for the fit (the
@@ -567,7 +352,7 @@ class _KernelInput:
             stack = check_test_stack(X, self.n_train_, n_kernels)
             yield (stack if rows is None else stack[:, rows])[:, :, active]
             return
-        if isinstance(getattr(self, "bank_", None), StringKernelBank):
+        if getattr(self, "bank_", None) is not None and self.bank_.reads_sequences:
             yield self.bank_.transform(X, rows=rows, kernel_indices=active)
             return
         views = getattr(self, "views_", None)  # models read by load_model have no views
@@ -1078,13 +863,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         columns = info.input == "columns"
         if product:
             self._held_plan = None  # no rows to plan: the product's own path
-            combination, y = _product.product_input(self, X, y)
+            operator, y = _product.product_input(self, X, y)
         else:
             self.__dict__.pop("product_", None)
-            combination, y = self._training_kernels(X, y, columns=columns,
-                                                    feature_solver=info.feature_function)
-            if info.state_on_workers:
-                combination = self._on_workers(combination)
+            operator, y = self._training_kernels(X, y, columns=columns,
+                                                 feature_solver=info.feature_function,
+                                                 on_workers=info.state_on_workers)
         self.kernel_time_ = seconds_since(start)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -1096,20 +880,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         targets = [self.classes_[1]] if self.classes_.size == 2 else list(self.classes_)
         plan = self._plan_fit(info, len(targets))
         cost = self._costs(y, sample_weight)
-        if self.solver_ != "mwu":  # MWUMKL's C only caps its normalised alpha: no overflow
-            cost, cap = cap_costs(cost, combination, len(y))
-        if self.solver_ == "mwu":
-            if not np.all(cost == cost[0]):
-                raise ValueError(
-                    "solver 'mwu' takes one C for all samples (its normalised algorithm has no "
-                    "per-sample bounds): drop class_weight and sample_weight, or use "
-                    "solver='auto' or 'spg'"
-                )
-            cost = float(cost[0])
+        if info.per_sample_costs:
+            cost, cap = cap_costs(cost, operator, len(y))
+        else:  # one C, which only caps a normalised alpha: no overflow
+            cost = self._one_cost(cost)
         if columns:
-            options.setdefault("cache_size", self._cache_megabytes(len(y), combination.n_kernels))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), operator.n_kernels))
         if product:
-            options.setdefault("d0", combination.initial_weights())
+            options.setdefault("d0", operator.initial_weights())
             self.groups_ = None
             regularizer = _product.product_regularizer(self)
         else:
@@ -1126,7 +904,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 beats = ({"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat
                          and self.kernel_storage_ != "features" else {})
                 result = function(
-                    combination,
+                    operator,
                     y_pm,
                     cost,
                     regularizer,
@@ -1143,7 +921,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         # else one after the other with n_jobs numba threads for the kernel rows
         n_jobs = local_jobs(self.n_jobs)  # 1 inside a Dask worker's task
         if (len(targets) > 1 and effective_n_jobs(n_jobs) > 1
-                and getattr(combination, "thread_safe", True)):
+                and getattr(operator, "thread_safe", True)):
             results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(_on_one_thread)(solve, target) for target in targets
             )
@@ -1156,10 +934,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                            else _convergence_message)(self, result)
                 warnings.warn(message, ConvergenceWarning, stacklevel=2)
         self.solve_time_ = seconds_since(start)
-        if self.solver_ != "mwu":
+        if info.per_sample_costs:
             warn_if_capped(self, cap, sum(at_bound(r.alpha, cost, cap) for r, _ in results))
         if not product:
-            self._check_learned_kernels(combination, [r.kernel_weights for r, _ in results])
+            self._check_learned_kernels(operator, [r.kernel_weights for r, _ in results])
         self._store(results, len(self.kernel_names_), y)
         if product:
             _product.finish_product(self)
@@ -1171,16 +949,29 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         return self
 
     def _regularizer_choice(self, X=None):
-        """``regularizer`` with "auto" resolved: "kl" for a sum of kernels solved by SMO-MKL
-        (solver "auto" or "smo"), "l1" for one kernel with solver "auto" (its weight is then
-        1: the SVC) and for the other solvers and products (which take no KL)."""
+        """``regularizer`` with "auto" resolved: "kl" for a sum of kernels with solver
+        "auto" (SMO-MKL), "l1" for one kernel with solver "auto" (its weight is then 1: the
+        SVC) and for products (which take no KL); with a solver named, the regulariser it
+        is made for (:attr:`~mklearn.solvers.SolverInfo.auto_regularizer`: "kl" for SMO-MKL,
+        "l1" for the others)."""
         if not (isinstance(self.regularizer, str) and self.regularizer == "auto"):
             return self.regularizer
-        if self.combination != "sum" or self.solver not in ("auto", "smo"):
+        if self.combination != "sum":
             return "l1"
-        if self.solver == "auto" and _one_kernel(self.kernels, X):
-            return "l1"
-        return "kl"
+        if self.solver != "auto":
+            return SOLVERS[self.solver].auto_regularizer
+        return "l1" if has_one_kernel(self.kernels, X) else "kl"
+
+    def _one_cost(self, cost):
+        """The one C of a solver that takes no per-sample bounds; ValueError when the
+        samples' bounds differ."""
+        if not np.all(cost == cost[0]):
+            raise ValueError(
+                f"solver {self.solver_!r} takes one C for all samples (its normalised "
+                "algorithm has no per-sample bounds): drop class_weight and sample_weight, or "
+                "use solver='auto' or 'spg'"
+            )
+        return float(cost[0])
 
     def _costs(self, y, sample_weight):
         """Per-sample SVM bounds ``C * sample_weight_i * class_weight[y_i]``, shape (n,);
@@ -1497,7 +1288,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"auto", "smo", "silp", "spg", *REGRESSION_SEEDS})],
+        "solver": [StrOptions({"auto", *solvers_for("regression")})],
         "regularizer": [StrOptions({"lp", "kl", "l1"}), Regularizer],
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "p": [Interval(Real, None, None, closed="neither")],
@@ -1601,34 +1392,34 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
                 stacklevel=2,
             )
         start = time.perf_counter()
-        provider, y = self._training_kernels(X, y, columns=not stacked,
-                                             feature_solver=info.feature_function)
+        operator, y = self._training_kernels(X, y, columns=not stacked,
+                                          feature_solver=info.feature_function)
         y = np.asarray(y, dtype=np.float64)
         self.kernel_time_ = seconds_since(start)
         self._plan_fit(info)
         regularizer = self._regularizer_part()
         cost = float(self.C) * _check_sample_weight(sample_weight, np.empty((len(y), 0)),
                                                     ensure_non_negative=True)
-        cost, cap = cap_costs(cost, provider, len(y))
+        cost, cap = cap_costs(cost, operator, len(y))
         start = time.perf_counter()
         if not stacked:
-            options.setdefault("cache_size", self._cache_megabytes(len(y), provider.n_kernels))
+            options.setdefault("cache_size", self._cache_megabytes(len(y), operator.n_kernels))
         if self.kernel_storage_ == "features":
             function, options = self._solver_function(info, options)
-            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
+            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
                                regularizer, options, function)
         elif stacked or info.takes_task:
-            result = _fit_task(self, provider, RegressionTask(y, cost, self.epsilon),
+            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
                                regularizer, options)
         else:
             get_solver(self.solver_, regularizer)
-            result = smo_mkl_regression(
-                provider, y, cost, regularizer, epsilon=float(self.epsilon),
+            result = info.regression_function(
+                operator, y, cost, regularizer, epsilon=float(self.epsilon),
                 tol=self.tol, max_iter=self.max_iter, **options,
             )
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
-        self._check_learned_kernels(provider, result.kernel_weights)
+        self._check_learned_kernels(operator, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 
@@ -1681,7 +1472,7 @@ def _on_one_thread(solve, target):
         return solve(target)
 
 
-def _fit_task(estimator, kernels, task, regularizer, options=None, function=None):
+def _fit_task(estimator, operator, task, regularizer, options=None, function=None):
     """Run the estimator's solver that takes a task ("silp", "spg", a one-shot learner, or
     ``function``, a solver in feature space) on ``task`` with ``options`` (default: the
     checked ``solver_options``); the result's ``alpha`` becomes the signed coefficients
@@ -1691,7 +1482,7 @@ def _fit_task(estimator, kernels, task, regularizer, options=None, function=None
         options = check_solver_options(estimator.solver_, info, estimator.solver_options)
     if function is None:
         function, options = info.function, {**info.defaults, **options}
-    result = function(kernels, None, None, regularizer, tol=estimator.tol,
+    result = function(operator, None, None, regularizer, tol=estimator.tol,
                       max_iter=estimator.max_iter, task=task, **options)
     result.alpha = task.coefficients(result.alpha)
     return result
@@ -1720,24 +1511,16 @@ def _convergence_message(estimator, result):
         + _large_cost_note(estimator)
     )
     if result.stop_reason == "max_iter":
-        m = np.size(result.kernel_weights)
-        plain = (estimator.solver_ == "silp" and m > result.n_iter
-                 and (estimator.solver_options or {}).get("level_method") is False)
-        many = (f" (plain column generation needs of the order of one LP solve per kernel, {m} "
-                "here; the default level_method=True needs far fewer)") if plain else ""
-        return (f"{where}; increase max_iter{many}, or increase {name} to accept a less "
+        note = info.max_iter_note(estimator.solver_options, np.size(result.kernel_weights),
+                                  result.n_iter) if info.max_iter_note else ""
+        return (f"{where}; increase max_iter{note}, or increase {name} to accept a less "
                 "precise solution")
     if info.one_shot:
         return (f"{where}: its SVM on the fixed kernel weights reached the tightest KKT "
                 "tolerance, and rounding limits the gap; increase tol")
-    advice = (
-        ("use solver='spg', whose non-monotone search recovers from such points, or increase tol")
-        if estimator.solver_ == "pgd"
-        else ("increase tol, or lower solver_options['inner_tol'] for a more precise inner SVM")
-    )
     return (
         f"{where}: no step decreased the objective (a kink of the objective or an inner SVM "
-        f"too imprecise for the line search); {advice}"
+        f"too imprecise for the line search); {info.stall_advice}"
     )
 
 

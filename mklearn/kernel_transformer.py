@@ -21,7 +21,8 @@ from mklearn.views import is_views
 
 __all__ = ["MKLKernel"]
 
-UNIFORM_SOLVER = "average"  # the solver whose weights need no y: 1 / n_kernels each
+# the solver whose weights need no y: 1 / n_kernels each
+UNIFORM_SOLVER = next(name for name, info in SOLVERS.items() if not info.needs_targets)
 _CONTINUOUS = ("continuous", "continuous-multioutput")
 # An integer-valued target with more distinct values than this is taken as regression by
 # task="auto": one-vs-rest over so many classes is rarely what is meant (diabetes: 214).

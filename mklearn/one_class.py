@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
-from mklearn.solvers import SOLVERS, check_solver_options
+from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
 from mklearn.views import is_views
 
@@ -94,7 +94,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"auto", "silp", "spg"})],
+        "solver": [StrOptions({"auto", *solvers_for("one-class")})],
         "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
         "nu": [Interval(Real, 0, 1, closed="right")],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -148,16 +148,18 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self : OneClassMKL
         """
         self._validate_params()
-        self.solver_ = "silp" if self.solver == "auto" else self.solver
+        regularizer = make_regularizer("l1", p=2.0, lam=1.0)
+        self.solver_ = (choose_solver(regularizer, task="one-class") if self.solver == "auto"
+                        else self.solver)
         check_solver_options(self.solver_, SOLVERS[self.solver_], self.solver_options)
         start = time.perf_counter()
-        kernels, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
+        operator, _ = self._training_kernels(X, np.zeros(_n_rows(X)))  # no targets: a placeholder
         self.kernel_time_ = seconds_since(start)
         start = time.perf_counter()
-        task = OneClassTask(kernels.n_samples, float(self.nu))
-        result = _fit_task(self, kernels, task, make_regularizer("l1", p=2.0, lam=1.0))
+        task = OneClassTask(operator.n_samples, float(self.nu))
+        result = _fit_task(self, operator, task, regularizer)
         self.solve_time_ = seconds_since(start)
-        self._check_learned_kernels(kernels, result.kernel_weights)
+        self._check_learned_kernels(operator, result.kernel_weights)
         self._store_single(result, np.flatnonzero(result.alpha > 0.0))
         rho = -float(result.intercept)
         # the support vectors on the boundary have score rho exactly; a 1e-10 relative margin

@@ -16,6 +16,7 @@ from mklearn._stack_ops import (
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.base import Capabilities, KernelOperator
+from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.threads import use_threads
 
@@ -80,6 +81,15 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         ``submatrix``), dense: a :class:`~mklearn.kernels.row_sources.DenseRows` of
         :meth:`matrix`."""
         return DenseRows(self.matrix(d))
+
+    def svm_kernel(self, d: np.ndarray, cache_size: float) -> DenseRows:
+        """``K(d)`` in memory (:meth:`kernel`): the stack is here already."""
+        return self.kernel(d)
+
+    def point_subset(self, indices) -> StackColumns:
+        """Every kernel on the points ``indices`` only: a copy of that part of the stack."""
+        indices = np.asarray(indices, dtype=np.int64)
+        return StackColumns(self._km[:, indices[:, None], indices].transpose(1, 2, 0))
 
     def matrix(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel ``K(d)``, float64 of shape (n, n).

@@ -18,6 +18,9 @@
 from .bank import KernelBank
 from .base import Capabilities, KernelOperator
 from .columns import KernelColumns, StackColumns
+from .low_rank import APPROXIMATIONS as APPROXIMATIONS
+from .low_rank import LOW_RANK_SAMPLES as LOW_RANK_SAMPLES
+from .recipes import SVC_KERNEL_LAM as SVC_KERNEL_LAM
 from .recipes import (
     KernelRecipe,
     MWUMKLRecipe,
@@ -28,9 +31,12 @@ from .recipes import (
     svc_kernel,
     svc_simple_mkl_kernels,
 )
+from .recipes import recipe_of as recipe_of
 from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
 from .string_bank import StringColumns, StringKernelBank
 from .strings import Spectrum, WeightedDegree, wd_sub_kernels
+from .strings import is_string_kernels as is_string_kernels
+from .threads import numba_threads as numba_threads
 
 __all__ = [
     "Linear",

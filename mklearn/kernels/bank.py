@@ -606,6 +606,8 @@ class KernelBank:
     (Sonar with the SimpleMKL recipe: 208 * 208 * 793 * 8 bytes = 274 MB in float64).
     """
 
+    reads_sequences = False  # transform takes numeric X (StringKernelBank: sequences)
+
     def __init__(
         self,
         specs: Sequence[KernelSpec],

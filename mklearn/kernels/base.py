@@ -32,15 +32,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mklearn._sizes import MB, SUPPORT_BLOCK_BYTES
-from mklearn.extending import Capabilities
-from mklearn.kernels.row_sources import CombinedRows, combined_diagonal
+from mklearn.kernels.capabilities import Capabilities
+from mklearn.kernels.row_sources import CombinedRows, DenseRows, combined_diagonal
 
-__all__ = ["Capabilities", "KernelOperator", "KernelSelection", "check_operator",
-           "prepare", "require"]
+__all__ = ["Capabilities", "KernelOperator", "KernelSelection", "PointSelection",
+           "check_operator", "prepare", "require"]
 
 CHECK_ROWS = 8  # rows :meth:`KernelOperator.check` reads: a cheap test, not a proof
 CHECK_RTOL = 1e-6  # relative disagreement the check tolerates (float32 kernels round at 6e-8)
 DEFAULT_CACHE_MB = 200.0  # rows of K(d) a plain operator's row source keeps (LIBSVM's -m)
+DENSE_MAX_MB = 32.0  # an SVM's K(d) from rows computed at once up to this size (2,048 points)
+COMBINED_BLOCK_BYTES = 64 * MB  # base-kernel rows a block of combined rows may read at once
 
 
 def _operator_classes() -> list[type]:
@@ -220,6 +222,30 @@ class KernelOperator(ABC):
         cache = max(DEFAULT_CACHE_MB, 2 * 8.0 * self.n_samples / MB)
         return CombinedRows(self, np.asarray(d, dtype=np.float64), cache)
 
+    def svm_kernel(self, d: np.ndarray, cache_size: float) -> Any:
+        """A row source of ``K(d)`` for one SVM solve with ``cache_size`` MB of rows: dense
+        when the ``8 n^2`` bytes of ``K(d)`` fit in ``cache_size`` and ``DENSE_MAX_MB`` MB
+        (computed in blocks of rows: one call per block, not one per row as a cache miss
+        is); else rows combined over the kernels with ``d_k > 0`` on demand, in an LRU cache
+        of ``cache_size`` MB (an SVM reads little more than its support vectors' rows). An
+        operator holding its kernels in memory overrides it with :meth:`kernel`."""
+        d = np.asarray(d, dtype=np.float64)
+        n = self.n_samples
+        if 8.0 * n * n <= min(cache_size, DENSE_MAX_MB) * MB:
+            return DenseRows(self._dense_combined(d))
+        return CombinedRows(self, d, max(cache_size, 2 * 8.0 * n / MB))
+
+    def _dense_combined(self, d: np.ndarray) -> np.ndarray:
+        """``K(d)`` of shape (n, n) from :meth:`combined_rows` in blocks of rows whose
+        per-kernel rows take about ``COMBINED_BLOCK_BYTES``."""
+        n, kernels = self.n_samples, np.flatnonzero(d > 0)
+        step = max(1, int(COMBINED_BLOCK_BYTES // (8 * n * kernels.size)))
+        out = np.empty((n, n))
+        for lo in range(0, n, step):
+            block = np.arange(lo, min(n, lo + step))
+            out[block] = self.combined_rows(block, kernels, d[kernels])
+        return out
+
     def initial_weights(self) -> np.ndarray:
         """Uniform ``1 / m``."""
         return np.full(self.n_kernels, 1.0 / self.n_kernels)
@@ -228,6 +254,12 @@ class KernelOperator(ABC):
         """The kernels ``kernels`` only, in that order: an operator of ``len(kernels)``
         kernels (here a view, :class:`KernelSelection`)."""
         return KernelSelection(self, kernels)
+
+    def point_subset(self, indices: Any) -> KernelOperator:
+        """The kernels on the points ``indices`` only: an operator of ``len(indices)``
+        points (here rows read whole and sliced, :class:`PointSelection`; an operator that
+        can compute or copy them on those points overrides it)."""
+        return PointSelection(self, indices)
 
     # ----- per-kernel terms of the gradients ----------------------------------------------
 
@@ -342,3 +374,20 @@ class KernelSelection(KernelOperator):
 
     def diagonal(self) -> np.ndarray:
         return np.asarray(self.operator.diagonal(), dtype=np.float64)[self.kernels]
+
+
+class PointSelection(KernelOperator):
+    """The kernels of an operator on the points ``indices`` only (rows read whole, then
+    sliced): the default :meth:`KernelOperator.point_subset`."""
+
+    def __init__(self, operator: KernelOperator, indices: Any) -> None:
+        self.operator, self.points = operator, np.asarray(indices, dtype=np.int64)
+        self.n_samples, self.n_kernels = self.points.size, operator.n_kernels
+        self.value_dtype = operator.value_dtype
+
+    def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
+        picked = self.points[np.atleast_1d(np.asarray(indices, dtype=np.int64))]
+        return self.operator.rows(picked, kernels)[:, :, self.points]
+
+    def diagonal(self) -> np.ndarray:
+        return np.asarray(self.operator.diagonal(), dtype=np.float64)[:, self.points]

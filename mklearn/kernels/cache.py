@@ -77,7 +77,7 @@ class RowCache:
     provider : object
         Has ``n_samples``, ``n_kernels``, ``rows(indices, out=None)`` returning an array of
         shape ``(n_kernels, len(indices), n_samples)``, and declares, read once here:
-        ``capabilities`` (:class:`~mklearn.extending.Capabilities`: ``fills_out`` when
+        ``capabilities`` (:class:`~mklearn.kernels.base.Capabilities`: ``fills_out`` when
         ``rows`` writes into ``out``, ``row_filler`` when it offers ``row_filler()``),
         ``value_dtype`` (float32 when its values are single precision) and
         ``rows_per_call`` (rows worth asking for in one call): a

@@ -172,6 +172,10 @@ class KernelColumns(KernelOperator):
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
         return (indices, kernels, *self._plan(kernels))
 
+    def point_subset(self, indices: Any) -> KernelColumns:
+        """:meth:`restricted`: the kernels computed on those points only."""
+        return self.restricted(indices)
+
     def restricted(self, indices: Any) -> KernelColumns:
         """The same kernels on the points ``indices`` only: a provider whose row a is
         ``K_k[indices[a], indices]`` (the support's block of a quadratic term)."""
@@ -809,6 +813,14 @@ class StackColumns(KernelOperator):
     def kernel(self, d: Any) -> DenseRows:
         """``K(d)`` as a row source of the SMO core: :meth:`matrix`, dense."""
         return DenseRows(self.matrix(d))
+
+    def svm_kernel(self, d: Any, cache_size: float) -> DenseRows:
+        """``K(d)`` in memory (:meth:`kernel`): the stack is here already."""
+        return self.kernel(d)
+
+    def point_subset(self, indices: Any) -> StackColumns:
+        """:meth:`restricted`: a copy of the stack on those points."""
+        return self.restricted(indices)
 
     def kernel_subset(self, kernels: Any) -> StackColumns:
         """The kernels ``kernels`` only (in that order): a provider of ``len(kernels)``

@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from mklearn._sizes import PREDICT_BLOCK_BYTES
-from mklearn.extending import Capabilities
 from mklearn.kernels.bank import KernelBank, block_key
 from mklearn.kernels.base import KernelOperator
+from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF
 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse
 
 from mklearn._sizes import DISTANCE_CHUNK_BYTES
-from mklearn.extending import Capabilities
+from mklearn.kernels.capabilities import Capabilities
 
 from . import _rbf_tables as loops
 from . import threads

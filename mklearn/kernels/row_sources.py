@@ -31,9 +31,9 @@ from mklearn._stack_ops import (
     combine_rows_parallel,
     rows_product,
 )
-from mklearn.extending import Capabilities
 from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
 from mklearn.kernels.cache import RowCache, cache_capacity
+from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.threads import use_threads
 
 DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather

@@ -87,6 +87,7 @@ class StringKernelBank:
     """
 
     standardize = False  # sequences are used as given
+    reads_sequences = True  # transform takes sequences, not numeric X
 
     def __init__(self, specs: Sequence[StringKernelSpec], *, normalize: str | None = "trace",
                  dtype: Any = np.float64) -> None:

@@ -26,7 +26,7 @@ from mklearn.solvers.seeds import align_mkl, alignf_mkl, average_mkl, fheuristic
 from mklearn.solvers.silp import silp_mkl
 from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.smo_mkl import smo_mkl, smo_mkl_regression
-from mklearn.solvers.spg import spg_gmkl
+from mklearn.solvers.spg import SPGSwitches, spg_gmkl
 
 
 def _spg_ready(regularizer):
@@ -86,6 +86,24 @@ class SolverInfo:
     # the solver has a lambda of its own, this key of its options, and the estimators'
     # ``lam`` (the regulariser's weight) does not enter: an explicit ``lam`` is refused
     own_lam: str = ""
+    # the tasks it serves: "classification", "regression", "one-class"
+    tasks: frozenset = frozenset({"classification"})
+    # takes a bound C_i of its own for each sample (off: one C for all, which only caps a
+    # normalised alpha and never overflows, as MWUMKL's)
+    per_sample_costs: bool = True
+    # what ``regularizer="auto"`` is with this solver named: the regulariser it is made for
+    auto_regularizer: str = "l1"
+    # a "columns" solver's own function for regression (epsilon-SVR), where it takes no
+    # ``task=``
+    regression_function: Callable | None = None
+    # what to do when no step decreased the objective, in the convergence warning
+    stall_advice: str = ("increase tol, or lower solver_options['inner_tol'] for a more "
+                         "precise inner SVM")
+    # (solver_options, n_kernels, n_iter) -> a note on why max_iter was reached, or ""
+    max_iter_note: Callable | None = None
+    # its weights depend on the targets (off: uniform weights, which MKLKernel gives
+    # without y)
+    needs_targets: bool = True
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -124,13 +142,27 @@ def _any_regularizer(regularizer):
     return True  # the one-shot learners ignore the regulariser
 
 
-def _one_shot(function, description, options, takes_task=True, feature_function=None):
-    """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM."""
+def _one_shot(function, description, options, takes_task=True, feature_function=None,
+              needs_targets=True):
+    """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM
+    (regression too when it takes a task)."""
+    tasks = {"classification", "regression"} if takes_task else {"classification"}
     return SolverInfo(function, _any_regularizer, "nothing (the regulariser does not enter)",
                       frozenset({"sum"}), description=description, input="columns",
                       options=options, n_iter_unit="gap checks", takes_task=takes_task,
-                      one_shot=True,
-                      feature_function=feature_function)
+                      one_shot=True, feature_function=feature_function,
+                      tasks=frozenset(tasks), needs_targets=needs_targets)
+
+
+def _plain_column_generation(options, n_kernels, n_iter):
+    """SILP without the level method needs about one LP solve per kernel."""
+    if n_kernels > n_iter and (options or {}).get("level_method") is False:
+        return (f" (plain column generation needs of the order of one LP solve per kernel, "
+                f"{n_kernels} here; the default level_method=True needs far fewer)")
+    return ""
+
+
+_ALL_TASKS = frozenset({"classification", "regression", "one-class"})
 
 
 SOLVERS = {
@@ -142,24 +174,18 @@ SOLVERS = {
         description="SPG-GMKL (Jain, Vishwanathan and Varma, KDD 2012)",
         options=_SPG_OPTIONS,
         feature_function=spg_features,
+        tasks=_ALL_TASKS,
     ),
     "pgd": SolverInfo(
         spg_gmkl,
         _spg_ready,
         _SPG_NEEDS,
         frozenset({"sum", "product"}),
-        defaults={
-            "spectral": False,
-            "nonmonotone": False,
-            "precision_tuning": False,
-            "second_order": False,
-            "fallback": False,
-            "aggregate_bound": False,
-            "coarse_start": False,
-            "cutting_planes": False,
-        },
+        defaults=SPGSwitches.baseline(),
         description="projected gradient descent baseline with Armijo search",
         options=_SPG_OPTIONS,
+        stall_advice="use solver='spg', whose non-monotone search recovers from such points, "
+                     "or increase tol",
     ),
     "mirror": SolverInfo(
         mirror_descent,
@@ -185,6 +211,9 @@ SOLVERS = {
         n_iter_unit="gap checks",  # each after at most n SMO steps (n_smo_steps_)
         heartbeat=True,
         feature_function=smooth_dual_features,
+        tasks=frozenset({"classification", "regression"}),
+        auto_regularizer="kl",
+        regression_function=smo_mkl_regression,
     ),
     "mwu": SolverInfo(
         mwu_mkl,
@@ -202,6 +231,7 @@ SOLVERS = {
         },
         n_iter_unit="checks",  # ~50 along the fixed number of MWU iterations epsilon sets
         state_on_workers=True,
+        per_sample_costs=False,
     ),
     "silp": SolverInfo(
         silp_mkl,
@@ -211,9 +241,12 @@ SOLVERS = {
         description="SILP wrapper or interleaved (Sonnenburg et al., JMLR 2006)",
         options=_SILP_OPTIONS,
         n_iter_unit="LP solves",
+        tasks=_ALL_TASKS,
+        max_iter_note=_plain_column_generation,
     ),
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
-                         {"cache_size": [_POSITIVE]}, feature_function=average_features),
+                         {"cache_size": [_POSITIVE]}, feature_function=average_features,
+                         needs_targets=False),
     "align": _one_shot(align_mkl, "each kernel's centred alignment with yy' (Cortes et al., "
                        "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS,
                        feature_function=align_features),
@@ -246,7 +279,14 @@ SOLVERS = {
 
 # the one-shot learners that MKLRegressor takes
 REGRESSION_SEEDS = frozenset(name for name, info in SOLVERS.items()
-                             if info.one_shot and info.takes_task)
+                             if info.one_shot and "regression" in info.tasks)
+
+
+def solvers_for(task: str, combination: str = "sum") -> list[str]:
+    """The names of the solvers that serve ``task`` ("classification", "regression" or
+    "one-class") with ``combination``, in the order of :data:`SOLVERS`."""
+    return [name for name, info in SOLVERS.items()
+            if task in info.tasks and combination in info.combinations]
 
 
 def check_solver_options(name: str, info: SolverInfo, options) -> dict:
@@ -351,5 +391,6 @@ __all__ = [
     "silp_mkl",
     "smo_mkl",
     "smo_mkl_regression",
+    "solvers_for",
     "spg_gmkl",
 ]

@@ -37,12 +37,12 @@ def subsample(y, share, seed=COARSE_SEED):
     return np.sort(np.concatenate(picked))
 
 
-def coarse_weights(combination, y, cost, solve, *, tol, **options):
+def coarse_weights(operator, y, cost, solve, *, tol, **options):
     """Kernel weights of the problem on a subsample, or None when no coarse start applies.
 
     Parameters
     ----------
-    combination : RowKernels
+    operator : RowKernels
         Applies when it offers ``subset(indices)`` (the same kernels on some points) and has
         ``n_samples >= COARSE_MIN_SAMPLES``.
     y : ndarray of shape (n,)
@@ -50,7 +50,7 @@ def coarse_weights(combination, y, cost, solve, *, tol, **options):
     cost : ndarray of shape (n,)
         Per-sample SVM costs.
     solve : callable
-        ``solve(combination, y, cost, tol=..., **options)`` returning an ``MKLResult`` (the
+        ``solve(operator, y, cost, tol=..., **options)`` returning an ``MKLResult`` (the
         solver itself).
     tol : float
         The run's relative-gap tolerance; the subsample's run stops at
@@ -61,10 +61,10 @@ def coarse_weights(combination, y, cost, solve, *, tol, **options):
     (ndarray of shape (n_kernels,), int) or None
         The subsample's kernel weights and its SVM solves.
     """
-    if not combination.capabilities.restricted or y.size < COARSE_MIN_SAMPLES:
+    if not operator.capabilities.restricted or y.size < COARSE_MIN_SAMPLES:
         return None
     picked = subsample(y, COARSE_SHARE)
-    part = combination.subset(picked)
+    part = operator.subset(picked)
     share = picked.size / y.size
     result = solve(part, y[picked], cost[picked] / share, tol=max(tol, COARSE_TOL), **options)
     return result.kernel_weights, result.n_svm_solves

@@ -31,7 +31,7 @@ class DualAggregate:
     task : ClassificationTask, RegressionTask or OneClassTask
         ``coefficients(alpha)`` and ``linear_value(alpha)`` of the inner problem
         (:mod:`mklearn.solvers.tasks`).
-    combination : linear combination of kernels
+    operator : linear combination of kernels
         ``kernel_gradient(d, v)``: the quadratic terms ``v' K_k v`` of every kernel, shape (m,).
     regularizer : Regularizer
         ``conjugate(z)`` of the weights' regulariser.
@@ -42,8 +42,8 @@ class DualAggregate:
         The best lower bound on the MKL optimum found so far (-inf before the first point).
     """
 
-    def __init__(self, task, combination, regularizer):
-        self.task, self.combination, self.regularizer = task, combination, regularizer
+    def __init__(self, task, operator, regularizer):
+        self.task, self.operator, self.regularizer = task, operator, regularizer
         self.alpha = None
         self.terms = None  # q_k at the aggregate, shape (m,)
         self.linear = None
@@ -69,7 +69,7 @@ class DualAggregate:
             return self.lower
         base, base_linear = self.terms, self.linear
         if products is None:
-            curvature = self.combination.kernel_gradient(d, diff)  # q_k of the difference
+            curvature = self.operator.kernel_gradient(d, diff)  # q_k of the difference
         else:  # from the cross terms v_old' K_k v_new
             curvature = terms + base - 2.0 * (products @ old)
         # q_k(t) at (1 - t) old + t new: q_old + t (q_new - q_old - h) + t^2 h

@@ -24,8 +24,8 @@ the larger KKT violation gives ``i`` (its largest gradient among ``gamma_i > 0``
 maximises the second-order gain over that class (Fan, Chen and Lin, JMLR 6, 2005, WSS2).
 The project's SMO core (:mod:`mklearn.svm.core`) pairs variables across classes under one
 constraint ``y'a = 0`` and reads ``Q = Y K Y`` without a ridge term, so this module has its
-own short numba loop; it reads rows of ``K`` from the same row sources
-(:mod:`mklearn.kernels.row_sources`: the dense sum of a stack, or
+own short numba loop (with the core's ``TAU`` and ``SHRINK_EVERY``); it reads rows of ``K``
+from the same row sources (:mod:`mklearn.kernels.row_sources`: the dense sum of a stack, or
 :class:`~mklearn.kernels.row_sources.CombinedRows` of kernels computed from X in an LRU
 cache) with the core's protocol (a missing row is returned, loaded by the caller, and the
 loop called again).
@@ -66,13 +66,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
+from mklearn.svm.core import SHRINK_EVERY, TAU
 from mklearn.svm.smo import svc_dual
 
 _NEED_ROW = 0
 _KKT = 1
 _STEPS = 2
-_TAU = 1e-12  # curvature used when a pair's is not positive (Fan, Chen and Lin 2005, eq. 19)
-SHRINK_EVERY = 1000  # steps between shrinkings (LIBSVM's min(l, 1000))
 CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n steps at most
 # the polish's pace in its cost model, |S|^3 / 3 flops (measured on one core, the whole polish:
 # 1.9e10 at |S| = 1,700, 1.3e10 at 600; the Cholesky alone 2.7-4e10)
@@ -188,7 +187,7 @@ def _pair_steps(store, slot_of, last_used, clock, diag, y, a, b, gamma, w, tol, 
             if diff > 0.0:
                 curv = a * (diag[i] + diag[t] - 2.0 * row_i[t]) + 2.0 * b
                 if curv <= 0.0:
-                    curv = _TAU
+                    curv = TAU
                 gain = diff * diff / curv
                 if gain > best:
                     best, j, curv_j = gain, t, curv
@@ -436,11 +435,11 @@ class _Polish:
         return None
 
 
-def _weights(provider, v):
+def _weights(operator, v):
     """``d_k = v' K_k v / sum_l v' K_l v`` from the rows of the support of v (in blocks);
     ValueError as :func:`normalised_weights`."""
-    terms = provider.kernel_gradient(np.ones(provider.n_kernels), v)
-    scale = float(np.mean(provider.diagonal().sum(axis=0))) * float(v @ v)
+    terms = operator.kernel_gradient(np.ones(operator.n_kernels), v)
+    scale = float(np.mean(operator.diagonal().sum(axis=0))) * float(v @ v)
     return normalised_weights(terms, scale)
 
 
@@ -466,9 +465,9 @@ def normalised_weights(terms, scale):
     return terms / total
 
 
-def _svm_on_learned_kernel(provider, d, y, C, tol):
+def _svm_on_learned_kernel(operator, d, y, C, tol):
     """The C-SVM on ``K(d)`` by the project's SMO core: ``(alpha, intercept)``."""
-    result = svc_dual(provider.kernel(d), y, C, tol=tol)
+    result = svc_dual(operator.kernel(d), y, C, tol=tol)
     return result.alpha, -float(result.rho)
 
 
@@ -478,22 +477,22 @@ def komd_ridge(y, lam):
     return lam * n_pos * (y.size - n_pos) / y.size
 
 
-def _komd(provider, d, y, lam, komd_tol, max_checks):
+def _komd(operator, d, y, lam, komd_tol, max_checks):
     """MKLpy's KOMD learner on ``K(d)``: ``(gamma, intercept, converged)``."""
     ridge = komd_ridge(y, lam)
-    rows = provider.kernel(d)
+    rows = operator.kernel(d)
     gamma, w, _, _, _, converged, _ = hull_qp(rows, y, 1.0 - lam, ridge, qp_tol=komd_tol,
                                               max_checks=max_checks, lam_hint=lam)
     return gamma, -0.5 * float(gamma @ w), converged
 
 
-def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
+def easymkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
             lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1, komd_tol=1e-6) -> MKLResult:
     """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         The base kernels: a stack (:class:`~mklearn.formulation.combinations.SumOfKernels`,
         whose ``K`` and ``K(d)`` are dense) or rows computed on demand
         (:class:`~mklearn.kernels.operator.RowKernels`, rows of ``K`` and ``K(d)`` through
@@ -540,18 +539,18 @@ def easymkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callbac
     ValueError
         If the weights are undefined (every ``v'K_k v`` zero, see :func:`_weights`).
     """
-    prepare(provider, "easymkl")
+    prepare(operator, "easymkl")
     y = np.asarray(y, dtype=np.float64)
-    rows = provider.kernel(np.ones(provider.n_kernels))
+    rows = operator.kernel(np.ones(operator.n_kernels))
     gamma, _, F, gap, steps, converged, history = hull_qp(
         rows, y, 1.0 - lam, lam, qp_tol=qp_tol, max_checks=max_iter, callback=callback)
     del rows
-    d = _weights(provider, y * gamma)
+    d = _weights(operator, y * gamma)
     if learner == "komd":
-        alpha, intercept, fine = _komd(provider, d, y, komd_lam, komd_tol, max_iter)
+        alpha, intercept, fine = _komd(operator, d, y, komd_lam, komd_tol, max_iter)
         converged = converged and fine
     else:
-        alpha, intercept = _svm_on_learned_kernel(provider, d, y, C, tol)
+        alpha, intercept = _svm_on_learned_kernel(operator, d, y, C, tol)
     return MKLResult(
         kernel_weights=d, alpha=alpha, intercept=intercept, objective=F, duality_gap=gap,
         n_iter=len(history), n_smo_steps=steps, n_svm_solves=1, converged=converged,

@@ -6,12 +6,14 @@ choose ``d`` once, from the kernels and the targets, and then solve one SVM on
 4.1) on the one SMO core of :mod:`mklearn.svm` (WSS2 of Fan, Chen and Lin, JMLR 2005):
 C-SVC for classification, epsilon-SVR for regression (:mod:`mklearn.solvers.tasks`). Only the
 kernels with ``d_k > 0`` are read; the rows of ``K(d)`` come
+(:meth:`~mklearn.kernels.base.KernelOperator.svm_kernel`)
 
 - from a kernel-major stack in memory (:class:`~mklearn.kernels.columns.StackColumns`,
   :class:`~mklearn.formulation.combinations.SumOfKernels`): ``K(d)`` formed once, dense;
 - from any other provider (rows computed from X): combined on demand through an LRU cache of
   ``cache_size`` MB (:class:`~mklearn.kernels.row_sources.CombinedRows`); no ``n x n``
-  matrix is formed unless it is small (``DENSE_MAX_MB``) and fits in ``cache_size``: then it
+  matrix is formed unless it is small (``mklearn.kernels.base.DENSE_MAX_MB``) and fits in
+  ``cache_size``: then it
   is computed in blocks of rows, a call per block rather than per missing row (PWMK's many
   small SVMs on Sonar took 70 s row by row).
 
@@ -26,53 +28,20 @@ import time
 
 import numpy as np
 
-from mklearn._sizes import MB
-from mklearn.formulation.combinations import SumOfKernels
-from mklearn.kernels.columns import StackColumns
-from mklearn.kernels.row_sources import CombinedRows, DenseRows
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask
+from mklearn.svm.core import KKT_TOL_FLOOR
 
-KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance
-KKT_TOL_FLOOR = 1e-9  # tightest: below it rounding in the gradient dominates the violation
-BLOCK_BYTES = 64 * MB  # base-kernel rows a block of combined rows may read at once
-DENSE_MAX_MB = 32.0  # K(d) from rows computed at once up to this size (2,048 points)
+SVM_KKT_TOL_START = 1e-3  # LIBSVM's default stopping tolerance, where the SVM's gap checks start
 
 
-def combined_kernel_rows(provider, d, cache_size):
-    """A row source of ``K(d)`` for the SMO core: dense from a stack in memory, or when
-    the ``8 n^2`` bytes of ``K(d)`` fit in ``cache_size`` and ``DENSE_MAX_MB`` MB (computed
-    in blocks of rows: one call per block, not one per row as a cache miss is); else rows
-    combined over the kernels with ``d_k > 0`` on demand, in an LRU cache of ``cache_size``
-    MB (an SVM reads little more than its support vectors' rows)."""
-    d = np.asarray(d, dtype=np.float64)
-    if isinstance(provider, (SumOfKernels, StackColumns)):  # a stack in memory: dense K(d)
-        return provider.kernel(d)
-    n = provider.n_samples
-    if 8.0 * n * n <= min(cache_size, DENSE_MAX_MB) * MB:
-        return DenseRows(_dense_combined(provider, d))
-    return CombinedRows(provider, d, max(cache_size, 2 * 8.0 * n / MB))
-
-
-def _dense_combined(provider, d):
-    """``K(d)`` of shape (n, n) from ``provider.combined_rows`` in blocks of rows whose
-    per-kernel rows take about ``BLOCK_BYTES``."""
-    n, kernels = provider.n_samples, np.flatnonzero(d > 0)
-    step = max(1, int(BLOCK_BYTES // (8 * n * kernels.size)))
-    out = np.empty((n, n))
-    for lo in range(0, n, step):
-        block = np.arange(lo, min(n, lo + step))
-        out[block] = provider.combined_rows(block, kernels, d[kernels])
-    return out
-
-
-def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=200.0,
+def fixed_weight_svm(operator, task, d, *, tol=1e-3, max_iter=None, cache_size=200.0,
                      callback=None, start=None, record=None) -> MKLResult:
     """Solve the SVM of ``task`` on ``K(d) = sum_k d_k K_k`` for fixed weights ``d``.
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         The base kernels (``rows(indices, kernels)`` of shape (len(kernels), len(indices), n)
         and ``diagonal()`` of shape (m, n)): a column provider, a stack or a row operator.
     task : ClassificationTask or RegressionTask
@@ -84,7 +53,7 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=2
         Stop when the SVM's relative duality gap ``(P - D) / |P|`` is at most ``tol``.
     max_iter : int, optional
         Gap checks at the most (outer iterations): the SMO core runs to a KKT tolerance
-        ``KKT_TOL_START``, tightened tenfold after each check whose gap is above ``tol``,
+        ``SVM_KKT_TOL_START``, tightened tenfold after each check whose gap is above ``tol``,
         down to ``KKT_TOL_FLOOR``. None: until the floor.
     cache_size : float
         MB of combined rows kept when the rows are computed on demand.
@@ -113,9 +82,9 @@ def fixed_weight_svm(provider, task, d, *, tol=1e-3, max_iter=None, cache_size=2
         If ``d`` has a negative or non-finite entry, no positive entry, or the wrong length.
     """
     start = time.perf_counter() if start is None else start
-    d = _checked_weights(d, provider.n_kernels)
-    rows = combined_kernel_rows(provider, d, cache_size)
-    kkt_tol, alpha, n_steps, history = KKT_TOL_START, None, 0, []
+    d = _checked_weights(d, operator.n_kernels)
+    rows = operator.svm_kernel(d, cache_size)
+    kkt_tol, alpha, n_steps, history = SVM_KKT_TOL_START, None, 0, []
     while True:
         qp = task.solve(rows, alpha, kkt_tol)
         alpha, n_steps = qp.alpha, n_steps + qp.n_iter

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from mklearn._sizes import MB
-from mklearn.kernels.base import KernelOperator
-from mklearn.kernels.columns import StackColumns
 
 
 @dataclass
@@ -79,12 +77,12 @@ class KernelSums:
         return self.yky - 2.0 * mean * (self.row_sums @ self.y) + mean**2 * self.totals
 
 
-def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
-    """Stream the rows of every kernel of ``provider`` in blocks and sum (module notes).
+def kernel_sums(operator, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
+    """Stream the rows of every kernel of ``operator`` in blocks and sum (module notes).
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         ``rows(indices)`` of shape (m, len(indices), n).
     y : ndarray of shape (n,)
         Targets (labels in {-1, +1} or real values).
@@ -98,7 +96,7 @@ def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
     -------
     KernelSums
     """
-    n, m = provider.n_samples, provider.n_kernels
+    n, m = operator.n_samples, operator.n_kernels
     y = np.ascontiguousarray(y, dtype=np.float64)
     step = max(1, int(block_mb * MB // (8 * m * n)))
     row_sums, yky = np.empty((m, n)), np.zeros(m)
@@ -106,7 +104,7 @@ def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
     squares = np.zeros(m)
     for lo in range(0, n, step):
         block = np.arange(lo, min(n, lo + step))
-        rows = np.ascontiguousarray(provider.rows(block), dtype=np.float64)  # (m, b, n)
+        rows = np.ascontiguousarray(operator.rows(block), dtype=np.float64)  # (m, b, n)
         row_sums[:, block] = rows.sum(axis=2)
         yky += (rows @ y) @ y[block]
         flat = rows.reshape(m, -1)
@@ -118,36 +116,6 @@ def kernel_sums(provider, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
         gram = 0.5 * (gram + gram.T)
         squares = np.diag(gram).copy()
     return KernelSums(row_sums, yky, gram, squares, y)
-
-
-class _PointSubset(KernelOperator):
-    """The kernels of a provider on the points ``indices`` only (rows read whole, then
-    sliced): for providers that cannot restrict themselves."""
-
-    def __init__(self, provider, indices):
-        self._provider, self._points = provider, np.asarray(indices, dtype=np.int64)
-        self.n_samples, self.n_kernels = self._points.size, provider.n_kernels
-        self.value_dtype = provider.value_dtype
-
-    def rows(self, indices, kernels=None):
-        picked = self._points[np.atleast_1d(np.asarray(indices, dtype=np.int64))]
-        return self._provider.rows(picked, kernels)[:, :, self._points]
-
-    def diagonal(self):
-        return np.asarray(self._provider.diagonal(), dtype=np.float64)[:, self._points]
-
-
-def point_subset(provider, indices):
-    """The kernels of ``provider`` on the points ``indices``: a provider of
-    ``len(indices)`` points (computed on those points only when the provider can restrict
-    itself, a slice of the stack for a stack, else rows read whole and sliced)."""
-    indices = np.asarray(indices, dtype=np.int64)
-    if hasattr(provider, "restricted"):
-        return provider.restricted(indices)
-    stack = getattr(provider, "kernel_major", None)
-    if isinstance(stack, np.ndarray):
-        return StackColumns(stack[:, indices[:, None], indices].transpose(1, 2, 0))
-    return _PointSubset(provider, indices)
 
 
 def feature_kernel_sums(operator, y, *, frobenius=False) -> KernelSums:

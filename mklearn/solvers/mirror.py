@@ -79,16 +79,16 @@ TIGHTEST_INNER_TOL = 1e-9  # lowest floor of the SMO tolerance (rounding dominat
 class _StackSVMs:
     """The inner SVMs on exact kernels: ``K(d)`` combined, then SMO warm started."""
 
-    def __init__(self, combination, y, cost):
-        self.combination, self.y, self.cost = combination, y, cost
+    def __init__(self, operator, y, cost):
+        self.operator, self.y, self.cost = operator, y, cost
 
     def solve(self, d, alpha0, eps):
         """``(alpha, g, outputs)``: the SVM's dual point, ``g_k = v' K_k v`` and a function
         giving ``K(d) v`` (``v = alpha * y``)."""
-        K = self.combination.kernel(d)
+        K = self.operator.kernel(d)
         alpha = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps).alpha
         v = alpha * self.y
-        return alpha, self.combination.kernel_gradient(d, v), lambda: K @ v
+        return alpha, self.operator.kernel_gradient(d, v), lambda: K @ v
 
 
 class _FeatureSVMs:
@@ -227,7 +227,7 @@ def _resolve_groups(groups, regularizer, n_kernels) -> KernelGroups:
 
 
 def mirror_descent(
-    combination,
+    operator,
     y,
     C,
     regularizer,
@@ -246,7 +246,7 @@ def mirror_descent(
 
     Parameters
     ----------
-    combination : SumOfKernels
+    operator : SumOfKernels
         The base kernels: ``kernel(d)`` gives ``sum_k d_k K_k`` (n, n) and
         ``kernel_gradient(d, v)`` the ``m`` quadratic terms ``v' K_k v``.
     y : ndarray of shape (n,)
@@ -298,12 +298,12 @@ def mirror_descent(
         If ``step`` is unknown or ``groups`` is invalid for the kernels (wrong length, an empty
         group) or has several groups with the "l1" regulariser.
     """
-    prepare(combination, "mirror")
+    prepare(operator, "mirror")
     start = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
     cost = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy()
-    groups = _resolve_groups(groups, regularizer, combination.n_kernels)
-    problem = _Problem(_StackSVMs(combination, y, cost), y, cost, groups, regularizer)
+    groups = _resolve_groups(groups, regularizer, operator.n_kernels)
+    problem = _Problem(_StackSVMs(operator, y, cost), y, cost, groups, regularizer)
     return _descend(problem, start, tol, max_iter, callback, step, inner_tol,
                     precision_tuning, d0, alpha0)[0]
 

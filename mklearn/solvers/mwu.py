@@ -127,8 +127,8 @@ def _most_violating_pair(margin, y, acc, limit):
     return j_pos, j_neg, forced
 
 
-def _check_inputs(combination, y, C, regularizer, epsilon, variant):
-    check_operator(combination, "mwu")
+def _check_inputs(operator, y, C, regularizer, epsilon, variant):
+    check_operator(operator, "mwu")
     if not (regularizer == "l1" or is_l1_simplex(regularizer)):
         raise ValueError(
             "MWUMKL solves the trace-constrained l1 MKL only (regularizer 'l1'); "
@@ -146,9 +146,9 @@ def _check_inputs(combination, y, C, regularizer, epsilon, variant):
     if not C > 0:
         raise ValueError(f"C must be > 0 (C = inf is the hard margin); got {C!r}.")
     y = np.asarray(y, dtype=np.float64)
-    if y.shape != (combination.n_samples,):
+    if y.shape != (operator.n_samples,):
         raise ValueError(
-            f"y has shape {y.shape}; expected ({combination.n_samples},) for the provider."
+            f"y has shape {y.shape}; expected ({operator.n_samples},) for the provider."
         )
     if not np.all(np.abs(y) == 1.0):
         raise ValueError("y must hold labels in {-1, +1}.")
@@ -160,23 +160,23 @@ def _check_inputs(combination, y, C, regularizer, epsilon, variant):
     return np.ascontiguousarray(y)
 
 
-def _blocks(combination, y, inv_trace, valid, cache_size):
+def _blocks(operator, y, inv_trace, valid, cache_size):
     """The per-kernel state: on Dask workers when the provider offers it
     (``mwu_blocks``, :class:`mklearn.distributed.DaskColumns`), else in this process."""
-    if combination.capabilities.mwu_blocks:
-        return combination.mwu_blocks(y, inv_trace, valid, cache_size)
-    return MWUBlocks(combination, y, inv_trace, valid, cache_size)
+    if operator.capabilities.mwu_blocks:
+        return operator.mwu_blocks(y, inv_trace, valid, cache_size)
+    return MWUBlocks(operator, y, inv_trace, valid, cache_size)
 
 
-def _learned_kernel(combination, mu):
+def _learned_kernel(operator, mu):
     """``sum_i mu_i K_i`` (n x n), built from blocks of provider rows."""
-    n = combination.n_samples
+    n = operator.n_samples
     active = np.flatnonzero(mu)
     block = max(1, int(OBJECTIVE_BLOCK_BYTES // (8 * n * max(active.size, 1))))
     K = np.empty((n, n))
     for start in range(0, n, block):
         rows = np.arange(start, min(start + block, n))
-        K[rows] = np.tensordot(mu[active], combination.rows(rows, kernels=active), axes=1)
+        K[rows] = np.tensordot(mu[active], operator.rows(rows, kernels=active), axes=1)
     return 0.5 * (K + K.T)
 
 
@@ -280,7 +280,7 @@ def _model(acc, t, weighted_quad, margin, y, C, midpoint):
 
 
 def mwu_mkl(
-    combination,
+    operator,
     y,
     C,
     regularizer="l1",
@@ -298,7 +298,7 @@ def mwu_mkl(
 
     Parameters
     ----------
-    combination : KernelColumns or StackColumns
+    operator : KernelColumns or StackColumns
         Column provider of the m base kernels on the n training points.
     y : ndarray of shape (n,)
         Labels in {-1, +1}, both present.
@@ -358,15 +358,15 @@ def mwu_mkl(
     ------
     ValueError
         If epsilon is not in (0, 1), y has one class only or values other than +-1, C <= 0,
-        the regulariser is not l1, or ``combination`` is not a column provider.
+        the regulariser is not l1, or ``operator`` is not a column provider.
     """
-    prepare(combination, "mwu")
-    y = _check_inputs(combination, y, C, regularizer, epsilon, variant)
+    prepare(operator, "mwu")
+    y = _check_inputs(operator, y, C, regularizer, epsilon, variant)
     C = float(C)
     adaptive = variant == "adaptive"
     start = time.perf_counter()
-    n = combination.n_samples
-    traces = combination.diagonal().sum(axis=1, dtype=np.float64)  # float32 sums overflow
+    n = operator.n_samples
+    traces = operator.diagonal().sum(axis=1, dtype=np.float64)  # float32 sums overflow
     trace_ok = np.isfinite(traces) & (traces > 0)
     if not trace_ok.any():
         raise ValueError("every base kernel has zero trace; MWUMKL needs a non-zero kernel.")
@@ -375,7 +375,7 @@ def mwu_mkl(
     if T < 1:
         raise ValueError(f"iterations must be >= 1; got {iterations!r}.")
     kappa = -math.log1p(-epsilon / (2.0 * RHO)) / (2.0 * RHO)  # eps' / (2 rho)
-    blocks = _blocks(combination, y, inv_trace, trace_ok, cache_size)
+    blocks = _blocks(operator, y, inv_trace, trace_ok, cache_size)
     hard = math.isinf(C)
     if adaptive:
         cap = math.inf  # set from the margin violators at each record
@@ -429,7 +429,7 @@ def mwu_mkl(
     if evaluate_objective is None:
         evaluate_objective = n <= OBJECTIVE_MAX_N
     if evaluate_objective:
-        K = _learned_kernel(combination, mu)
+        K = _learned_kernel(operator, mu)
         qp = svc_dual(K, y, C, tol=1e-8)
         objective, n_svm = -qp.objective, 1
         if not hard:

@@ -31,9 +31,9 @@ def block_kernels(n_kernels: int, n_blocks: int) -> list[np.ndarray]:
     return [np.arange(b, n_kernels, n_blocks) for b in range(n_blocks)]
 
 
-def kernel_part(provider, kernels):
-    """The kernels ``kernels`` of ``provider`` as a provider of their own."""
-    return provider.kernel_subset(kernels)
+def kernel_part(operator, kernels):
+    """The kernels ``kernels`` of ``operator`` as a provider of their own."""
+    return operator.kernel_subset(kernels)
 
 
 @njit(cache=True)
@@ -99,7 +99,7 @@ class MWUBlock:
 
     Parameters
     ----------
-    provider : KernelColumns or StackColumns
+    operator : KernelColumns or StackColumns
         Rows of the block's kernels.
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
@@ -111,9 +111,9 @@ class MWUBlock:
         MB of the block's kernel rows.
     """
 
-    def __init__(self, provider, y, inv_trace, valid, cache_size):
-        k, n = provider.n_kernels, provider.n_samples
-        self.cache = RowCache(provider, cache_size)
+    def __init__(self, operator, y, inv_trace, valid, cache_size):
+        k, n = operator.n_kernels, operator.n_samples
+        self.cache = RowCache(operator, cache_size)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.inv_trace = np.ascontiguousarray(inv_trace, dtype=np.float64)
         self.valid = np.ascontiguousarray(valid, dtype=np.bool_)
@@ -162,17 +162,17 @@ class MWUBlocks:
 
     Parameters
     ----------
-    provider : KernelColumns or StackColumns
+    operator : KernelColumns or StackColumns
         Rows of all m kernels.
     y, inv_trace, valid, cache_size
         As :class:`MWUBlock`, for all m kernels (the cache budget is shared by the blocks).
     n_blocks : int, default=1
     """
 
-    def __init__(self, provider, y, inv_trace, valid, cache_size, n_blocks=1):
-        self.kernels = block_kernels(provider.n_kernels, n_blocks)
-        parts = ([provider] if len(self.kernels) == 1
-                 else [kernel_part(provider, k) for k in self.kernels])
+    def __init__(self, operator, y, inv_trace, valid, cache_size, n_blocks=1):
+        self.kernels = block_kernels(operator.n_kernels, n_blocks)
+        parts = ([operator] if len(self.kernels) == 1
+                 else [kernel_part(operator, k) for k in self.kernels])
         share = float(cache_size) / len(parts)
         self.blocks = [MWUBlock(part, y, inv_trace[k], valid[k], share)
                        for part, k in zip(parts, self.kernels, strict=True)]

@@ -53,7 +53,7 @@ from mklearn.kernels.base import prepare
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.threads import one_blas_thread
 from mklearn.solvers.fixed_weights import classification_task, fixed_weight_svm
-from mklearn.solvers.kernel_sums import kernel_sums, point_subset
+from mklearn.solvers.kernel_sums import kernel_sums
 
 PSD_CHECK_POINTS = 200  # points of the principal submatrices whose eigenvalues are checked
 PSD_GROUP_BYTES = 4 * MB  # submatrices factorised at once (small temporaries: no new pages)
@@ -62,13 +62,13 @@ SUBSAMPLE_SIZE = 5000  # default points of the estimate; exact up to this many p
 SUMS_BLOCK_MB = 64.0  # most MB of rows a block of the sums holds (larger blocks gain no speed)
 
 
-def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
+def average_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
                 cache_size=200.0, task=None):
     """Uniform weights ``d_k = 1/m``, then the SVM on ``K(d)`` (MKLpy's AverageMKL).
 
     Parameters
     ----------
-    provider : KernelOperator
+    operator : KernelOperator
         The base kernels (a column provider, or a stack).
     y : ndarray of shape (n,)
         Labels in {-1, +1} (unused when ``task`` is given).
@@ -101,15 +101,15 @@ def average_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
         kernel only), naming a kernel that is not PSD when there is one.
     """
     start = time.perf_counter()
-    prepare(provider, "average")
+    prepare(operator, "average")
     task = classification_task(y, C) if task is None else task
-    d = np.full(provider.n_kernels, 1.0 / provider.n_kernels)
-    check_combined_psd(provider, d)
-    return fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+    d = np.full(operator.n_kernels, 1.0 / operator.n_kernels)
+    check_combined_psd(operator, d)
+    return fixed_weight_svm(operator, task, d, tol=tol, max_iter=max_iter,
                             cache_size=cache_size, callback=callback, start=start)
 
 
-def align_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
+def align_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
               cache_size=200.0, task=None, estimate="auto", subsample_size=SUBSAMPLE_SIZE,
               random_state=0):
     """Weights proportional to each kernel's centred alignment with ``y y'`` (module notes).
@@ -137,12 +137,12 @@ def align_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, call
         Not PSD kernels; no kernel positively aligned with y (constant y, constant or
         all-zero kernels).
     """
-    return _aligned(provider, y, C, task, "align", tol=tol, max_iter=max_iter,
+    return _aligned(operator, y, C, task, "align", tol=tol, max_iter=max_iter,
                     callback=callback, cache_size=cache_size, estimate=estimate,
                     subsample_size=subsample_size, random_state=random_state)
 
 
-def alignf_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
+def alignf_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
                cache_size=200.0, task=None, estimate="auto", subsample_size=SUBSAMPLE_SIZE,
                random_state=0):
     """ALIGNF: the non-negative combination of maximal centred alignment (module notes).
@@ -155,24 +155,24 @@ def alignf_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, cal
     ValueError
         As :func:`align_mkl`; also if M has a negative eigenvalue beyond rounding.
     """
-    return _aligned(provider, y, C, task, "alignf", tol=tol, max_iter=max_iter,
+    return _aligned(operator, y, C, task, "alignf", tol=tol, max_iter=max_iter,
                     callback=callback, cache_size=cache_size, estimate=estimate,
                     subsample_size=subsample_size, random_state=random_state)
 
 
-def fheuristic_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
+def fheuristic_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
                    callback=None, cache_size=200.0, task=None, estimate="auto",
                    subsample_size=SUBSAMPLE_SIZE, random_state=0):
     """FHeuristic: weights proportional to the uncentred alignments with ``y y'``.
 
     Parameters, Returns and Raises as :func:`align_mkl`.
     """
-    return _aligned(provider, y, C, task, "fheuristic", tol=tol, max_iter=max_iter,
+    return _aligned(operator, y, C, task, "fheuristic", tol=tol, max_iter=max_iter,
                     callback=callback, cache_size=cache_size, estimate=estimate,
                     subsample_size=subsample_size, random_state=random_state)
 
 
-def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
+def pwmk_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
              cache_size=200.0, task=None, cv=3, delta=0.0, random_state=0):
     """PWMK: weights from each kernel's cross-validated accuracy (module notes).
 
@@ -202,7 +202,7 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
         weights zero (every accuracy equal with ``delta = 1``).
     """
     start = time.perf_counter()
-    prepare(provider, "pwmk")
+    prepare(operator, "pwmk")
     if task is not None:
         raise ValueError("solver 'pwmk' weighs kernels by classification accuracy: it has no "
                          "regression; use 'align', 'alignf', 'fheuristic' or 'average'")
@@ -213,13 +213,13 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
             f"solver 'pwmk' runs {cv}-fold cross-validation, which needs at least {cv} points "
             f"of each class; y has {counts[0]} of the target class and {counts[1]} of the "
             "others: lower solver_options['cv'] or add points")
-    check_psd(provider, random_state)
-    accuracy = _cv_accuracies(provider, task, cv, tol, cache_size)
+    check_psd(operator, random_state)
+    accuracy = _cv_accuracies(operator, task, cv, tol, cache_size)
     scores = accuracy - delta * accuracy.min()
     d = _normalised(np.maximum(scores, 0.0), "pwmk", "every cross-validated accuracy is 0 "
                     "after subtracting delta times the smallest")
-    n_solves = 1 + cv * provider.n_kernels
-    result = fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+    n_solves = 1 + cv * operator.n_kernels
+    result = fixed_weight_svm(operator, task, d, tol=tol, max_iter=max_iter,
                               cache_size=cache_size, callback=callback, start=start,
                               record={"accuracies": accuracy.tolist(), "n_svm_solves": n_solves,
                                       "weight_time": time.perf_counter() - start})
@@ -227,24 +227,24 @@ def pwmk_mkl(provider, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callb
     return result
 
 
-def _cv_accuracies(provider, task, cv, tol, cache_size):
+def _cv_accuracies(operator, task, cv, tol, cache_size):
     """Mean accuracy of the SVM on each kernel alone over ``cv`` stratified folds, shape
     (m,). Per fold, groups of kernels of about ``cache_size`` MB: their rows of the test
     points and, when a kernel's training block fits in ``cache_size``, those blocks in one
     call (else that kernel's rows on demand, restricted to the training points)."""
     from sklearn.model_selection import StratifiedKFold  # 0.15 s of import, for PWMK only
 
-    y, cost, m = task.y, task.cost, provider.n_kernels
+    y, cost, m = task.y, task.cost, operator.n_kernels
     correct = np.zeros(m)
     budget = cache_size * MB
     for train, test in StratifiedKFold(cv).split(np.zeros(y.size), y):
-        part = point_subset(provider, train)
+        part = operator.point_subset(train)
         fold = classification_task(y[train], cost[train])
         dense = 8.0 * train.size**2 <= budget
         group = max(1, int(budget // (8 * (train.size**2 * dense + test.size * y.size))))
         for lo in range(0, m, group):
             kernels = np.arange(lo, min(m, lo + group))
-            cross = provider.rows(test, kernels)[:, :, train]
+            cross = operator.rows(test, kernels)[:, :, train]
             blocks = part.rows(np.arange(train.size), kernels) if dense else None
             for t, k in enumerate(kernels):
                 if dense:
@@ -257,25 +257,25 @@ def _cv_accuracies(provider, task, cv, tol, cache_size):
     return correct
 
 
-def _aligned(provider, y, C, task, name, *, tol, max_iter, callback, cache_size, estimate,
+def _aligned(operator, y, C, task, name, *, tol, max_iter, callback, cache_size, estimate,
              subsample_size, random_state):
     """Weights of "align", "alignf" or "fheuristic" from the streamed sums, then the SVM."""
     start = time.perf_counter()
-    prepare(provider, name)
+    prepare(operator, name)
     task = classification_task(y, C) if task is None else task
     targets = np.asarray(task.y, dtype=np.float64)
     if np.ptp(targets) == 0:
         raise ValueError(f"solver {name!r} weighs kernels by their alignment with y y', "
                          "which is 0 for constant targets: y is constant")
     rng = check_random_state(random_state)
-    check_psd(provider, rng)
-    sample, used = _points_used(provider.n_samples, estimate, subsample_size, rng, name)
-    part = provider if sample is None else point_subset(provider, sample)
+    check_psd(operator, rng)
+    sample, used = _points_used(operator.n_samples, estimate, subsample_size, rng, name)
+    part = operator if sample is None else operator.point_subset(sample)
     sums = kernel_sums(part, targets if sample is None else targets[sample],
                        frobenius=name == "alignf", block_mb=min(cache_size, SUMS_BLOCK_MB))
     d = {"align": align_weights, "alignf": alignf_weights,
          "fheuristic": fheuristic_weights}[name](sums)
-    return fixed_weight_svm(provider, task, d, tol=tol, max_iter=max_iter,
+    return fixed_weight_svm(operator, task, d, tol=tol, max_iter=max_iter,
                             cache_size=cache_size, callback=callback, start=start,
                             record={"estimate": used, "n_points_summed": part.n_samples,
                                     "weight_time": time.perf_counter() - start})
@@ -343,24 +343,24 @@ def _normalised(weights, name, why):
     return weights / total
 
 
-def check_psd(provider, random_state=0):
+def check_psd(operator, random_state=0):
     """ValueError naming a kernel that is not PSD: a negative diagonal entry, or a negative
     eigenvalue below ``-PSD_RTOL`` times the trace on a random principal submatrix of
     ``PSD_CHECK_POINTS`` points (PSD kernels have PSD principal submatrices: a cheap test,
     not a proof)."""
-    names = provider.kernel_names
-    diagonal = np.asarray(provider.diagonal(), dtype=np.float64)
+    names = operator.kernel_names
+    diagonal = np.asarray(operator.diagonal(), dtype=np.float64)
     negative = np.flatnonzero((diagonal < 0).any(axis=1))
     if negative.size:
         k = int(negative[0])
         raise ValueError(f"kernel {names[k]} has a negative diagonal entry "
                          f"({diagonal[k].min():.3g}): it is not PSD, and the SVM on the "
                          "combined kernel is not convex; use PSD kernels")
-    points = _psd_points(provider.n_samples, random_state)
-    part = point_subset(provider, points)
+    points = _psd_points(operator.n_samples, random_state)
+    part = operator.point_subset(points)
     group = max(1, int(PSD_GROUP_BYTES // (8 * points.size**2)))
-    for lo in range(0, provider.n_kernels, group):
-        kernels = np.arange(lo, min(provider.n_kernels, lo + group))
+    for lo in range(0, operator.n_kernels, group):
+        kernels = np.arange(lo, min(operator.n_kernels, lo + group))
         found = _first_not_psd(part.rows(np.arange(points.size), kernels))
         if found is not None:
             t, low, high = found
@@ -370,20 +370,20 @@ def check_psd(provider, random_state=0):
                 "SVM on the combined kernel is then not convex: use PSD kernels")
 
 
-def check_combined_psd(provider, d, random_state=0):
+def check_combined_psd(operator, d, random_state=0):
     """ValueError if ``K(d) = sum_k d_k K_k``, the one kernel an SVM on fixed weights reads,
     has a negative diagonal entry or fails :func:`check_psd`'s test on its principal
     submatrix (the same points); the message names a kernel that fails that test itself
     when there is one (a cost of ``m`` small factorisations, paid on failure only)."""
     active = np.flatnonzero(d)
-    diagonal = d[active] @ np.asarray(provider.diagonal(), dtype=np.float64)[active]
-    points = _psd_points(provider.n_samples, random_state)
-    block = point_subset(provider, points).combined_block(np.arange(points.size), active,
+    diagonal = d[active] @ np.asarray(operator.diagonal(), dtype=np.float64)[active]
+    points = _psd_points(operator.n_samples, random_state)
+    block = operator.point_subset(points).combined_block(np.arange(points.size), active,
                                                           d[active])
     found = _first_not_psd(np.asarray(block, dtype=np.float64)[None])
     if found is None and not (diagonal < 0).any():
         return
-    check_psd(provider, random_state)
+    check_psd(operator, random_state)
     what = (f"a negative diagonal entry ({diagonal.min():.3g})" if found is None else
             f"eigenvalue {found[1]:.3g} (largest {found[2]:.3g}) on {points.size} of the "
             "training points")

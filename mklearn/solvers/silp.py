@@ -56,7 +56,7 @@ ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk on a st
 
 
 def silp_mkl(
-    combination,
+    operator,
     y,
     C,
     regularizer,
@@ -75,7 +75,7 @@ def silp_mkl(
 
     Parameters
     ----------
-    combination : SumOfKernels
+    operator : SumOfKernels
         Base kernels: ``kernel(d)`` (n, n), ``kernel_gradient(d, v)`` (m,) and, for the
         interleaved variant, ``rows(indices, kernels)`` and ``diagonal()`` (rows of K(beta)
         are combined from them on demand, see :class:`mklearn.kernels.row_sources.CombinedRows`).
@@ -122,7 +122,7 @@ def silp_mkl(
     ValueError
         If the regulariser is not the l1 simplex, ``inner_tol <= 0`` or ``chunk_steps < 1``.
     """
-    prepare(combination, "silp")
+    prepare(operator, "silp")
     if not is_l1_simplex(regularizer):
         raise ValueError(f"solver 'silp' solves l1 (simplex) MKL only (r = 0 on the simplex), "
                          f"got {regularizer!r}; use regularizer='l1', or solver='spg' (or "
@@ -142,26 +142,26 @@ def silp_mkl(
                 "kernel_storage='rows'); drop linadd for other kernels or tasks")
         if not task.classification:
             raise ValueError(hint)
-        require(combination, "linadd", "silp", hint)
-        return silp_linadd(combination, task.y, task.cost, tol=tol, max_iter=max_iter,
+        require(operator, "linadd", "silp", hint)
+        return silp_linadd(operator, task.y, task.cost, tol=tol, max_iter=max_iter,
                            inner_tol=inner_tol, level_method=level_method, callback=callback)
     run = _interleaved if interleaved else _wrapper
-    return run(combination, task, tol, max_iter, inner_tol, chunk_steps, level_method,
+    return run(operator, task, tol, max_iter, inner_tol, chunk_steps, level_method,
                callback)
 
 
-def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, level_method, callback):
-    m = combination.n_kernels
+def _wrapper(operator, task, tol, max_iter, inner_tol, chunk_steps, level_method, callback):
+    m = operator.n_kernels
     progress = Progress(task, tol, callback, inner_tol)
     master = MasterLP(m, level=level_method)
     beta = np.full(m, 1.0 / m)
     alpha, converged, n_iter = None, False, 0
     for n_iter in range(1, max_iter + 1):
-        K = combination.kernel(beta)
+        K = operator.kernel(beta)
         qp = task.solve(K, alpha, progress.inner_tol)
         alpha = qp.alpha
-        g = combination.kernel_gradient(beta, task.coefficients(alpha))
-        S, stop = progress.record(combination, beta, alpha, g, n_iter, True, K)
+        g = operator.kernel_gradient(beta, task.coefficients(alpha))
+        S, stop = progress.record(operator, beta, alpha, g, n_iter, True, K)
         if stop:
             converged = True
             break
@@ -169,42 +169,42 @@ def _wrapper(combination, task, tol, max_iter, inner_tol, chunk_steps, level_met
     return progress.result(n_iter, n_iter, converged)
 
 
-def _interleaved(combination, task, tol, max_iter, inner_tol, chunk_steps, level_method,
+def _interleaved(operator, task, tol, max_iter, inner_tol, chunk_steps, level_method,
                  callback):
-    m, n = combination.n_kernels, combination.n_samples
+    m, n = operator.n_kernels, operator.n_samples
     alpha = task.initial_alpha()  # one-class: 1'alpha = nu n from the start
     st = SMOState(task.signs, task.index, task.linear, task.upper, n, alpha)
     v = st.coefficients()
-    F = combination.products(v) if v.any() else np.zeros((m, n))
+    F = operator.products(v) if v.any() else np.zeros((m, n))
     chunk_steps = st.signs.size if chunk_steps is None else int(chunk_steps)
     progress = Progress(task, tol, callback, inner_tol)
     master = MasterLP(m, level=level_method)
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
-        inner_done, v, K = _chunk(combination, st, F, beta, progress.inner_tol, chunk_steps, v)
+        inner_done, v, K = _chunk(operator, st, F, beta, progress.inner_tol, chunk_steps, v)
         n_chunks += 1
         g = np.maximum(F @ v, 0.0)
-        S, stop = progress.record(combination, beta, alpha, g, n_chunks, inner_done, K)
+        S, stop = progress.record(operator, beta, alpha, g, n_chunks, inner_done, K)
         if stop:
             converged = True
             break
         if n_iter + 1 == max_iter and progress.certificate.point is None:
-            progress.certify(combination, beta, alpha, S)  # no chunk reached inner_tol
+            progress.certify(operator, beta, alpha, S)  # no chunk reached inner_tol
         beta, progress.theta = master.next_weights(S, beta, progress.best)
         n_iter += 1
     return progress.result(n_iter, n_chunks, converged)
 
 
-def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
+def _chunk(operator, st, F, beta, inner_tol, chunk_steps, v_old):
     """At most ``chunk_steps`` SMO steps on ``K(beta)`` from the state ``st``; the per-kernel
     outputs ``F[k] = K_k v`` are brought up to date once at the end from the change of ``v``
     (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
     the KKT violation reached ``inner_tol``, the new ``v``, and the chunk's rows of
     ``K(beta)`` (the certificate's primal reads them again)."""
     # a stack's kernel(beta) is dense: its chunks read rows combined on demand instead
-    rows = (CombinedRows(combination, beta, ROW_CACHE_MB) if combination.capabilities.stack
-            else combination.kernel(beta))
+    rows = (CombinedRows(operator, beta, ROW_CACHE_MB) if operator.capabilities.stack
+            else operator.kernel(beta))
     st.gradient_from(beta @ F)
     st.activate_all()
 
@@ -214,5 +214,5 @@ def _chunk(combination, st, F, beta, inner_tol, chunk_steps, v_old):
     solved, _, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
                            reconstruct=reconstruct)
     v = st.coefficients()
-    F += combination.products(v - v_old)
+    F += operator.products(v - v_old)
     return solved, v, rows

@@ -28,14 +28,14 @@ from mklearn.svm.linadd import Decomposition
 __all__ = ["silp_linadd"]
 
 
-def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
+def silp_linadd(operator, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
                 working_set=100, chunk_iterations=10, level_method=True,
                 callback=None) -> MKLResult:
     """l1-MKL over string sub-kernels by SILP with the linadd decomposition SVM.
 
     Parameters
     ----------
-    provider : StringColumns
+    operator : StringColumns
         The sub-kernels of the training sequences (``block``, ``linadd()``), e.g.
         ``StringColumns(StringKernelBank(wd_sub_kernels(20, by="position")).fit(seqs))``.
     y : array-like of shape (n,)
@@ -73,7 +73,7 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
         chunk_iterations is invalid.
     """
     y = np.asarray(y, dtype=np.float64)
-    n, m = provider.n_samples, provider.n_kernels
+    n, m = operator.n_samples, operator.n_kernels
     if y.shape != (n,) or not np.all(np.abs(y) == 1.0):
         raise ValueError(f"y must hold {n} labels in {{-1, +1}}; got shape {y.shape}")
     cost = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)).copy()
@@ -87,7 +87,7 @@ def silp_linadd(provider, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
             raise ValueError(f"{name} must be > {low}; got {value!r}")
     task = ClassificationTask(y, cost)
     beta = np.full(m, 1.0 / m)
-    state = Decomposition(provider, y, task.upper, beta, "linadd")
+    state = Decomposition(operator, y, task.upper, beta, "linadd")
     master = MasterLP(m, level=level_method)
     progress = Progress(task, tol, callback, inner_tol)
     converged, n_iter = False, 0

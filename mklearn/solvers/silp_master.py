@@ -184,7 +184,7 @@ class Progress:
         """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
         return 0.5 * g - self.task.linear_value(alpha)
 
-    def record(self, combination, beta, alpha, g, n_solves, inner_done, K=None, primal=None):
+    def record(self, operator, beta, alpha, g, n_solves, inner_done, K=None, primal=None):
         """Check the stopping rule at (beta, alpha); returns (eps_MKL, stop). ``primal``: the
         task's (primal value, bias) at (beta, alpha) when known without K (linadd)."""
         S = self.values(alpha, g)
@@ -197,7 +197,7 @@ class Progress:
             lower = max(lower, -self.theta)
         if inner_done or primal is not None:  # a primal bounds T at any alpha
             if primal is None:
-                primal = self.task.primal(combination.kernel(beta) if K is None else K, alpha)
+                primal = self.task.primal(operator.kernel(beta) if K is None else K, alpha)
             primal, bias = primal
             point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -value}
             self.certificate.update(point, primal, lower)
@@ -224,10 +224,10 @@ class Progress:
             self.callback(record)
         return S, stop
 
-    def certify(self, combination, beta, alpha, S):
+    def certify(self, operator, beta, alpha, S):
         """Put (beta, alpha) into the certificate whatever the SMO's state: the task's primal
         bounds W(beta) from above at any alpha (used when no chunk reached ``inner_tol``)."""
-        primal, bias = self.task.primal(combination.kernel(beta), alpha)
+        primal, bias = self.task.primal(operator.kernel(beta), alpha)
         point = {"d": beta.copy(), "alpha": alpha.copy(), "bias": bias, "T": -float(beta @ S)}
         self.certificate.update(point, primal, -np.inf)
 

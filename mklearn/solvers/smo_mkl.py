@@ -40,11 +40,10 @@ from mklearn.kernels.row_sources import base_rows
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
-from mklearn.svm.core import MKLStep
+from mklearn.svm.core import KKT_TOL_FLOOR, MKLStep
 from mklearn.svm.smo import SMOState, run_smo
 
-KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
-KKT_TOL_FLOOR = 1e-9  # tightest inner tolerance: below it rounding in G dominates the violation
+MKL_KKT_TOL_START = 1e-1  # first inner KKT tolerance (units of G): loose, the duality gap decides
 
 
 _KINDS = {"lp": core.KIND_LP, "kl": core.KIND_KL}
@@ -65,7 +64,7 @@ def _regularizer_kind(regularizer, n_kernels):
 
 
 def smo_mkl(
-    provider,
+    operator,
     y,
     C,
     regularizer,
@@ -82,7 +81,7 @@ def smo_mkl(
 
     Parameters
     ----------
-    provider : KernelColumns or StackColumns
+    operator : KernelColumns or StackColumns
         Rows of the base kernels (``rows(indices)`` of shape (m, len(indices), n) and
         ``diagonal()`` of shape (m, n)).
     y : ndarray of shape (n,)
@@ -125,16 +124,16 @@ def smo_mkl(
     ValueError
         If the regulariser is not smooth (l1), or ``cache_size`` holds fewer than two rows.
     """
-    prepare(provider, "smo")
+    prepare(operator, "smo")
     y = np.asarray(y, dtype=np.float64)
     task = ClassificationTask(y, np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape).copy())
-    return _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
+    return _solve(operator, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
                   cache_size=cache_size, closed_form=closed_form, shrinking=shrinking,
                   heartbeat=heartbeat)
 
 
 def smo_mkl_regression(
-    provider,
+    operator,
     y,
     C,
     regularizer,
@@ -156,7 +155,7 @@ def smo_mkl_regression(
 
     Parameters
     ----------
-    provider : KernelColumns or StackColumns
+    operator : KernelColumns or StackColumns
         Rows of the base kernels.
     y : ndarray of shape (n,)
         Real targets.
@@ -180,25 +179,25 @@ def smo_mkl_regression(
     ValueError
         As in :func:`smo_mkl`.
     """
-    prepare(provider, "smo")
+    prepare(operator, "smo")
     task = RegressionTask(y, C, epsilon)
-    result = _solve(provider, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
+    result = _solve(operator, task, regularizer, tol=tol, max_iter=max_iter, callback=callback,
                     cache_size=cache_size, closed_form=closed_form, shrinking=shrinking)
     result.alpha = task.coefficients(result.alpha)
     return result
 
 
-def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
+def _solve(operator, task, regularizer, *, tol, max_iter, callback, cache_size, closed_form,
            shrinking, heartbeat=None):
     """The SMO-MKL loop shared by the losses (:mod:`mklearn.solvers.tasks`): the task's
     signs, rows,
     linear term and bounds, and ``task.loss(f)`` (loss, best bias) for the primal bound."""
     signs, index, linear, upper = task.signs, task.index, task.linear, task.upper
     start = time.perf_counter()
-    n, m = provider.n_samples, provider.n_kernels
+    n, m = operator.n_samples, operator.n_kernels
     kind, lam, q, prior = _regularizer_kind(regularizer, m)
     use_cubic = bool(closed_form and kind == core.KIND_LP and abs(q - 2.0) < 1e-12)
-    rows = base_rows(provider, cache_size)
+    rows = base_rows(operator, cache_size)
     st = SMOState(signs, index, linear, upper, n, np.zeros(len(signs)))
     F = np.zeros((m, n))
     g = np.zeros(m)
@@ -210,7 +209,7 @@ def _solve(provider, task, regularizer, *, tol, max_iter, callback, cache_size, 
         st.gradient_from(d @ F)
 
     alpha = st.alpha
-    kkt_tol = KKT_TOL_START
+    kkt_tol = MKL_KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
         beat = None if heartbeat is None else (

@@ -51,7 +51,8 @@ Products of kernels have no such dual: they stop on the projected-gradient norm.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -70,6 +71,42 @@ from mklearn.solvers.spg_parts import (
 )
 
 __all__ = ["SPGGMKL", "spg_gmkl"]
+
+
+@dataclass(frozen=True)
+class SPGSwitches:
+    """The switches and settings of SPG-GMKL: the keyword arguments of :func:`spg_gmkl`
+    besides ``tol``, ``max_iter``, ``callback`` and ``task`` (described there), with their
+    defaults; every addition off is the PGD baseline."""
+
+    spectral: bool = True
+    nonmonotone: bool = True
+    precision_tuning: bool = True
+    inner_tol: float = 1e-6
+    eta0: float = 0.5
+    d0: Any = None
+    second_order: bool = True
+    max_time: float | None = None
+    fallback: bool = True
+    aggregate_bound: bool = True
+    coarse_start: bool = True
+    cutting_planes: bool = True
+
+    @classmethod
+    def of(cls, options: dict) -> SPGSwitches:
+        """The switches ``options`` names (the others at their defaults); TypeError naming
+        an unknown key and the known ones."""
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise TypeError(f"spg_gmkl() got unexpected keyword arguments {unknown}; its "
+                            f"switches are {known}")
+        return cls(**options)
+
+    @classmethod
+    def baseline(cls) -> dict:
+        """Every addition off (each boolean switch False): the PGD baseline's options."""
+        return {f.name: False for f in fields(cls) if f.type == "bool"}
 
 
 @dataclass
@@ -114,20 +151,13 @@ class SPGGMKL:
     certified result.
     """
 
-    def __init__(self, combination, y, C, regularizer, *, tol=1e-3, max_iter=500,
-                 spectral=True, nonmonotone=True, precision_tuning=True, inner_tol=1e-6,
-                 eta0=0.5, d0=None, callback=None, second_order=True, max_time=None,
-                 task=None, fallback=True, aggregate_bound=True, coarse_start=True,
-                 cutting_planes=True):
-        self.combination, self.regularizer, self.task = combination, regularizer, task
+    def __init__(self, operator, y, C, regularizer, switches=None, *, tol=1e-3, max_iter=500,
+                 callback=None, task=None):
+        self.operator, self.regularizer, self.task = operator, regularizer, task
         self.y = np.asarray(y, dtype=np.float64)
         self.cost = np.broadcast_to(np.asarray(C, dtype=np.float64), self.y.shape).copy()
-        self.tol, self.max_iter, self.max_time = tol, max_iter, max_time
-        self.spectral, self.nonmonotone, self.eta0 = spectral, nonmonotone, eta0
-        self.precision_tuning, self.inner_tol = precision_tuning, inner_tol
-        self.d0, self.callback, self.second_order = d0, callback, second_order
-        self.fallback_on, self.aggregate_bound = fallback, aggregate_bound
-        self.coarse_start, self.cutting_planes = coarse_start, cutting_planes
+        self.tol, self.max_iter, self.callback = tol, max_iter, callback
+        self.switches = SPGSwitches() if switches is None else switches
 
     def run(self) -> MKLResult:
         """Minimise T; the result with its certificate."""
@@ -138,25 +168,25 @@ class SPGGMKL:
         return state.result if state.result is not None else self._finish(state)
 
     def _build(self):
-        """The parts, from what the combination and the regulariser offer."""
-        features = self.features = combination_features(self.combination, self.regularizer)
-        self.evaluator = Evaluator(self.combination, features, self.regularizer, self.y,
+        """The parts, from what the operator and the regulariser offer."""
+        on = self.switches
+        features = self.features = combination_features(self.operator, self.regularizer)
+        self.evaluator = Evaluator(self.operator, features, self.regularizer, self.y,
                                    self.cost, self.task)
-        self.precision = InnerPrecision(self.precision_tuning, self.inner_tol, self.tol,
+        self.precision = InnerPrecision(on.precision_tuning, on.inner_tol, self.tol,
                                         features.linear)
-        self.step = SpectralStep(self.spectral)
-        self.search = NonmonotoneSearch(self.spectral, self.nonmonotone, self.eta0, self.tol)
+        self.step = SpectralStep(on.spectral)
+        self.search = NonmonotoneSearch(on.spectral, on.nonmonotone, on.eta0, self.tol)
         self.screening = KernelScreening(self.regularizer)
-        self.bound = DualBound(self.evaluator, self.tol, self.aggregate_bound,
-                               self.cutting_planes)
+        self.bound = DualBound(self.evaluator, self.tol, on.aggregate_bound, on.cutting_planes)
         self.newton = NewtonModel(
-            self.second_order and (features.simplex_newton or features.orthant_newton),
+            on.second_order and (features.simplex_newton or features.orthant_newton),
             features.linear)
         self.fallback = MirrorFallback(
-            self.fallback_on and self.spectral and self.task is None and self.max_time is None
-            and features.simplex_newton, self.combination, self.y, self.cost,
-            self.regularizer, tol=self.tol, inner_tol=self.inner_tol,
-            precision_tuning=self.precision_tuning, callback=self.callback)
+            on.fallback and on.spectral and self.task is None and on.max_time is None
+            and features.simplex_newton, self.operator, self.y, self.cost,
+            self.regularizer, tol=self.tol, inner_tol=on.inner_tol,
+            precision_tuning=on.precision_tuning, callback=self.callback)
 
     # ------------------------------------------------------------------ start
     def _begin(self) -> RunState:
@@ -167,7 +197,7 @@ class SPGGMKL:
         point = ev.solve(d, None, eps)
         grad = ev.gradient(point)
         self.bound.start(point)
-        restricted = self.second_order and not given and self.features.simplex_newton
+        restricted = self.switches.second_order and not given and self.features.simplex_newton
         if restricted:  # start on the kernels that screening keeps
             d = screening.restricted_start(d, grad)
             restricted = not np.array_equal(d, point.d)  # too few kernels: d is unchanged
@@ -184,22 +214,20 @@ class SPGGMKL:
         """(weights, whether they were given or came from a coarse start)."""
         regularizer = self.regularizer
         coarse = None
-        if (self.coarse_start and self.d0 is None and self.task is None
-                and self.max_time is None and self.spectral and self.features.simplex_newton):
-            options = dict(spectral=self.spectral, nonmonotone=self.nonmonotone, eta0=self.eta0,
-                           precision_tuning=self.precision_tuning, inner_tol=self.inner_tol,
-                           second_order=self.second_order, fallback=self.fallback_on,
-                           aggregate_bound=self.aggregate_bound,
-                           cutting_planes=self.cutting_planes, max_iter=self.max_iter)
+        on = self.switches
+        if (on.coarse_start and on.d0 is None and self.task is None and on.max_time is None
+                and on.spectral and self.features.simplex_newton):
+            # the subsample's run has this run's switches (coarse_start on, no d0, no time cap)
             coarse = coarse_weights(
-                self.combination, self.y, self.cost,
+                self.operator, self.y, self.cost,
                 lambda part, y_part, cost_part, **k: spg_gmkl(part, y_part, cost_part,
-                                                              regularizer, **k),
-                tol=self.tol, **options)
+                                                              regularizer, **k,
+                                                              **asdict(self.switches)),
+                tol=self.tol, max_iter=self.max_iter)
         if coarse is not None:  # feasible already (projecting again could spread rounding over
             d, self.evaluator.n_solves = coarse  # every kernel: sum(d) = 1 - 1e-16)
             return d.copy(), True
-        d0 = self.d0
+        d0 = self.switches.d0
         start = regularizer.initial_weights(self.features.n_kernels) if d0 is None else (
             np.asarray(d0, float))
         return regularizer.project(start), d0 is not None
@@ -229,7 +257,7 @@ class SPGGMKL:
             state.converged, state.stop_reason = True, "converged"
             state.n_iter -= 1
             return True
-        if self.max_time is not None and record["time"] > self.max_time:
+        if self.switches.max_time is not None and record["time"] > self.switches.max_time:
             state.stop_reason = "max_time"
             return True
         if self.fallback.due(self.bound.passes, self.screening.since_full):
@@ -347,7 +375,7 @@ class SPGGMKL:
         """(direction, change, slope): ``d - P(d - lambda grad)`` (SPG), or ``grad`` along
         the projection arc ``P(d - s grad)`` from ``s = 1`` (PGD, the authors' code)."""
         project = self.screening.project
-        if self.spectral:
+        if self.switches.spectral:
             direction = change = d - project(d - self.step.length * grad)
             return direction, change, float(grad[live] @ direction[live])
         change = d - project(d - grad)
@@ -412,33 +440,22 @@ class SPGGMKL:
 
 
 def spg_gmkl(
-    combination,
+    operator,
     y,
     C,
     regularizer,
     *,
     tol=1e-3,
     max_iter=500,
-    spectral=True,
-    nonmonotone=True,
-    precision_tuning=True,
-    inner_tol=1e-6,
-    eta0=0.5,
-    d0=None,
     callback=None,
-    second_order=True,
-    max_time=None,
     task=None,
-    fallback=True,
-    aggregate_bound=True,
-    coarse_start=True,
-    cutting_planes=True,
+    **switches,
 ) -> MKLResult:
     """Minimise ``T(d) = r(d) + W(d)`` by SPG-GMKL (or PGD with every switch off).
 
     Parameters
     ----------
-    combination : SumOfKernels
+    operator : SumOfKernels
         Provides ``kernel(d)`` of shape (n, n) and ``kernel_gradient(d, v)`` of shape (m,).
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
@@ -496,11 +513,7 @@ def spg_gmkl(
     -------
     MKLResult
     """
-    prepare(combination, "spg")
-    return SPGGMKL(
-        combination, y, C, regularizer, tol=tol, max_iter=max_iter, spectral=spectral,
-        nonmonotone=nonmonotone, precision_tuning=precision_tuning, inner_tol=inner_tol,
-        eta0=eta0, d0=d0, callback=callback, second_order=second_order, max_time=max_time,
-        task=task, fallback=fallback, aggregate_bound=aggregate_bound,
-        coarse_start=coarse_start, cutting_planes=cutting_planes,
-    ).run()
+    switches = SPGSwitches.of(switches)
+    prepare(operator, "spg")
+    return SPGGMKL(operator, y, C, regularizer, switches, tol=tol, max_iter=max_iter,
+                   callback=callback, task=task).run()

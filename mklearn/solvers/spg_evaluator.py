@@ -68,18 +68,18 @@ class CombinationFeatures:
         return self.derivative_times and self.regularizer_hessian and self.feasible_set == ORTHANT
 
 
-def combination_features(combination, regularizer) -> CombinationFeatures:
-    """Read what ``combination`` (a kernel operator or parameterisation) and ``regularizer``
+def combination_features(operator, regularizer) -> CombinationFeatures:
+    """Read what ``operator`` (a kernel operator or parameterisation) and ``regularizer``
     declare, once: their capabilities and the optional methods they implement."""
-    stack = combination.capabilities.stack  # rows of K(d) on demand, support blocks
+    stack = operator.capabilities.stack  # rows of K(d) on demand, support blocks
     return CombinationFeatures(
-        n_kernels=combination.n_kernels,
-        linear=bool(combination.linear),
-        kernel_rows=combination.kernel_rows if stack else None,
-        cheap_terms=combination.cheap_terms if stack else None,
-        gradient_and_products=combination.gradient_and_products,
-        derivative_times=implements(combination, "derivative_times"),
-        spare_bytes=(combination.spare_bytes if implements(combination, "spare_bytes")
+        n_kernels=operator.n_kernels,
+        linear=bool(operator.linear),
+        kernel_rows=operator.kernel_rows if stack else None,
+        cheap_terms=operator.cheap_terms if stack else None,
+        gradient_and_products=operator.gradient_and_products,
+        derivative_times=implements(operator, "derivative_times"),
+        spare_bytes=(operator.spare_bytes if implements(operator, "spare_bytes")
                      else None),
         feasible_set=regularizer.feasible_set,
         regularizer_hessian=implements(regularizer, "hessian"),
@@ -140,7 +140,7 @@ class Evaluator:
 
     Parameters
     ----------
-    combination : SumOfKernels, RowKernels, ProductOfRBF, ...
+    operator : SumOfKernels, RowKernels, ProductOfRBF, ...
         The kernel combination ``K(d)``.
     features : CombinationFeatures
         What it and the regulariser offer (:func:`combination_features`).
@@ -152,8 +152,8 @@ class Evaluator:
         The inner problem.
     """
 
-    def __init__(self, combination, features, regularizer, y, cost, task=None):
-        self.combination = combination
+    def __init__(self, operator, features, regularizer, y, cost, task=None):
+        self.operator = operator
         self.features = features
         self.regularizer = regularizer
         self.task = ClassificationTask(y, cost) if task is None else task
@@ -176,7 +176,7 @@ class Evaluator:
         warm = self._warm_product(d, products) if alpha0 is not None else None
         rows = self.features.kernel_rows  # only the rows a solve reads
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
-        K = row_source(self.combination.kernel(d) if rows is None else rows(d, expected))
+        K = row_source(self.operator.kernel(d) if rows is None else rows(d, expected))
         r = self.regularizer.value(d)
         stop_below = None if reject_above is None else r - reject_above
         qp = self.task.solve(K, alpha0, tol, self.gap_stop, warm, stop_below)
@@ -185,7 +185,7 @@ class Evaluator:
         if self.planes is not None:
             v = self.task.coefficients(qp.alpha)
             if self._cheap_plane(d, v):
-                self.add_plane(point, self.combination.kernel_gradient(d, v))
+                self.add_plane(point, self.operator.kernel_gradient(d, v))
         return point
 
     def _cheap_plane(self, d, v):
@@ -235,7 +235,7 @@ class Evaluator:
         result = None if products is None else products(v)
         if result is None:
             self.anchor = None
-            return self.combination.kernel_gradient(d, v)
+            return self.operator.kernel_gradient(d, v)
         g, P = result
         self.anchor = (v, g, P)
         point.products = (np.arange(g.size), P)
@@ -248,7 +248,7 @@ class Evaluator:
         products = self.features.gradient_and_products
         result = None if products is None else products(v, kernels)
         if result is None:
-            return self.combination.kernel_gradient(point.d, v, kernels)
+            return self.operator.kernel_gradient(point.d, v, kernels)
         g, P = result
         if point.products is not None:
             known, kept = point.products

@@ -154,7 +154,7 @@ class NewtonModel:
         if self.linear:
             h = y[free] * _kernel_rows_times(evaluator, point, kernels, rows, v)  # (|L|, f)
         else:
-            h = y[free] * evaluator.combination.derivative_times(d, v, rows)[kernels]
+            h = y[free] * evaluator.operator.derivative_times(d, v, rows)[kernels]
         y_f = y[free]
         f = free.size
         M = np.zeros((f + 1, f + 1))  # M and K's block, then M and LAPACK's copy: f x f each
@@ -196,4 +196,4 @@ def _kernel_rows_times(evaluator, point, kernels, rows, v):
     kept = kept_products(point.products, evaluator.features.n_kernels, kernels)
     if kept is not None:
         return kept[:, rows]
-    return evaluator.combination.kernel_rows_times(kernels, rows, v)
+    return evaluator.operator.kernel_rows_times(kernels, rows, v)

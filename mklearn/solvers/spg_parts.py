@@ -351,7 +351,7 @@ class DualBound:
         ev = self.evaluator
         self.certificate.update(point, *ev.bounds(point), point.complete)
         if self.use_aggregate:
-            self.aggregate = DualAggregate(ev.task, ev.combination, ev.regularizer)
+            self.aggregate = DualAggregate(ev.task, ev.operator, ev.regularizer)
             self.aggregate.add(point.d, point.qp.alpha, point.g)
         if self.use_planes:
             ev.planes = CuttingPlaneBound(ev.features.n_kernels)
@@ -400,10 +400,10 @@ class MirrorFallback:
     STALL_PROGRESS = 0.1  # share of tol |T|; the objective's fall meanwhile that means a stall
     FALLBACK_ITER = 50  # mirror-descent steps; then SPG resumes at their weights
 
-    def __init__(self, enabled, combination, y, cost, regularizer, *, tol, inner_tol,
+    def __init__(self, enabled, operator, y, cost, regularizer, *, tol, inner_tol,
                  precision_tuning, callback):
         self.enabled = enabled
-        self.combination, self.y, self.cost, self.regularizer = combination, y, cost, regularizer
+        self.operator, self.y, self.cost, self.regularizer = operator, y, cost, regularizer
         self.tol, self.inner_tol, self.precision_tuning = tol, inner_tol, precision_tuning
         self.callback = callback
 
@@ -430,7 +430,7 @@ class MirrorFallback:
         spg_solves = evaluator.n_solves
         merged = _MergedRecords(self, certificate, history, n_spg, spg_solves, start)
         result = mirror_descent(
-            self.combination, self.y, self.cost, self.regularizer, tol=self.tol,
+            self.operator, self.y, self.cost, self.regularizer, tol=self.tol,
             max_iter=max(max_iter, 1), callback=merged, inner_tol=self.inner_tol,
             precision_tuning=self.precision_tuning, d0=point.d, alpha0=point.qp.alpha,
         )
@@ -476,7 +476,7 @@ class _MergedRecords:
             "relative_duality_gap": relative_gap(upper, self.best_lower),
             "pg_norm": np.nan,
             "inner_tol": record["inner_tol"],
-            "n_live": self.fallback.combination.n_kernels,
+            "n_live": self.fallback.operator.n_kernels,
             "n_svm_solves": self.spg_solves + record["n_svm_solves"],
             "time": time.perf_counter() - self.start,
         })

@@ -67,7 +67,10 @@ NEXT_I = 5  # the i chosen before returning for a row (-2: none), kept for the n
 # is rebuilt and its rows forgotten: rarer rebuilds cost more steps (docs/smo_mkl.md)
 DIAG_DRIFT = 0.05
 SHRINK_EVERY = 1000  # steps between shrinkings: LIBSVM's min(l, 1000)
-_TAU = 1e-12  # curvature (units of K) used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
+TAU = 1e-12  # curvature (units of K) used when a <= 0 (Fan, Chen and Lin 2005, eq. 19)
+# the tightest KKT tolerance a solve is run to: below it rounding in the gradient G
+# dominates the violation
+KKT_TOL_FLOOR = 1e-9
 # Indices read from ``active`` and ``index`` are cast to unsigned before use: numba then drops
 # its negative-index wraparound on every access (docs/smo_mkl.md).
 
@@ -297,7 +300,7 @@ def _second_order_j(y, index, G, flags, active, qdiag, row_i, i, si, m_up, n_act
             s = np.uint64(index[u])
             curv = qdiag[si] + qdiag[s] - 2.0 * row_i[s]
             if curv <= 0.0:
-                curv = _TAU
+                curv = TAU
             gain = gap * gap / curv
             if gain > best:
                 best = gain
@@ -363,11 +366,11 @@ def _mkl_step_length(qp, slots, mkl, i, j, si, sj, slot_i, slot_j, lower, upper_
 
 @njit(cache=True, inline="always")
 def _svm_step_length(qdiag, row_i, si, sj, gap, lower, upper_t):
-    """LIBSVM's step for a fixed kernel: ``gap / a`` (``a = K_ii + K_jj - 2 K_ij``, ``_TAU``
+    """LIBSVM's step for a fixed kernel: ``gap / a`` (``a = K_ii + K_jj - 2 K_ij``, ``TAU``
     when not positive) clipped to [lower, upper_t]."""
     curv = qdiag[si] + qdiag[sj] - 2.0 * row_i[sj]
     if curv <= 0.0:
-        curv = _TAU
+        curv = TAU
     return min(max(gap / curv, lower), upper_t)
 
 

@@ -521,7 +521,8 @@ def one_class_dual(K, nu, *, alpha0=None, tol=1e-3, max_iter=None, gap=None,
     """
     if not 0.0 < nu <= 1.0:
         raise ValueError(f"nu must lie in (0, 1], got {nu}")
-    n = K.shape[0] if isinstance(K, np.ndarray) else K.n_samples
+    K = row_source(K)
+    n = K.n_samples
     if alpha0 is None:
         total = nu * n
         alpha0 = np.zeros(n)
