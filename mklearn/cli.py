@@ -383,8 +383,8 @@ def _resolve_defaults(args, task):
         args.regularizer = args.regularizer or "l1"
         takers = solvers_for("one-class")
         if (solver is not None and args.solver not in takers) or args.regularizer != "l1":
-            raise ValueError(f"one-class MKL is solved by --solver {' or '.join(takers)} with "
-                             "l1 weights")
+            solvers = " or ".join(sorted(takers))
+            raise ValueError(f"one-class MKL is solved by --solver {solvers} with l1 weights")
         if args.combination == "product":
             raise ValueError("--combination product is for classification; drop it")
     else:

@@ -921,7 +921,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         # else one after the other with n_jobs numba threads for the kernel rows
         n_jobs = local_jobs(self.n_jobs)  # 1 inside a Dask worker's task
         if (len(targets) > 1 and effective_n_jobs(n_jobs) > 1
-                and getattr(operator, "thread_safe", True)):
+                and operator.capabilities.thread_safe):
             results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(_on_one_thread)(solve, target) for target in targets
             )

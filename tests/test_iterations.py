@@ -15,6 +15,7 @@ from mklearn import MKLClassifier, MKLRegressor
 from mklearn.cli import main
 from mklearn.kernels import RBF
 from mklearn.solvers import SOLVERS
+from mklearn.solvers.mwu import LOOSE_GAP
 from mklearn.solvers.result import relative_gap
 
 FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), RBF(sigma=1.0, features=0)]
@@ -90,7 +91,9 @@ def test_one_gap_where_the_fit_converges(data, name, approximation):
     assert 1 <= model.n_iter_ <= model.max_iter
     last = model.history_[-1]
     if "iterations_planned" in last:  # MWUMKL: epsilon sets its run, tol does not stop it
-        assert last["iteration"] == last["iterations_planned"] and not messages
+        assert last["iteration"] == last["iterations_planned"]
+        # it warns only when it ends far from the optimum
+        assert (model.relative_duality_gap_ <= LOOSE_GAP) == (not messages), messages
     else:  # the number tol stopped on is the attribute
         assert (model.relative_duality_gap_ <= model.tol) == (not messages), messages
 

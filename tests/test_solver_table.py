@@ -7,7 +7,7 @@ import pytest
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.formulation.combinations import SumOfKernels
-from mklearn.formulation.regularizers import make_regularizer
+from mklearn.formulation.regularizers import L1Simplex, make_regularizer
 from mklearn.kernels import StackColumns
 from mklearn.kernels.base import KernelOperator, PointSelection
 from mklearn.one_class import OneClassMKL
@@ -80,3 +80,39 @@ def test_svm_kernel_is_the_combined_kernel(cache_size):
     for operator in (StackColumns(stack), _Plain(stack)):
         rows = operator.svm_kernel(d, cache_size)
         np.testing.assert_allclose(rows @ np.eye(12)[0], expected[0])
+
+
+@pytest.mark.parametrize(("name", "former"), [
+    ("spg", "combination"), ("mirror", "combination"), ("silp", "combination"),
+    ("mwu", "combination"), ("smo", "provider"), ("average", "provider"),
+    ("align", "provider"), ("alignf", "provider"), ("fheuristic", "provider"),
+    ("pwmk", "provider"), ("easymkl", "provider")])
+def test_a_solver_s_former_operator_name_still_works_with_a_future_warning(name, former):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    stack = np.stack([X @ X.T, np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))], axis=2)
+    info = SOLVERS[name]
+    operator = StackColumns(stack) if info.input == "columns" else SumOfKernels(stack)
+    regularizer = (make_regularizer("kl", p=2.0, lam=1.0) if name == "smo" else L1Simplex())
+    with pytest.warns(FutureWarning, match=f"'{former}' is now called 'operator'"):
+        renamed = info.function(**{former: operator}, y=y, C=1.0, regularizer=regularizer)
+    np.testing.assert_allclose(renamed.kernel_weights,
+                               info.function(operator, y, 1.0, regularizer).kernel_weights)
+
+
+@pytest.mark.parametrize(("storage", "threads"), [("stack", True), ("rows", False)])
+def test_one_vs_rest_classes_share_an_operator_on_threads_only_when_it_says_it_may(
+        monkeypatch, storage, threads):
+    import mklearn.estimators as estimators
+
+    used = []
+    real = estimators.Parallel
+    monkeypatch.setattr(estimators, "Parallel", lambda *a, **k: used.append(1) or real(*a, **k))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])  # three classes
+    model = MKLClassifier(kernels="simple_mkl", solver="spg", kernel_storage=storage,
+                          n_jobs=2).fit(X, y)
+    assert bool(used) == threads  # the row path's cache is written on misses
+    assert len(model.classes_) == 3

@@ -21,6 +21,7 @@ use ``gamma = 1 / n_features`` ("scale"), so ``d = 1`` is scikit-learn's RBF SVC
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -218,12 +219,9 @@ class ProductOfRBF(KernelParameterisation, name="product"):
         self.n_kernels = fitted.n_kernels
         self.cache_size = cache_size
         self._last = None  # (d, K(d)) as one tuple: threads of one-vs-rest read it safely
-
-    @property
-    def thread_safe(self):
-        """One-vs-rest threads may share it: not on the row path (its row cache is written
-        on misses)."""
-        return self.cache_size is None
+        # one-vs-rest threads may share it, but not on the row path: its row cache is
+        # written on misses
+        self.capabilities = replace(type(self).capabilities, thread_safe=cache_size is None)
 
     def initial_weights(self):
         """All ones: the RBF kernel ``exp(-gamma ||x - z||^2)``."""

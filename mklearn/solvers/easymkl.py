@@ -65,6 +65,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from mklearn.kernels.base import prepare
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.svm.core import SHRINK_EVERY, TAU
 from mklearn.svm.smo import svc_dual
@@ -486,6 +487,7 @@ def _komd(operator, d, y, lam, komd_tol, max_checks):
     return gamma, -0.5 * float(gamma @ w), converged
 
 
+@former_operator_name('provider')
 def easymkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=500, callback=None,
             lam=0.1, learner="svm", qp_tol=1e-8, komd_lam=0.1, komd_tol=1e-6) -> MKLResult:
     """EasyMKL kernel weights and the final model on ``K(d)`` (see the module docstring).

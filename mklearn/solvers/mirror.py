@@ -56,6 +56,7 @@ from mklearn.formulation.losses import best_hinge_bias, hard_margin_factor
 from mklearn.groups import KernelGroups, check_groups
 from mklearn.kernels.base import prepare, require
 from mklearn.linear import FeatureProblem, FeatureSVM, block_outputs, block_terms, seed_of
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
 from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm import svc_dual
@@ -226,6 +227,7 @@ def _resolve_groups(groups, regularizer, n_kernels) -> KernelGroups:
     return groups
 
 
+@former_operator_name('combination')
 def mirror_descent(
     operator,
     y,

@@ -77,6 +77,7 @@ from mklearn._sizes import OBJECTIVE_BLOCK_BYTES
 from mklearn.extending import is_l1_simplex
 from mklearn.formulation.losses import svm_primal
 from mklearn.kernels.base import check_operator, prepare
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.mwu_blocks import MWUBlocks
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.svm import svc_dual
@@ -279,6 +280,7 @@ def _model(acc, t, weighted_quad, margin, y, C, midpoint):
     return s * beta, bias, upper, violators
 
 
+@former_operator_name('combination')
 def mwu_mkl(
     operator,
     y,

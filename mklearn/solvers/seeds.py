@@ -52,6 +52,7 @@ from mklearn._sizes import MB
 from mklearn.kernels.base import prepare
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.threads import one_blas_thread
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.fixed_weights import classification_task, fixed_weight_svm
 from mklearn.solvers.kernel_sums import kernel_sums
 
@@ -62,6 +63,7 @@ SUBSAMPLE_SIZE = 5000  # default points of the estimate; exact up to this many p
 SUMS_BLOCK_MB = 64.0  # most MB of rows a block of the sums holds (larger blocks gain no speed)
 
 
+@former_operator_name('provider')
 def average_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
                 cache_size=200.0, task=None):
     """Uniform weights ``d_k = 1/m``, then the SVM on ``K(d)`` (MKLpy's AverageMKL).
@@ -109,6 +111,7 @@ def average_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, ca
                             cache_size=cache_size, callback=callback, start=start)
 
 
+@former_operator_name('provider')
 def align_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
               cache_size=200.0, task=None, estimate="auto", subsample_size=SUBSAMPLE_SIZE,
               random_state=0):
@@ -142,6 +145,7 @@ def align_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, call
                     subsample_size=subsample_size, random_state=random_state)
 
 
+@former_operator_name('provider')
 def alignf_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
                cache_size=200.0, task=None, estimate="auto", subsample_size=SUBSAMPLE_SIZE,
                random_state=0):
@@ -160,6 +164,7 @@ def alignf_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, cal
                     subsample_size=subsample_size, random_state=random_state)
 
 
+@former_operator_name('provider')
 def fheuristic_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
                    callback=None, cache_size=200.0, task=None, estimate="auto",
                    subsample_size=SUBSAMPLE_SIZE, random_state=0):
@@ -172,6 +177,7 @@ def fheuristic_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None,
                     subsample_size=subsample_size, random_state=random_state)
 
 
+@former_operator_name('provider')
 def pwmk_mkl(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=None, callback=None,
              cache_size=200.0, task=None, cv=3, delta=0.0, random_state=0):
     """PWMK: weights from each kernel's cross-validated accuracy (module notes).

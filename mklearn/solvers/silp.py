@@ -45,6 +45,7 @@ import numpy as np
 from mklearn.extending import is_l1_simplex
 from mklearn.kernels.base import prepare, require
 from mklearn.kernels.row_sources import CombinedRows
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp_linadd import silp_linadd
 from mklearn.solvers.silp_master import MasterLP, Progress
@@ -55,6 +56,7 @@ ROW_CACHE_MB = 256.0  # rows of K(beta) kept during an interleaved chunk on a st
 # row-backed combination gives its own, combined_cache_size MB)
 
 
+@former_operator_name('combination')
 def silp_mkl(
     operator,
     y,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import MKLResult
 from mklearn.solvers.silp_master import MasterLP, Progress
 from mklearn.solvers.tasks import ClassificationTask
@@ -28,6 +29,7 @@ from mklearn.svm.linadd import Decomposition
 __all__ = ["silp_linadd"]
 
 
+@former_operator_name('provider')
 def silp_linadd(operator, y, C, *, tol=1e-3, max_iter=1000, inner_tol=None,
                 working_set=100, chunk_iterations=10, level_method=True,
                 callback=None) -> MKLResult:

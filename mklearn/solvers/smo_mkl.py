@@ -37,6 +37,7 @@ import numpy as np
 from mklearn.extending import implements
 from mklearn.kernels.base import prepare
 from mklearn.kernels.row_sources import base_rows
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.tasks import ClassificationTask, RegressionTask
 from mklearn.svm import mkl_step as core
@@ -63,6 +64,7 @@ def _regularizer_kind(regularizer, n_kernels):
     return _KINDS[kind], float(lam), float(q), prior
 
 
+@former_operator_name('provider')
 def smo_mkl(
     operator,
     y,
@@ -132,6 +134,7 @@ def smo_mkl(
                   heartbeat=heartbeat)
 
 
+@former_operator_name('provider')
 def smo_mkl_regression(
     operator,
     y,

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from mklearn.kernels.base import prepare
+from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.coarse import coarse_weights
 from mklearn.solvers.result import HistoryRecord, MKLResult, relative_gap
 from mklearn.solvers.spg_evaluator import Evaluator, Point, combination_features
@@ -439,6 +440,7 @@ class SPGGMKL:
         )
 
 
+@former_operator_name('combination')
 def spg_gmkl(
     operator,
     y,
