@@ -899,7 +899,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
 
         def solve(target):
             y_pm = np.where(y == target, 1.0, -1.0)
-            with _progress(self, target if len(targets) > 1 else None, plan) as bar, \
+            with _progress(self, target if len(targets) > 1 else None, plan, y.size) as bar, \
                     svm_heartbeat(None if bar is None else bar.svm_heartbeat):
                 beats = ({"heartbeat": bar.heartbeat} if bar is not None and info.heartbeat
                          and self.kernel_storage_ != "features" else {})
@@ -1535,12 +1535,13 @@ def _gap_tolerance(estimator, info):
     return f"solver_options['{option}']", float(value)
 
 
-def _progress(estimator, target, plan=None):
+def _progress(estimator, target, plan=None, n_rows=None):
     """The progress bar of one solve (:class:`~mklearn.progress.FitProgress`), shown when
-    ``verbose > 0``: its ETA from the plan's pass over the rows (``plan``) and the records;
-    ``max_iter`` is the total of records that carry no gap."""
+    ``verbose > 0``: its ETA from the plan's pass over the ``n_rows`` kernel rows (``plan``)
+    and the records; ``max_iter`` is the total of records that carry no gap."""
     solver = getattr(estimator, "solver_", estimator.solver)
     label = f"{solver} (class {target})" if target is not None else solver
-    remaining = RemainingTime(None if plan is None else plan.pass_seconds, estimator.tol,
-                              estimator.max_iter)
+    passed = None if plan is None else plan.pass_seconds
+    row = passed / n_rows if passed is not None and n_rows else None
+    remaining = RemainingTime(passed, estimator.tol, estimator.max_iter, row_seconds=row)
     return FitProgress(estimator.verbose, label, remaining)

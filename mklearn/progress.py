@@ -8,13 +8,17 @@ the way; it shows the share of the time, ``t / (t + R)``, with ``R`` the time le
 :class:`RemainingTime` estimates it from what is known at ``t``:
 
 - by the SMO steps, for a solver whose heartbeat says after how many steps its next gap
-  check is due (SMO-MKL: at most n steps a check): the steps to that check and those of the
-  checks still needed after it, at the step rate of the latest ``RATE_WINDOW`` of the run
-  (rows read from a warm cache make later steps faster). The checks needed are those for
-  the relative gap to fall to ``tol`` at its fall per check so far (``GAP_FALL_PER_CHECK``
-  from the first record to the second), each of the mean steps of a check so far; before
-  any record, ``CHECKS_AFTER_THE_FIRST`` checks of the first one's steps. Runs of SMO-MKL on
-  rows took 3 to 3.75 times the first check's steps;
+  check is due (SMO-MKL: at most n steps a check): the steps to the end of the check under
+  way (where the largest KKT violation falls to the inner tolerance at its fall per step
+  over the latest ``VIOLATION_BEATS`` heartbeats, at most its due) and those of the checks
+  still needed after it: as many as the relative gap needs to fall to ``tol`` at its mean
+  fall per check so far, counted with one fall of ``GAP_FALL_PER_CHECK``, each of the mean
+  steps of a check so far (before any record, ``CHECKS_AFTER_THE_FIRST`` checks of the
+  first one's steps). While the row cache first fills (each row touching fresh memory), the
+  rows still to fill at the time the rows filled so far took, and the other steps at
+  ``MISSES_PER_STEP`` rows of the plan's row time; then at the step rate of the latest
+  ``RATE_WINDOW`` of the run since the cache filled (``docs/large_scale.md``: how close it
+  came on a9a and w8a);
 - otherwise by the plan: its pass over the kernel rows (:class:`mklearn.fit_plan.FitPlan`) times
   ``PASSES_PER_FIT``, less the time spent (a run that outlasts its plan has no estimate by
   it); the first record measures the pass when it comes later than planned (SMO-MKL's
@@ -50,6 +54,9 @@ TICK_SECONDS = 1.0  # the bar is refreshed this often
 CHECKS_AFTER_THE_FIRST = 2.0  # before any record: checks of the first one's steps to come
 GAP_FALL_PER_CHECK = 4.0  # before two records: the relative gap's fall from check to check
 RATE_WINDOW = 0.25  # the step rate is measured over this share of the run, the latest
+MISSES_PER_STEP = 2.0  # rows an SMO-MKL step computes when its cache holds few of them
+VIOLATION_BEATS = 3  # heartbeats whose KKT violations give its fall per step
+FULL_SHARE = 0.95  # a row cache this full is full (the rows a fit reads may not fill it)
 
 
 class RemainingTime:
@@ -63,35 +70,60 @@ class RemainingTime:
         The relative duality gap the run stops at.
     records_total : int or None
         The records ``max_iter`` caps (a total for runs whose records carry no gap).
+    row_seconds : float or None
+        The plan's time of one kernel row (of every base kernel), computed into memory
+        already touched; None: not known.
     """
 
-    def __init__(self, planned_seconds, tol, records_total=None):
+    def __init__(self, planned_seconds, tol, records_total=None, row_seconds=None):
         self.planned_pass = planned_seconds
         self.tol = float(tol)
         self.records_total = records_total
+        self.row_seconds = row_seconds
         self.times, self.gaps, self.records = [], [], []
-        self.beats, self.due = [], None  # (seconds, SMO steps so far); the next check's steps
+        self.beats = []  # (seconds, SMO steps so far), from heartbeats and records
+        self.due, self.due_current = None, False  # the next check's steps; said since a record
+        self.filling = None  # (rows cached, rows the cache fills to) while it fills
+        self.filled_at = None  # the heartbeat at which the cache was found full
+        self.violations = []  # (steps, largest KKT violation, inner tolerance) of this check
+        self.violation_fall = None  # its fall per step (log scale), the latest measured
 
     def record(self, t, record):
         """Take one history record, received ``t`` seconds into the run."""
         self.times.append(float(t))
         self.gaps.append(float(record.get("relative_duality_gap", math.nan)))
         self.records.append(record)
+        self.due_current, self.violations = False, []
         if "n_steps" in record:
             self.beats.append((float(t), int(record["n_steps"])))
 
-    def steps(self, t, n_steps, due):
+    def steps(self, t, n_steps, due, cached=None, fills_to=None, violation=None,
+              inner_tol=None):
         """Take a heartbeat of a solver that checks its gap after a known number of SMO
         steps: ``n_steps`` taken so far at ``t`` seconds, the next check due after ``due``
-        steps at the latest."""
+        steps at the latest; ``cached`` rows in its row cache, which fills to ``fills_to``
+        rows (its capacity, or every row); the largest KKT ``violation``, and the
+        ``inner_tol`` at which the check ends early."""
         self.beats.append((float(t), int(n_steps)))
-        self.due = int(due)
+        self.due, self.due_current = int(due), True
+        if violation is not None and inner_tol is not None:
+            self.violations.append((int(n_steps), float(violation), float(inner_tol)))
+            (first, v_first, _), (last, v_last, _) = (self.violations[-VIOLATION_BEATS:][0],
+                                                      self.violations[-1])
+            if v_first > v_last > 0 and last > first:
+                self.violation_fall = math.log(v_first / v_last) / (last - first)
+        if cached is None or fills_to is None:
+            return
+        if cached < FULL_SHARE * fills_to:
+            self.filling = (int(cached), int(fills_to))
+        elif self.filled_at is None:
+            self.filling, self.filled_at = None, (float(t), int(n_steps))
 
     def seconds(self, t):
         """The estimated seconds left at ``t`` seconds into the run (>= 0): by the SMO steps
-        still to take at the rate of the latest (:meth:`_from_steps`) when the solver says
-        when its checks are due; else the plan's estimate and the records', the records'
-        weighing the more the further the run is on its way (:meth:`_from_records`)."""
+        still to take (:meth:`_from_steps`) when the solver says when its checks are due;
+        else the plan's estimate and the records', the records' weighing the more the
+        further the run is on its way (:meth:`_from_records`)."""
         by_steps = self._from_steps(t) if self.due is not None else None
         if by_steps is not None:
             return by_steps
@@ -106,29 +138,63 @@ class RemainingTime:
         return max((1.0 - weight) * planned + weight * estimate, 0.0)
 
     def _from_steps(self, t):
-        """Seconds for the SMO steps left, at the step rate of the latest ``RATE_WINDOW`` of
-        the run: those to the check under way, and the checks still needed after it, each
-        of the mean steps of a check so far. The checks needed are those for the relative
-        gap to fall to ``tol`` at its fall per check so far (``GAP_FALL_PER_CHECK`` before
-        two records; ``CHECKS_AFTER_THE_FIRST`` before any). None: no rate yet."""
-        rate = self._step_rate()
-        if rate is None:
-            return None
+        """Seconds for the SMO steps left: those to the check under way, and the checks
+        still needed after it, each of the mean steps of a check so far. The checks needed
+        are those for the relative gap to fall to ``tol`` at its fall per check so far
+        (``GAP_FALL_PER_CHECK`` before two records; ``CHECKS_AFTER_THE_FIRST`` before any).
+        While the row cache first fills (:meth:`_while_filling`), and then at the step
+        rate of the latest ``RATE_WINDOW`` of the run since it filled. None: no rate yet."""
         t_beat, taken = self.beats[-1]
         done = [record["n_steps"] for record in self.records if "n_steps" in record]
+        check_end = self._check_end(taken) if self.due_current else None
         if done:
             more = self._checks_after_this()
             if more is None:
                 return 0.0
             per_check = done[-1] / len(done)
         else:
-            more, per_check = CHECKS_AFTER_THE_FIRST, self.due
-        checked = done[-1] if done else 0
-        # the check under way: due after ``self.due`` steps, or (no heartbeat since the last
-        # record) a check of the mean steps
-        to_check = self.due - taken if self.due > checked else per_check
-        left = (max(to_check, 0) + more * per_check) / rate - (t - t_beat)
-        return max(left, UNKNOWN_SHARE * (t - t_beat))
+            more, per_check = CHECKS_AFTER_THE_FIRST, check_end or self.due
+        # the check under way: where its KKT violation meets its tolerance, at most at its
+        # due; or (no heartbeat since the last record) a check of the mean steps
+        to_check = check_end - taken if check_end is not None else per_check
+        steps_left = max(to_check, 0) + more * per_check
+        if self.filling is not None and not done and self.row_seconds:
+            left = self._while_filling(t_beat, taken, steps_left)
+        else:
+            rate = self._step_rate()
+            if rate is None:
+                return None
+            left = steps_left / rate
+        return max(left - (t - t_beat), UNKNOWN_SHARE * (t - t_beat))
+
+    def _while_filling(self, t_beat, taken, steps_left):
+        """Seconds left while the row cache first fills: each row then touches fresh memory
+        (on a virtual machine several times the row's own cost), so the steps are slow
+        until it is full. The rows still to fill at the rate rows filled so far, then the
+        other steps at ``MISSES_PER_STEP`` rows computed each (into memory touched)."""
+        cached, fills_to = self.filling
+        to_fill = min(fills_to - cached, MISSES_PER_STEP * max(self.due - taken, 0))
+        fill_seconds = to_fill * t_beat / max(cached, 1)
+        steps_filling = to_fill / MISSES_PER_STEP
+        after = max(steps_left - steps_filling, 0.0) * MISSES_PER_STEP * self.row_seconds
+        return fill_seconds + after
+
+    def _check_end(self, taken):
+        """The steps at which the check under way ends: where the largest KKT violation
+        falls to the inner tolerance at its fall per step over the latest
+        ``VIOLATION_BEATS`` heartbeats (on a log scale; the last check's with one heartbeat
+        so far), at most ``due``; ``due`` while it does not fall."""
+        recent = self.violations[-VIOLATION_BEATS:]
+        if not recent:
+            return self.due
+        (first, v_first, _), (last, v_last, inner_tol) = recent[0], recent[-1]
+        if not v_last > inner_tol > 0:
+            return taken
+        if not (v_first > v_last and last > first) and (
+                len(recent) >= 2 or self.violation_fall is None):  # not falling (yet)
+            return self.due
+        # one heartbeat of this check so far: the fall per step of the last check
+        return min(self.due, taken + math.log(v_last / inner_tol) / self.violation_fall)
 
     def _checks_after_this(self):
         """Gap checks still needed after the one under way (None: ``tol`` is reached)."""
@@ -136,24 +202,29 @@ class RemainingTime:
         best = min(gaps)
         if best <= self.tol:
             return None
-        fall = math.log(GAP_FALL_PER_CHECK)
-        if len(gaps) >= 2 and gaps[0] > best:
-            fall = math.log(gaps[0] / best) / (len(gaps) - 1)
+        # the falls so far and one of GAP_FALL_PER_CHECK: a short check (its inner KKT
+        # tolerance met early) barely lowers the gap, the next long one lowers it a lot
+        fall = (math.log(GAP_FALL_PER_CHECK) + math.log(gaps[0] / best)) / len(gaps)
         more = max(math.log(best / self.tol) / fall - 1.0, 0.0)
         if self.records_total:
             more = min(more, max(self.records_total - len(self.records) - 1, 0))
         return more
 
     def _step_rate(self):
-        """SMO steps per second over the latest ``RATE_WINDOW`` of the run (None: no step
-        taken yet)."""
+        """SMO steps per second over the latest ``RATE_WINDOW`` of the run, from the
+        heartbeat at which the row cache was full on; until a step is taken after it, the
+        plan's ``MISSES_PER_STEP`` rows a step (None: neither known)."""
         t_beat, taken = self.beats[-1]
         start = t_beat * (1.0 - RATE_WINDOW)
+        if self.filled_at is not None:
+            start = max(start, self.filled_at[0])
         earlier = [beat for beat in self.beats if beat[0] <= start]
         t_from, taken_from = earlier[-1] if earlier else (0.0, 0)
-        if taken <= taken_from or t_beat <= t_from:
-            return None
-        return (taken - taken_from) / (t_beat - t_from)
+        if taken > taken_from and t_beat > t_from:
+            return (taken - taken_from) / (t_beat - t_from)
+        if self.filled_at is not None and self.row_seconds:
+            return 1.0 / (MISSES_PER_STEP * self.row_seconds)
+        return None
 
     def _prior(self):
         """The plan's time of the run: ``PASSES_PER_FIT`` passes, a pass lasting at least
@@ -296,16 +367,18 @@ class FitProgress:
             self.bar.set_postfix(self.postfix, refresh=False)
         self.tick()
 
-    def heartbeat(self, n_steps, due=None):
-        """Between two records: the SMO steps taken so far, and the steps after which the
-        next gap check is due at the latest (None: not known)."""
+    def heartbeat(self, n_steps, due=None, **state):
+        """Between two records: the SMO steps taken so far, the steps after which the next
+        gap check is due at the latest (None: not known), and what the solver says of its
+        state (:meth:`RemainingTime.steps`)."""
         if due is not None:
             with self._lock:
-                self.remaining.steps(self.clock() - self.start, n_steps, due)
+                self.remaining.steps(self.clock() - self.start, n_steps, due, **state)
         self._show_steps("smo_steps", n_steps)
 
-    def svm_heartbeat(self, n_steps):
-        """Between two records: the SMO steps of the SVM solve under way."""
+    def svm_heartbeat(self, n_steps, violation=None):
+        """Between two records: the SMO steps of the SVM solve under way (and its largest KKT
+        violation, not shown)."""
         self._show_steps("svm_smo_steps", n_steps)
 
     def _show_steps(self, key, n_steps):

@@ -109,9 +109,11 @@ def smo_mkl(
         LIBSVM's shrinking in the SMO core (:mod:`mklearn.svm.core`): shrunk variables leave
         the working-set search and the gradient updates (the per-kernel outputs stay exact).
     heartbeat : callable, optional
-        Called with the SMO steps taken so far, and the steps after which the next gap
-        check is due at the latest, at least every :data:`mklearn.svm.smo.HEARTBEAT_SECONDS`
-        between two gap checks.
+        Called with the SMO steps taken so far and the steps after which the next gap
+        check is due at the latest, and the keywords ``cached`` (rows in the row cache),
+        ``fills_to`` (the rows it fills to), ``violation`` (the largest KKT violation) and
+        ``inner_tol`` (the one the check ends at), at least every
+        :data:`mklearn.svm.smo.HEARTBEAT_SECONDS` between two gap checks.
 
     Returns
     -------
@@ -212,11 +214,14 @@ def _solve(operator, task, regularizer, *, tol, max_iter, callback, cache_size, 
         st.gradient_from(d @ F)
 
     alpha = st.alpha
+    fills_to = min(rows.cache.capacity, n)  # rows the cache holds once it is full
     kkt_tol = MKL_KKT_TOL_START
     history, n_steps, converged, best = [], 0, False, None
     for check in range(max_iter):
         beat = None if heartbeat is None else (
-            lambda steps, done=n_steps: heartbeat(done + steps, done + signs.size))
+            lambda steps, violation, done=n_steps, inner_tol=kkt_tol: heartbeat(
+                done + steps, done + signs.size, cached=len(rows.cache), fills_to=fills_to,
+                violation=violation, inner_tol=inner_tol))
         solved, steps, violation, _ = run_smo(rows, st, tol=kkt_tol, max_steps=signs.size,
                                            shrinking=shrinking, reconstruct=reconstruct, mkl=mkl,
                                            heartbeat=beat)

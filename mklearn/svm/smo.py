@@ -239,7 +239,8 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
     (rebuilt first if variables are shrunk and the stale one says so; a rebuild that does not
     stop the run doubles that interval); SMO steps only lower the objective, so the solve
     would have ended below it too.
-    ``heartbeat``: called with the steps taken so far at least every ``HEARTBEAT_SECONDS``
+    ``heartbeat``: called with the steps taken so far and the largest KKT violation (of the
+    last pass) at least every ``HEARTBEAT_SECONDS``
     while the solve runs (a progress bar's sign of life between two gap checks); default
     the one of the enclosing :func:`svm_heartbeat` context, if any.
     Returns ``(converged, steps, violation, stopped_below)``.
@@ -270,7 +271,7 @@ def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=N
             max_steps=int(min(max_steps, next_gap, next_stop, pulse.next) - total))
         status, missing, steps, violation = _run_loop(loop, qp, it, slots, search, mkl, settings)
         total += steps
-        pulse.beat(total)
+        pulse.beat(total, violation)
         if status == core.STATUS_NEED_ROW:
             rows.load(int(missing))
             continue
@@ -331,12 +332,12 @@ class _Pulse:
         self.next = never if heartbeat is None else HEARTBEAT_STEPS
         self.last = self.span_start = time.perf_counter()
 
-    def beat(self, total):
+    def beat(self, total, violation):
         if self.heartbeat is None:
             return
         now = time.perf_counter()
         if now - self.last >= HEARTBEAT_SECONDS:
-            self.heartbeat(total)
+            self.heartbeat(total, float(violation))
             self.last = now
         if total >= self.next:
             if now - self.span_start < 0.1 * HEARTBEAT_SECONDS:
