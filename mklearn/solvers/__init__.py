@@ -283,8 +283,20 @@ REGRESSION_SEEDS = frozenset(name for name, info in SOLVERS.items()
 
 
 def solvers_for(task: str, combination: str = "sum") -> list[str]:
-    """The names of the solvers that serve ``task`` ("classification", "regression" or
-    "one-class") with ``combination``, in the order of :data:`SOLVERS`."""
+    """The names of the solvers that serve ``task`` with ``combination``.
+
+    Parameters
+    ----------
+    task : {"classification", "regression", "one-class"}
+        The loss (as each solver's ``tasks`` in :data:`SOLVERS` declares it).
+    combination : {"sum", "product"}, default="sum"
+        How the base kernels combine.
+
+    Returns
+    -------
+    list of str
+        Solver names, in the order of :data:`SOLVERS` (empty when none serves them).
+    """
     return [name for name, info in SOLVERS.items()
             if task in info.tasks and combination in info.combinations]
 
