@@ -193,7 +193,8 @@ class RemainingTime:
         if not (v_first > v_last and last > first) and (
                 len(recent) >= 2 or self.violation_fall is None):  # not falling (yet)
             return self.due
-        # one heartbeat of this check so far: the fall per step of the last check
+        # the fall per step that steps() measured: this check's, or with one heartbeat of it
+        # so far, the last check's
         return min(self.due, taken + math.log(v_last / inner_tol) / self.violation_fall)
 
     def _checks_after_this(self):
