@@ -24,6 +24,7 @@ from ._numba import (
     single_column_rbf_cross,
     single_column_rbf_cross_parallel,
 )
+from .cache import mapped_empty
 from .specs import KIND_LAPLACIAN, KIND_RBF, NUMBA_KINDS, KernelSpec, check_kind
 from .threads import use_threads
 
@@ -847,7 +848,7 @@ class KernelBank:
             scales = self.trace_scales_[selected]
         plan = self._plan_of(selected, X.shape[1])
         inner, sq_dist, l1_dist = _multi_block_arrays(plan, X, Z, symmetric)
-        out = np.empty((scales.size, X.shape[0], Z.shape[0]), dtype=self.dtype)
+        out = mapped_empty((scales.size, X.shape[0], Z.shape[0]), dtype=self.dtype)
         factors = np.ascontiguousarray(scales[plan.out_index], dtype=np.float64)
         fill_kernel_stack(X, Z, symmetric, *plan.loop_arrays, factors, plan.out_index, inner,
                           sq_dist, l1_dist, out)  # RBF kernels below

@@ -22,6 +22,7 @@ limit (``ulimit -v``, ``-d``) a cache holds no more slots than that limit leaves
 
 from __future__ import annotations
 
+import mmap
 import sys
 from typing import Any
 
@@ -30,10 +31,30 @@ import numpy as np
 from mklearn._memory_limits import reservable_room, touched_room
 from mklearn._sizes import GIB, LOAD_MANY_BYTES, MB
 
-__all__ = ["RowCache", "cache_capacity"]
+__all__ = ["RowCache", "cache_capacity", "mapped_empty"]
 
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
 MEMORY_RESERVE = GIB  # the cache stops growing when less than this is available
+MAPPED_BYTES = 64 * MB  # arrays at least this large get their own mapping (mapped_empty)
+
+
+def mapped_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
+    """An uninitialised C-ordered array on its own anonymous memory mapping, when it has at
+    least ``MAPPED_BYTES`` bytes (``np.empty`` below that).
+
+    numpy advises the kernel to back its large arrays with huge pages (``MADV_HUGEPAGE``).
+    Where transparent huge pages compact memory on a fault of an advised page (``defrag``
+    set to ``madvise``, a common default), the first write to such an array stalls: 1.7-2.3 ms
+    per MB, against 0.37-0.46 ms on a mapping without the advice, measured on a virtual
+    machine that got no huge page either way. A row cache and a kernel stack are written
+    once, row by row, then read in rows of megabytes, where huge pages save little.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < MAPPED_BYTES:
+        return np.empty(shape, dtype=dtype)
+    pages = mmap.mmap(-1, nbytes)
+    return np.frombuffer(pages, dtype=dtype).reshape(shape)
 
 
 def cache_capacity(cache_size: Any, row_bytes: int, n_rows: int, what: str) -> int:
@@ -137,7 +158,7 @@ class RowCache:
                 and spare.shape[0] >= largest and spare.flags.c_contiguous):
             self.store = spare[:largest]
         else:
-            self.store = np.empty((largest, m, n), dtype=dtype)
+            self.store = mapped_empty((largest, m, n), dtype=dtype)
         self.slot_of = np.full(n, -1, dtype=np.int64)
         self.owner = np.full(largest, -1, dtype=np.int64)
         self.last_used = np.zeros(largest, dtype=np.int64)
