@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,plot,docs]"
 	@echo "compiling mklearn's numba code for every solver and input kind (once; cached in __pycache__)"
-	$(BIN)/python -m mklearn._warm_up
+	$(BIN)/python -m mklearn.cli.warm_up
 	touch $(STAMP)
 
 demo: $(STAMP)

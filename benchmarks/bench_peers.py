@@ -89,7 +89,7 @@ def fit_mklearn(name, train, y, test, y_test, C, threads):
     """One mklearn fit (a fit on 20 points first loads the compiled loops of every size)."""
     from sklearn.base import clone
 
-    from mklearn._warm_up import _paths_at_any_size
+    from mklearn.cli.warm_up import _paths_at_any_size
 
     model = _mklearn_model(name, C, threads)
     _, small = _signed_labels_and_warm_up_points(y)
@@ -114,7 +114,7 @@ def _signed_labels_and_warm_up_points(y):
 
 def fit_solver(name, train, y, test, y_test, C, threads):
     """EasyMKL's solver function alone (KOMD learner) on the stack: no input checks."""
-    from mklearn._warm_up import _paths_at_any_size
+    from mklearn.cli.warm_up import _paths_at_any_size
     from mklearn.formulation.combinations import SumOfKernels
     from mklearn.solvers.easymkl import easymkl
 
@@ -133,7 +133,7 @@ def fit_checks(name, train, y, test, y_test, C, threads):
     """The estimator's input checks on the stack alone, as a fit makes them: the stack and its
     sum (NaN, symmetry, the sum's PSD test), then the learned kernel ``K(d)`` (symmetry and PSD
     test) at EasyMKL's weights, which are found, and ``K(d)`` combined, before the clock."""
-    from mklearn._warm_up import _paths_at_any_size
+    from mklearn.cli.warm_up import _paths_at_any_size
     from mklearn.formulation.combinations import SumOfKernels
     from mklearn.solvers.easymkl import easymkl
     from mklearn.validation import check_kernel_stack, check_learned_kernel

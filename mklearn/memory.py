@@ -10,15 +10,15 @@ Two ways to hold ``m`` base kernels on ``n`` points:
 :func:`plan_kernel_storage` picks the stack when it fits in the budget, else the rows, and
 raises a ``ValueError`` naming the bytes needed and what to change when neither fits. The
 default budget is a share of the room under every memory limit the process can read (free
-memory, ``ulimit -v`` and ``-d``, the cgroup limit: :mod:`mklearn._memory_limits`).
+memory, ``ulimit -v`` and ``-d``, the cgroup limit: :mod:`mklearn.kernels.memory_limits`).
 """
 
 from __future__ import annotations
 
 import scipy.sparse
 
-from mklearn._memory_limits import FREE, available_memory, memory_room
 from mklearn._sizes import GIB, MB
+from mklearn.kernels.memory_limits import FREE, available_memory, memory_room
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "check_dense_output",
@@ -31,7 +31,7 @@ CACHE_SHARE = 0.5  # of the budget, for the row cache with cache_size="auto"
 
 def default_budget() -> int:
     """Bytes a fit may plan for by default: half the room under every memory limit now
-    (:func:`mklearn._memory_limits.memory_room`)."""
+    (:func:`mklearn.kernels.memory_limits.memory_room`)."""
     return int(BUDGET_SHARE * available_memory())
 
 

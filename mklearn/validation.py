@@ -18,10 +18,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from mklearn._numeric_input import numeric_input
-from mklearn._stack_ops import kernel_major, sum_last_axis
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.bank import block_bands
+from mklearn.kernels.numeric_input import numeric_input
+from mklearn.kernels.stack_ops import kernel_major, sum_last_axis
 from mklearn.kernels.threads import one_blas_thread
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel

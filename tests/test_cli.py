@@ -20,7 +20,8 @@ import pytest
 from sklearn.model_selection import train_test_split
 
 import mklearn.cli as cli
-from mklearn import MKLClassifier, _cli_data, load_model
+from mklearn import MKLClassifier, load_model
+from mklearn.cli import data as cli_data
 from mklearn.cli import main
 from mklearn.datasets import load_data_file, load_dataset
 
@@ -199,7 +200,7 @@ def test_fit_without_arguments_uses_sonar_feature_rbf_smo_kl(capsys, monkeypatch
         requested.append(name)
         return X[rows], y[rows]
 
-    monkeypatch.setattr(cli._cli_data.datasets, "load_dataset", fake_load_dataset)
+    monkeypatch.setattr(cli.cli_data.datasets, "load_dataset", fake_load_dataset)
     status, out, err = _run(capsys, "fit")
     assert status == 0, err
     assert requested == ["sonar"]
@@ -457,13 +458,13 @@ def test_predict_libsvm_with_fewer_features_than_training(capsys, tmp_path):
                     "written for this model")
     assert score.startswith("accuracy ") and "on 2 points" in score
     with pytest.warns(UserWarning, match="fewer than the model's 3"):
-        X_test, y_test = _cli_data.load_for_model(test, None, 3)
+        X_test, y_test = cli_data.load_for_model(test, None, 3)
     assert X_test.tolist() == [[0.5, 0.1, 0.0], [-1.5, 0.0, 0.0]] and y_test.tolist() == [1, -1]
     with warnings.catch_warnings():  # as wide as the model: no note
         warnings.simplefilter("error")
-        assert _cli_data.load_for_model(test, None, 2)[0].shape == (2, 2)
+        assert cli_data.load_for_model(test, None, 2)[0].shape == (2, 2)
     with pytest.raises(ValueError, match="more than n_features=1"):
-        _cli_data.load_for_model(test, None, 1)
+        cli_data.load_for_model(test, None, 1)
 
 
 def _write_named_csv(path, X, labels, names):

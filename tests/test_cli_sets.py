@@ -9,10 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from mklearn import _cli_data
+from mklearn.cli import data as cli_data
 from mklearn.cli import main
 
-ALL_SETS = [row[0] for row in _cli_data.all_datasets()]
+ALL_SETS = [row[0] for row in cli_data.all_datasets()]
 
 
 def _run(capsys, *argv):

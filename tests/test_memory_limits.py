@@ -10,8 +10,12 @@ import numpy as np
 import pytest
 
 import mklearn.memory
-from mklearn import MKLClassifier, _memory_limits
-from mklearn._memory_limits import (
+from mklearn import MKLClassifier
+from mklearn._sizes import GIB, MB
+from mklearn.cli import main
+from mklearn.extending import Capabilities
+from mklearn.kernels import memory_limits
+from mklearn.kernels.memory_limits import (
     ADDRESS_SPACE,
     CGROUP_V1,
     CGROUP_V2,
@@ -23,9 +27,6 @@ from mklearn._memory_limits import (
     free_memory,
     memory_room,
 )
-from mklearn._sizes import GIB, MB
-from mklearn.cli import main
-from mklearn.extending import Capabilities
 
 KB = 1024
 
@@ -136,8 +137,8 @@ def test_memory_room_is_the_smallest_and_names_its_source(tmp_path, limits):
 
 def _under_cgroup(monkeypatch, tmp_path, limit, usage=0):
     """Make this process read a fake cgroup v2 limit of ``limit`` bytes."""
-    monkeypatch.setattr(_memory_limits, "PROC", _proc(tmp_path, cgroup="0::/fit\n"))
-    monkeypatch.setattr(_memory_limits, "CGROUP", tmp_path / "cgroup")
+    monkeypatch.setattr(memory_limits, "PROC", _proc(tmp_path, cgroup="0::/fit\n"))
+    monkeypatch.setattr(memory_limits, "CGROUP", tmp_path / "cgroup")
     _files(tmp_path / "cgroup" / "fit", memory_max=str(limit), memory_current=str(usage))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._simplex import project_simplex_nb
+from mklearn.solvers.simplex import project_simplex_nb
 
 
 def _by_sorting(v):

@@ -4,7 +4,7 @@ were (its fits compile the threaded passes at any size)."""
 import numpy as np
 
 from mklearn import MKLClassifier, MKLRegressor, OneClassMKL, validation
-from mklearn._warm_up import INPUTS, _fits, _paths_at_any_size
+from mklearn.cli.warm_up import INPUTS, _fits, _paths_at_any_size
 from mklearn.kernels import base_store, threads
 from mklearn.solvers import SOLVERS as REGISTERED
 

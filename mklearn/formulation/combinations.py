@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._stack_ops import (
+from mklearn.extending import KernelParameterisation
+from mklearn.formulation.support_blocks import SupportBlocks
+from mklearn.kernels.base import Capabilities, KernelOperator
+from mklearn.kernels.columns import StackColumns
+from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
+from mklearn.kernels.stack_ops import (
     combine,
     combine_parallel,
     kernel_major,
@@ -13,11 +18,6 @@ from mklearn._stack_ops import (
     quadratic_terms_support_parallel,
     rows_times,
 )
-from mklearn.extending import KernelParameterisation
-from mklearn.formulation.support_blocks import SupportBlocks
-from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.kernels.columns import StackColumns
-from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.threads import use_threads
 
 SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is under a quarter

@@ -27,7 +27,6 @@ from numbers import Real
 import numpy as np
 from sklearn.utils.validation import check_array
 
-from mklearn._numeric_input import numeric_input
 from mklearn.extending import Capabilities, KernelParameterisation
 from mklearn.formulation._product_ops import (
     distance_quadratic_terms,
@@ -35,6 +34,7 @@ from mklearn.formulation._product_ops import (
     rbf_product_gram,
 )
 from mklearn.kernels.bank import standard_moments
+from mklearn.kernels.numeric_input import numeric_input
 from mklearn.kernels.row_sources import CachedRows, DenseRows
 
 

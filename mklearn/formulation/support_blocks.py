@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from mklearn._sizes import MB
-from mklearn._stack_ops import (
+from mklearn.kernels.stack_ops import (
     block_quadratic_terms,
     block_quadratic_terms_parallel,
     fill_blocks,

@@ -13,7 +13,7 @@ computes the row into the least recently used slot. By symmetry, row i is also c
 The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
 processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
 So the cache checks the memory left to touch (the machine's free memory, the cgroup limit:
-:func:`mklearn._memory_limits.touched_room`) every ``GROWTH_CHECK_BYTES`` of new slots and
+:func:`mklearn.kernels.memory_limits.touched_room`) every ``GROWTH_CHECK_BYTES`` of new slots and
 stops growing (then recycles its slots, least recently used first) when less than
 ``MEMORY_RESERVE`` is left. The slots are reserved at once, so under an address-space or data
 limit (``ulimit -v``, ``-d``) a cache holds no more slots than that limit leaves room for,
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from mklearn._memory_limits import reservable_room, touched_room
 from mklearn._sizes import GIB, LOAD_MANY_BYTES, MB
+from mklearn.kernels.memory_limits import reservable_room, touched_room
 
 __all__ = ["RowCache", "cache_capacity", "mapped_empty"]
 

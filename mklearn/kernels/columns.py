@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 
 from mklearn._sizes import STORED_ROWS_BYTES
-from mklearn._stack_ops import combine, kernel_major
+from mklearn.kernels.stack_ops import combine, kernel_major
 
 from . import threads
 from ._numba import (

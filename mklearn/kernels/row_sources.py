@@ -26,14 +26,14 @@ from typing import Any
 import numpy as np
 
 from mklearn._sizes import MB
-from mklearn._stack_ops import (
+from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
+from mklearn.kernels.cache import RowCache, cache_capacity
+from mklearn.kernels.capabilities import Capabilities
+from mklearn.kernels.stack_ops import (
     combine_rows,
     combine_rows_parallel,
     rows_product,
 )
-from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
-from mklearn.kernels.cache import RowCache, cache_capacity
-from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.threads import use_threads
 
 DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather

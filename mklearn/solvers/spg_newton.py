@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mklearn._simplex import fista_orthant, fista_simplex
 from mklearn._sizes import MB
+from mklearn.solvers.simplex import fista_orthant, fista_simplex
 from mklearn.solvers.spg_evaluator import kept_products
 
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from mklearn import _cli_data
+from mklearn.cli import data as cli_data
 from mklearn.datasets import load_data_file
 from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
@@ -96,7 +96,7 @@ def _data_options(fit):
         "--dataset",
         default=None,
         help="bundled data set (default sonar): "
-        + ", ".join(row[0] for row in _cli_data.all_datasets())
+        + ", ".join(row[0] for row in cli_data.all_datasets())
         + "; `mklearn datasets` lists sizes and tasks",
     )
     source.add_argument(
@@ -154,9 +154,9 @@ def _kernel_options(fit):
     )
     fit.add_argument(
         "--kernels",
-        choices=list(_cli_data.FAMILIES),
+        choices=list(cli_data.FAMILIES),
         help="kernel family: "
-        + "; ".join(f"{k}: {f.description}" for k, f in _cli_data.FAMILIES.items())
+        + "; ".join(f"{k}: {f.description}" for k, f in cli_data.FAMILIES.items())
         + ". Default: the estimators' (svc+feature_rbf for classification and "
         "regression, simple_mkl for one-class; features with --combination product, mwumkl_all "
         "for multi-view sets, wd_position for sequence sets)",
@@ -300,7 +300,7 @@ def _fit_refusing_long(model, X, y, refuse):
 
 
 def _datasets() -> int:
-    rows = [("name", "samples", "features", "task", "labels"), *_cli_data.all_datasets()]
+    rows = [("name", "samples", "features", "task", "labels"), *cli_data.all_datasets()]
     widths = [max(len(str(row[j])) for row in rows) for j in range(4)]
     for row in rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(row[:4], widths, strict=True))
@@ -321,7 +321,7 @@ def _load(args):
         return X, y, args.data, args.task or "classification", "numeric"
     if args.label_column is not None:
         raise ValueError("--label-column applies to --data CSV files, not to bundled data sets")
-    X, y, name, task, kind = _cli_data.load(args.dataset or "sonar")
+    X, y, name, task, kind = cli_data.load(args.dataset or "sonar")
     if args.task is not None and args.task != task:
         if not (args.task == "one-class" and task == "classification"):
             raise ValueError(f"{name} is a {task} data set, not {args.task}")
@@ -335,11 +335,11 @@ def _resolve_kernels(args, kind, name, task):
         if args.combination == "product":
             args.kernels = "features"
         else:
-            extra = _cli_data.EXTRA_SETS.get(name)
+            extra = cli_data.EXTRA_SETS.get(name)
             estimator = {"regression": MKLRegressor, "one-class": OneClassMKL}.get(
                 task, MKLClassifier)
             args.kernels = extra.kernels if extra is not None else estimator().kernels
-    family = _cli_data.FAMILIES[args.kernels]
+    family = cli_data.FAMILIES[args.kernels]
     if family.input == "product":
         args.combination = "product"
     elif args.combination == "product":
@@ -350,7 +350,7 @@ def _resolve_kernels(args, kind, name, task):
     wanted = {"numeric": ("numeric", "views"), "sequences": ("sequences",),
               "product": ("numeric",)}[family.input]
     if kind not in wanted:
-        suitable = [k for k, f in _cli_data.FAMILIES.items()
+        suitable = [k for k, f in cli_data.FAMILIES.items()
                     if kind in {"numeric": ("numeric", "views"), "sequences": ("sequences",),
                                 "product": ("numeric",)}[f.input]]
         raise ValueError(
@@ -363,7 +363,7 @@ def _subset(X, y, args, regression):
     """A random (stratified) subset of --n-samples rows."""
     from sklearn.model_selection import train_test_split
 
-    n = _cli_data.n_rows(X)
+    n = cli_data.n_rows(X)
     if args.n_samples is None or args.n_samples >= n:
         return X, y
     if args.n_samples < 4:
@@ -371,7 +371,7 @@ def _subset(X, y, args, regression):
     rows, _ = train_test_split(np.arange(n), train_size=args.n_samples,
                                stratify=None if regression else y, random_state=args.seed)
     rows = np.sort(rows)
-    return _cli_data.take(X, rows), y[rows]
+    return cli_data.take(X, rows), y[rows]
 
 
 def _resolve_defaults(args, task):
@@ -412,7 +412,7 @@ def _lam_used(model, args):
 
 def _estimator(args, verbose, task="classification"):
     common = dict(
-        kernels=_cli_data.FAMILIES[args.kernels].make(),
+        kernels=cli_data.FAMILIES[args.kernels].make(),
         regularizer=args.regularizer,
         p=args.p,
         C=args.C,
@@ -492,14 +492,14 @@ def _fit(args) -> int:
         else "classes " + ", ".join(f"{c}: {int(np.sum(y == c))}" for c in np.unique(y))
     )
     out.line(
-        f"data: {name}: {len(y)} samples, {_cli_data.describe(X, kind)}, {targets}"
+        f"data: {name}: {len(y)} samples, {cli_data.describe(X, kind)}, {targets}"
     )
     reports = []
     for k, (train, test) in enumerate(folds):
         model = _estimator(args, verbose=0 if args.json else 1, task=task)
         start = time.perf_counter()
         fit_rows = train if inlier is None else train[y[train] == inlier]
-        _fit_refusing_long(model, _cli_data.take(X, fit_rows), y[fit_rows], not args.yes)
+        _fit_refusing_long(model, cli_data.take(X, fit_rows), y[fit_rows], not args.yes)
         wall = time.perf_counter() - start
         truth = y if inlier is None else np.where(y == inlier, 1, -1)
         reports.append(_summary(model, X, truth, train, test, wall, regression))
@@ -508,7 +508,7 @@ def _fit(args) -> int:
             reports[-1]["n_fit"] = int(len(fit_rows))
         reports[-1]["compile_seconds"] = model.compile_time_  # kernel and solve are net of it
         if k == 0:
-            family = f"{args.kernels} ({_cli_data.FAMILIES[args.kernels].description})"
+            family = f"{args.kernels} ({cli_data.FAMILIES[args.kernels].description})"
             chosen = " chosen by --solver auto" if args.solver == "auto" else ""
             regularizer = getattr(model, "regularizer_", args.regularizer)
             out.line(
@@ -544,7 +544,7 @@ def _fit(args) -> int:
         if args.cv is not None:
             rows = np.arange(len(y)) if inlier is None else np.flatnonzero(y == inlier)
             model = _fit_refusing_long(_estimator(args, verbose=0, task=task),
-                                       _cli_data.take(X, rows), y[rows], not args.yes)
+                                       cli_data.take(X, rows), y[rows], not args.yes)
             _name_features(model, args.feature_names)
         save_model(model, args.save)
         out.line(f"model saved to {args.save}")
@@ -597,7 +597,7 @@ def _top(weights, names, k=TOP_WEIGHTS):
 def _summary(model, X, y, train, test, wall, regression=False):
     """One fold's numbers; a multiclass model also gets one entry per class, labelled."""
     weights = np.atleast_2d(model.kernel_weights_)
-    X_train, X_test = _cli_data.take(X, train), _cli_data.take(X, test)
+    X_train, X_test = cli_data.take(X, train), cli_data.take(X, test)
     if regression:
         from sklearn.metrics import mean_squared_error
 
@@ -755,7 +755,7 @@ def _predict(args) -> int:
     final = model.steps[-1][1] if hasattr(model, "steps") else model
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always", UserWarning)
-        X, y = _cli_data.load_for_model(args.data, args.label_column, model.n_features_in_)
+        X, y = cli_data.load_for_model(args.data, args.label_column, model.n_features_in_)
     for note in notes:
         print(f"mklearn: note: {' '.join(str(note.message).split())}", file=sys.stderr)
     fitted = getattr(model, "feature_names_in_", None)
@@ -807,7 +807,3 @@ def _predict_score(model, y, predictions):
         note = (f" ({np.isin(truth, unknown).sum()} labelled {', '.join(unknown[:5])}, "
                 f"not a class of the model: {', '.join(sorted(known))})")
     return f"accuracy {np.mean(truth == guess):.4f} on {len(y)} points{note}"
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,7 +5,7 @@ the machine code in its on-disk cache (``cache=True``). :func:`warm_up` fits eve
 every input kind (dense and sparse X, a precomputed stack, float32 kernels), the regressor,
 one-class and the product of kernels, with ``n_jobs`` 1 and 2, on 120 Sonar points, and with
 every size threshold that picks a path at its least, so that the threaded variants and the
-in-place PSD test that large problems take are compiled too. ``python -m mklearn._warm_up``
+in-place PSD test that large problems take are compiled too. ``python -m mklearn.cli.warm_up``
 runs it (the Makefile's set-up does); ``benchmarks/bench_compile.py`` measures what a first
 fit still compiles.
 """

@@ -27,7 +27,8 @@ keep reading what they can):
 
 The loader trusts nothing: it reads only the members the model needs, checks every ``.npy``
 header and zip-directory size against the shapes the JSON header declares before reading
-(:mod:`mklearn._model_file`), refuses a member stored twice or one the model does not use,
+(:mod:`mklearn.persistence.model_file`), refuses a member stored twice or one the model does
+not use,
 checks that the shapes agree with each other (classes and weight rows, dual coefficients and
 support vectors, kernel count and weights) and that values are finite, and rebuilds
 parameters through the estimators' own validation. Any inconsistency is a ``ValueError``
@@ -51,7 +52,6 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from mklearn._model_file import ModelArchive
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.extending import constructor_parameters
 from mklearn.formulation.products import FeatureProduct, FittedProduct
@@ -61,6 +61,7 @@ from mklearn.kernels import KernelBank, kernel_from_dict
 from mklearn.kernels.bank import check_feature_indices
 from mklearn.kernels.low_rank import map_from_state, map_state
 from mklearn.one_class import OneClassMKL
+from mklearn.persistence.model_file import ModelArchive
 from mklearn.solvers import SOLVERS
 from mklearn.views import Views
 
