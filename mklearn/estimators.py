@@ -7,7 +7,7 @@ import sys
 import time
 import warnings
 from dataclasses import replace
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse
@@ -29,7 +29,7 @@ import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import local_jobs
-from mklearn.extending import COMBINATIONS, Regularizer
+from mklearn.extending import Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import (
@@ -61,6 +61,7 @@ from mklearn.validation import (
     check_regression_targets,
     check_test_stack,
     count_far_outside,
+    parameter_constraints,
     validate_numeric,
     warn_far_outside,
     warn_if_capped,
@@ -739,33 +740,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         negative ``sample_weight``, or weights with solver "mwu".
     """
 
-    _parameter_constraints: dict = {
-        "kernels": [str, list, tuple, object],
-        "solver": [StrOptions(set(SOLVERS) | {"auto"})],
-        "regularizer": [StrOptions(REGULARIZERS.names("auto")), Regularizer],
-        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "probability": ["boolean"],
-        # joblib's meaning; 0 threads is no meaning (joblib refused it only after the kernels)
-        "n_jobs": [Interval(Integral, None, -1, closed="right"),
-                   Interval(Integral, 1, None, closed="left"), None],
-        "p": [Interval(Real, None, None, closed="neither")],
-        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "solver_options": [dict, None],
-        "kernel_dtype": [StrOptions({"float64", "float32"})],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
-        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-        "groups": [None, StrOptions({"view", "features"}), "array-like"],
-        "combination": [StrOptions(COMBINATIONS.names())],
-        "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
-        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-    }
+    _parameter_constraints: dict = parameter_constraints(
+        "kernels", "kernel_normalization", "class_weight", "probability", "n_jobs", "p", "lam",
+        "C", "tol", "max_iter", "solver_options", "kernel_dtype", "random_state", "verbose",
+        "cache_size", "kernel_storage", "memory_budget", "groups", "combination",
+        "kernel_approximation", "n_components",
+        solver=[StrOptions(set(SOLVERS) | {"auto"})],
+        regularizer=[StrOptions(REGULARIZERS.names("auto")), Regularizer],
+    )
 
     def __init__(
         self,
@@ -1286,27 +1268,14 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
     # is Python's TypeError naming it; a clearer one would need **kwargs in __init__,
     # which scikit-learn's checks read as a parameter and forbid raising on.
 
-    _parameter_constraints: dict = {
-        "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"auto", *solvers_for("regression")})],
-        "regularizer": [StrOptions({"lp", "kl", "l1"}), Regularizer],
-        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
-        "p": [Interval(Real, None, None, closed="neither")],
-        "lam": [Interval(Real, 0, None, closed="neither")],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
-        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-        "kernel_dtype": [StrOptions({"float64", "float32"})],
-        "verbose": ["verbose"],
-        "solver_options": [dict, None],
-        "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
-        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "random_state": ["random_state"],
-    }
+    _parameter_constraints: dict = parameter_constraints(
+        "kernels", "kernel_normalization", "p", "epsilon", "tol", "max_iter", "cache_size",
+        "kernel_storage", "memory_budget", "kernel_dtype", "verbose", "solver_options",
+        "kernel_approximation", "n_components", "random_state", "C",
+        solver=[StrOptions({"auto", *solvers_for("regression")})],
+        regularizer=[StrOptions({"lp", "kl", "l1"}), Regularizer],
+        lam=[Interval(Real, 0, None, closed="neither")],
+    )
 
     def __init__(
         self,

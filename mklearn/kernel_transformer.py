@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
@@ -17,6 +16,7 @@ from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.memory import check_dense_output
 from mklearn.solvers import SOLVERS
+from mklearn.validation import parameter_constraints
 from mklearn.views import is_views
 
 __all__ = ["MKLKernel"]
@@ -141,30 +141,14 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     point).
     """
 
-    _parameter_constraints: dict = {
-        "kernels": [str, list, tuple, object],
-        "task": [StrOptions({"auto", "classification", "regression"})],
-        "solver": [StrOptions(set(SOLVERS) | {"auto"})],
-        "regularizer": [StrOptions(set(REGULARIZERS) | {"auto"}), Regularizer],
-        "p": [Interval(Real, None, None, closed="neither")],
-        "lam": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-        "groups": [None, StrOptions({"view", "features"}), "array-like"],
-        "n_jobs": [Interval(Integral, None, -1, closed="right"),
-                   Interval(Integral, 1, None, closed="left"), None],
-        "solver_options": [dict, None],
-        "kernel_dtype": [StrOptions({"float64", "float32"})],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
-        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-    }
+    _parameter_constraints: dict = parameter_constraints(
+        "kernels", "p", "lam", "C", "epsilon", "tol", "max_iter", "kernel_normalization",
+        "class_weight", "groups", "n_jobs", "solver_options", "kernel_dtype", "random_state",
+        "verbose", "cache_size", "kernel_storage", "memory_budget",
+        task=[StrOptions({"auto", "classification", "regression"})],
+        solver=[StrOptions(set(SOLVERS) | {"auto"})],
+        regularizer=[StrOptions(set(REGULARIZERS) | {"auto"}), Regularizer],
+    )
 
     def __init__(
         self,

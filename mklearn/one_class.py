@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
@@ -15,6 +15,7 @@ from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
+from mklearn.validation import parameter_constraints
 from mklearn.views import is_views
 
 BOUNDARY_MARGIN = 1e-10
@@ -92,19 +93,12 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         the wrong shape.
     """
 
-    _parameter_constraints: dict = {
-        "kernels": [str, list, tuple, object],
-        "solver": [StrOptions({"auto", *solvers_for("one-class")})],
-        "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
-        "nu": [Interval(Real, 0, 1, closed="right")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "solver_options": [dict, None],
-        "kernel_dtype": [StrOptions({"float64", "float32"})],
-        "cache_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
-        "memory_budget": [Interval(Real, 0, None, closed="neither"), None],
-    }
+    _parameter_constraints: dict = parameter_constraints(
+        "kernels", "kernel_normalization", "tol", "max_iter", "solver_options", "kernel_dtype",
+        "cache_size", "kernel_storage", "memory_budget",
+        solver=[StrOptions({"auto", *solvers_for("one-class")})],
+        nu=[Interval(Real, 0, 1, closed="right")],
+    )
 
     def __init__(
         self,

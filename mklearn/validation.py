@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
 from scipy.linalg.lapack import dpotrf
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from sklearn.utils import assert_all_finite
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import (
     _get_feature_names,
     check_array,
@@ -18,7 +20,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from mklearn.extending import COMBINATIONS
 from mklearn.formulation.combinations import SumOfKernels
+from mklearn.kernels import APPROXIMATIONS
 from mklearn.kernels.bank import block_bands
 from mklearn.kernels.numeric_input import numeric_input
 from mklearn.kernels.stack_ops import kernel_major, sum_last_axis
@@ -35,6 +39,43 @@ _SAFE_KERNEL_RANGE = (1e-100, 1e100)  # largest |diagonal entry| the solvers han
 # (pairs K_ii + K_jj - 2 K_ij, K(d) with KL weights above 1); at 3e38 SMO-MKL and MWUMKL
 # overflowed, at 1e38 every solver ran: a margin of 3e8 below float32's 3.4e38
 _FLOAT32_KERNEL_MAX = 1e30
+
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+# scikit-learn's constraint of each parameter the estimators share, written once
+SHARED_CONSTRAINTS = {
+    "kernels": [str, list, tuple, object],
+    "kernel_normalization": [StrOptions({"diagonal", "trace"}), None],
+    "class_weight": [dict, StrOptions({"balanced"}), None],
+    "probability": ["boolean"],
+    # joblib's meaning; 0 threads is no meaning (joblib refused it only after the kernels)
+    "n_jobs": [Interval(Integral, None, -1, closed="right"),
+               Interval(Integral, 1, None, closed="left"), None],
+    "p": [Interval(Real, None, None, closed="neither")],
+    "lam": [_POSITIVE, StrOptions({"auto"})],
+    "C": [_POSITIVE],
+    "epsilon": [Interval(Real, 0, None, closed="left")],
+    "tol": [_POSITIVE],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "solver_options": [dict, None],
+    "kernel_dtype": [StrOptions({"float64", "float32"})],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "cache_size": [_POSITIVE, StrOptions({"auto"})],
+    "kernel_storage": [StrOptions({"auto", "stack", "rows"})],
+    "memory_budget": [_POSITIVE, None],
+    "groups": [None, StrOptions({"view", "features"}), "array-like"],
+    "combination": [StrOptions(COMBINATIONS.names())],
+    "kernel_approximation": [StrOptions({"auto", "exact", *APPROXIMATIONS})],
+    "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+}
+
+
+def parameter_constraints(*shared: str, **own: list) -> dict:
+    """An estimator's ``_parameter_constraints`` (scikit-learn's parameter validation): the
+    shared constraint of each name in ``shared`` (:data:`SHARED_CONSTRAINTS`), then its
+    own."""
+    return {**{name: SHARED_CONSTRAINTS[name] for name in shared}, **own}
 
 
 class DegenerateModelWarning(UserWarning):
