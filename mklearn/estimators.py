@@ -29,6 +29,7 @@ import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import local_jobs
+from mklearn.distributed.partitions import on_partitions
 from mklearn.extending import Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
@@ -1088,6 +1089,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         )
 
     # -------------------------------------------------------------- predict
+    @on_partitions
     def decision_function(self, X):
         """Signed distance to the separating surface.
 
@@ -1095,6 +1097,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
             Test data, or the test-versus-training base-kernel stack when precomputed.
+            A ``dask.array.Array`` partitioned by rows gives a Dask array with its row
+            chunks, computed block by block (:mod:`mklearn.distributed.partitions`).
 
         Returns
         -------
@@ -1107,6 +1111,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         scores = self._expansions(X) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
+    @on_partitions
     def predict(self, X):
         """Predicted class labels, shape (n_test,)."""
         scores = self.decision_function(X)
@@ -1123,6 +1128,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         return True
 
     @available_if(_has_probability)
+    @on_partitions
     def predict_proba(self, X):
         """Class probabilities by Platt scaling of the decision values.
 
@@ -1134,6 +1140,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+            A ``dask.array.Array`` partitioned by rows gives a Dask array with its row
+            chunks, computed block by block (:mod:`mklearn.distributed.partitions`).
 
         Returns
         -------
@@ -1155,6 +1163,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         return np.where(total > 0, proba / np.where(total > 0, total, 1.0), uniform)
 
     @available_if(_has_probability)
+    @on_partitions
     def predict_log_proba(self, X):
         """``log(predict_proba(X))``, shape (n_test, n_classes)."""
         with np.errstate(divide="ignore"):
@@ -1392,12 +1401,15 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 
+    @on_partitions
     def predict(self, X):
         """Predicted targets, shape (n_test,).
 
         Parameters
         ----------
         X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+            A ``dask.array.Array`` partitioned by rows gives a Dask array with its row
+            chunks, computed block by block (:mod:`mklearn.distributed.partitions`).
             Test data, or the test-versus-training stack when precomputed.
         """
         check_is_fitted(self)

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.extending import Regularizer
 from mklearn.formulation.regularizers import REGULARIZERS
@@ -251,6 +252,7 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 setattr(self, name, getattr(learner, name))
         return self
 
+    @on_partitions
     def transform(self, X):
         """The learned kernel between X and the training points.
 
@@ -262,6 +264,8 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
             Points, or with ``kernels="precomputed"`` the base kernels between them and the
             training points.
+            A ``dask.array.Array`` partitioned by rows gives a Dask array with its row
+            chunks, computed block by block (:mod:`mklearn.distributed.partitions`).
 
         Returns
         -------

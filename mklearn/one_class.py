@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mklearn._compile_clock import reports_compile_time, seconds_since
+from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
@@ -162,21 +163,26 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self.intercept_ = np.array([-self.offset_])
         return self
 
+    @on_partitions
     def score_samples(self, X):
         """``sum_i alpha_i K(d)(x_i, x)``, shape (n_test,): large inside the support.
 
         Parameters
         ----------
         X : array-like of shape (n_test, n_features), or (n_test, n_train, n_kernels)
+            A ``dask.array.Array`` partitioned by rows gives a Dask array with its row
+            chunks, computed block by block (:mod:`mklearn.distributed.partitions`).
             Test data, or the test-versus-training stack when precomputed.
         """
         check_is_fitted(self)
         return self._kernel_expansion(X)
 
+    @on_partitions
     def decision_function(self, X):
         """``score_samples(X) - offset_``, shape (n_test,): positive inside, negative outside."""
         return self.score_samples(X) - self.offset_
 
+    @on_partitions
     def predict(self, X):
         """+1 inside the learned support (points on its boundary included, up to rounding),
         -1 outside; shape (n_test,)."""

@@ -1,0 +1,89 @@
+"""Prediction on a Dask collection, partition by partition.
+
+A fitted model's prediction of one test point needs only that point and the model (the
+support vectors or the feature map and weights): rows are independent. So on a
+``dask.array.Array`` partitioned by rows, :func:`on_partitions` maps the estimator's own
+method over the row blocks (``dask.array.map_blocks``) and returns a Dask array with the
+same row chunks, computed where the blocks live when a ``distributed.Client`` runs them;
+X is never gathered. The other axes (features, or training points and kernels of a
+precomputed stack) are made one chunk each first, as a block must hold whole rows.
+
+Nothing here imports Dask: an object can be a Dask collection only once Dask is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import warnings
+
+import numpy as np
+
+__all__ = ["is_dask_collection", "on_partitions"]
+
+
+def is_dask_collection(X) -> bool:
+    """Whether ``X`` is a Dask collection (array, dataframe, bag)."""
+    if "dask" not in sys.modules:
+        return False
+    from dask.base import is_dask_collection as dask_says
+
+    return bool(dask_says(X))
+
+
+def _check_dask_array(X, name):
+    import dask.array as da
+
+    if not isinstance(X, da.Array):
+        raise TypeError(
+            f"{name} takes a dask.array.Array partitioned by rows; got {type(X).__name__}. "
+            "Convert it first, e.g. dataframe.to_dask_array(lengths=True)")
+    if X.ndim not in (2, 3):
+        raise ValueError(f"{name} expects a 2-D dask array of test points (or a 3-D test "
+                         f"kernel stack); got {X.ndim} dimension(s)")
+
+
+def _apply(block, estimator=None, method=None):
+    return method(estimator, block)
+
+
+def _output_of_one_row(method, estimator, X):
+    """The method's output on one row of zeros: its shape beyond the rows and its dtype
+    (no warning: a zero point may sit outside the training range)."""
+    row = np.zeros((1,) + tuple(X.shape[1:]), dtype=X.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(method(estimator, row))
+
+
+def on_partitions(method):
+    """Decorate a prediction method ``method(self, X)`` so that a Dask array ``X`` gives a
+    Dask array, computed block by block of rows with ``method`` itself.
+
+    Other inputs go to ``method`` unchanged. The output's shape beyond the rows and its
+    dtype are read from the method's output on one row of zeros.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is another Dask collection than an array (a dataframe: convert it with
+        ``to_dask_array(lengths=True)``).
+    ValueError
+        If the array has other than 2 or 3 dimensions.
+    """
+
+    @functools.wraps(method)
+    def on_blocks(self, X, *args, **kwargs):
+        if args or kwargs or not is_dask_collection(X):
+            return method(self, X, *args, **kwargs)
+        _check_dask_array(X, f"{type(self).__name__}.{method.__name__}")
+        X = X.rechunk({axis: -1 for axis in range(1, X.ndim)})
+        probe = _output_of_one_row(method, self, X)
+        columns = tuple(probe.shape[1:])
+        dropped = list(range(1 + len(columns), X.ndim))
+        return X.map_blocks(_apply, estimator=self, method=method, dtype=probe.dtype,
+                            chunks=(X.chunks[0],) + tuple((c,) for c in columns),
+                            drop_axis=dropped or None,
+                            meta=np.empty((0,) * probe.ndim, dtype=probe.dtype))
+
+    return on_blocks

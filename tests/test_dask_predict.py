@@ -1,0 +1,108 @@
+"""Prediction on Dask arrays, partition by partition (mklearn.distributed.partitions): the same
+values as on the NumPy array, a Dask array with the input's row chunks, and X never gathered."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import dask  # noqa: E402
+from distributed import Client, LocalCluster, wait  # noqa: E402
+
+from mklearn import MKLClassifier, MKLKernel, MKLRegressor, OneClassMKL  # noqa: E402
+from mklearn.distributed.partitions import is_dask_collection  # noqa: E402
+from mklearn.kernels import RBF, KernelBank  # noqa: E402
+
+METHODS = {
+    "classifier": ["predict", "decision_function", "predict_proba", "predict_log_proba"],
+    "multiclass": ["predict", "decision_function", "predict_proba"],
+    "regressor": ["predict"],
+    "one-class": ["predict", "decision_function", "score_samples"],
+    "low-rank": ["predict", "decision_function"],
+    "kernel": ["transform"],
+}
+
+
+def _data(n=90, n_features=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, n_features))
+    return X, X[:, 0] + 0.5 * X[:, 1] ** 2
+
+
+def _fitted(kind):
+    X, target = _data()
+    labels = np.where(target > 0.4, 1, -1)
+    if kind == "classifier":
+        return MKLClassifier(probability=True, random_state=0).fit(X, labels), X
+    if kind == "multiclass":
+        classes = np.digitize(target, [0.0, 0.8])
+        return MKLClassifier(probability=True, random_state=0).fit(X, classes), X
+    if kind == "regressor":
+        return MKLRegressor().fit(X, target), X
+    if kind == "one-class":
+        return OneClassMKL(kernels="svc+feature_rbf").fit(X), X
+    if kind == "low-rank":
+        model = MKLClassifier(kernel_approximation="nystroem", n_components=30,
+                              random_state=0)
+        return model.fit(X, labels), X
+    return MKLKernel().fit(X, labels), X
+
+
+@pytest.mark.parametrize("kind", list(METHODS))
+def test_dask_arrays_give_dask_arrays_of_the_same_values(kind):
+    model, X = _fitted(kind)
+    test = _data(n=75, seed=1)[0]
+    blocks = da.from_array(test, chunks=(20, 2))  # features split: made one chunk
+    for name in METHODS[kind]:
+        expected = getattr(model, name)(test)
+        found = getattr(model, name)(blocks)
+        assert is_dask_collection(found), name
+        assert found.chunks[0] == (20, 20, 20, 15), name
+        assert found.shape == expected.shape and found.dtype == expected.dtype, name
+        np.testing.assert_allclose(found.compute(), expected, rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+def test_rows_of_unknown_count_are_predicted():
+    model, _ = _fitted("classifier")
+    test = _data(n=60, seed=2)[0]
+    blocks = da.from_array(test, chunks=(25, 4))
+    unknown = blocks[blocks[:, 0] > -10.0]  # every row kept; the chunk sizes are NaN
+    assert np.isnan(unknown.chunks[0][0])
+    np.testing.assert_array_equal(model.predict(unknown).compute(), model.predict(test))
+
+
+def test_a_precomputed_test_stack_in_partitions():
+    X, target = _data()
+    labels = np.where(target > 0.4, 1, -1)
+    bank = KernelBank([RBF(sigma=1.0), RBF(sigma=3.0)]).fit(X)
+    model = MKLClassifier(kernels="precomputed").fit(bank.transform(X), labels)
+    test_stack = bank.transform(_data(n=40, seed=3)[0])
+    blocks = da.from_array(test_stack, chunks=(15, 30, 1))
+    np.testing.assert_allclose(model.decision_function(blocks).compute(),
+                               model.decision_function(test_stack), rtol=1e-12)
+
+
+def test_other_dask_collections_are_refused_with_the_conversion():
+    model, _ = _fitted("classifier")
+    delayed = dask.delayed(np.zeros)((3, 4))
+    with pytest.raises(TypeError, match="to_dask_array"):
+        model.predict(delayed)
+    with pytest.raises(ValueError, match="2-D dask array"):
+        model.predict(da.zeros(10, chunks=5))
+
+
+def test_blocks_run_on_the_workers_without_gathering_x():
+    model, _ = _fitted("classifier")
+    test = _data(n=400, seed=4)[0]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        blocks = client.persist(da.from_array(test, chunks=(100, 4)))
+        predicted = client.persist(model.predict(blocks))
+        wait(predicted)
+        where = client.who_has(predicted)
+        assert sum(len(workers) > 0 for workers in where.values()) == 4  # held on the workers
+        np.testing.assert_array_equal(predicted.compute(), model.predict(test))
