@@ -762,6 +762,7 @@ class KernelBank:
         *,
         rows: Any = None,
         kernel_indices: Any = None,
+        prepared: bool = False,
     ) -> np.ndarray:
         """Kernels between new points and (some of) the training points.
 
@@ -776,6 +777,10 @@ class KernelBank:
             Indices into the training points (e.g. support vectors); default all.
         kernel_indices : array-like of int, optional
             Indices of the kernels to evaluate, in output order; default all.
+        prepared : bool, default=False
+            X is the output of :meth:`prepare` already (checked, standardised, C-contiguous
+            float64): not checked again, for callers that ask for many blocks of kernels on
+            the same points.
 
         Returns
         -------
@@ -791,7 +796,7 @@ class KernelBank:
             ``kernel_indices`` are not valid index arrays.
         """
         self._check_is_fitted()
-        X = self.prepare(X)
+        X = X if prepared else self.prepare(X)
         Z = self.X_fit_
         if rows is not None:
             rows = _check_index_array(rows, Z.shape[0], "rows")

@@ -383,7 +383,8 @@ class LowRankMap:
             block = _scaled(points, group)
             if group.route == "landmarks":
                 cross = self._landmark_bank_cached().transform(
-                    points, rows=group.landmarks, kernel_indices=group.kernels)
+                    points, rows=group.landmarks, kernel_indices=group.kernels,
+                    prepared=True)  # checked once, by transform
             for t, k in enumerate(group.kernels):
                 lo, hi = self.starts_[k], self.starts_[k + 1]
                 if group.route == "linear":
