@@ -15,6 +15,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
@@ -64,13 +65,15 @@ from mklearn.validation import (
     count_far_outside,
     parameter_constraints,
     validate_numeric,
+    warn_degenerate,
     warn_far_outside,
     warn_if_capped,
 )
-from mklearn.views import resolve_groups
+from mklearn.views import is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 _LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
+ONE_CLASS_CHECK_POINTS = 256  # training points whose predictions show a one-class model
 class _KernelInput:
     """Kernel handling shared by the MKL estimators: a kernel family evaluated on X (a stack,
     or a column provider for solvers that read rows on demand), a precomputed stack, or
@@ -925,11 +928,33 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         if product:
             _product.finish_product(self)
         self._store_fit_shape(X)
+        self._warn_if_one_class(X, y)
         for name in ("probA_", "probB_"):
             self.__dict__.pop(name, None)
         if self.probability:
             self._fit_platt(X, y, sample_weight)
         return self
+
+    def _warn_if_one_class(self, X, y):
+        """A :class:`~mklearn.validation.DegenerateModelWarning` when the model predicts one
+        class for every training point checked (at most ``ONE_CLASS_CHECK_POINTS``, evenly
+        spaced) where y has several (kernels too flat for C: every point a margin error)."""
+        if is_views(X):
+            return
+        n = _num_samples(X)
+        picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))
+        if np.unique(y[picked]).size < 2:
+            return
+        checked = _rows_of(X, picked)
+        predicted = np.unique(self.predict(checked)).tolist()
+        # equal decisions everywhere: constant kernels, which their own warning names
+        if len(predicted) == 1 and np.ptp(self.decision_function(checked), axis=0).max() > 0:
+            warn_degenerate(self, (
+                f"it predicts class {predicted[0]!r} for all {picked.size} training points "
+                f"checked, though they hold {np.unique(y[picked]).size} classes: at "
+                f"C={self.C:g} the kernels are too flat to separate any point (every point "
+                "costs less as a margin error). Raise C (search it, e.g. GridSearchCV over "
+                "C), or scale the kernels (kernel_normalization='diagonal')"))
 
     def _regularizer_choice(self, X=None):
         """``regularizer`` with "auto" resolved: "kl" for a sum of kernels with solver
@@ -1414,6 +1439,16 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self._kernel_expansion(X) + self.intercept_[0]
+
+
+def _rows_of(X, picked):
+    """Rows ``picked`` of a training input: an array, a sparse matrix, a DataFrame, a list of
+    sequences or another array-like."""
+    if scipy.sparse.issparse(X):
+        return X.tocsr()[picked]
+    if not (hasattr(X, "shape") or isinstance(X, (list, tuple))):
+        X = np.asarray(X)
+    return _safe_indexing(X, picked)
 
 
 def _check_lam_enters(estimator, info):

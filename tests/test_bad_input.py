@@ -13,7 +13,7 @@ from mklearn import MKLClassifier, MKLKernel, MKLRegressor, OneClassMKL
 from mklearn.cli import main
 from mklearn.datasets import load_data_file
 from mklearn.formulation.regularizers import REGULARIZERS
-from mklearn.kernels import RBF, Polynomial
+from mklearn.kernels import RBF, KernelBank, Polynomial
 from mklearn.persistence import atomic_write
 from mklearn.solvers import SOLVERS
 from mklearn.validation import DegenerateModelWarning, check_learned_kernel
@@ -580,3 +580,16 @@ def test_kill_9_during_a_save_is_cleaned_up_by_the_next_save(tmp_path):
     with atomic_write(tmp_path / "model.npz") as handle:
         handle.write("complete")
     assert os.listdir(tmp_path) == ["model.npz"]
+
+
+def test_a_model_that_predicts_one_class_for_every_training_point_warns(data):
+    X, y = data
+    stack = KernelBank([RBF(sigma=3.0)], standardize=True).fit(X).transform(X)  # trace 1
+    model = MKLClassifier(kernels="precomputed")
+    with pytest.warns(DegenerateModelWarning, match="predicts class .* for all 40 training "
+                      "points checked.*Raise C"):
+        model.fit(stack, y)
+    assert np.unique(model.predict(stack)).size == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateModelWarning)
+        MKLClassifier(kernels="precomputed", C=1e4).fit(stack, y)  # separates: no warning
