@@ -86,10 +86,26 @@ def test_a_precomputed_test_stack_in_partitions():
                                model.decision_function(test_stack), rtol=1e-12)
 
 
+def test_dask_dataframes_keep_their_column_names():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, target = _data()
+    names = ["width", "height", "depth", "mass"]
+    model = MKLClassifier(probability=True, random_state=0).fit(
+        pd.DataFrame(X, columns=names), np.where(target > 0.4, 1, -1))
+    test = pd.DataFrame(_data(n=70, seed=5)[0], columns=names)
+    shuffled = dd.from_pandas(test[names[::-1]], npartitions=3)  # reordered by name
+    for name in ("predict", "decision_function", "predict_proba"):
+        found = getattr(model, name)(shuffled)
+        assert is_dask_collection(found) and np.isnan(found.chunks[0][0]), name
+        np.testing.assert_allclose(found.compute(), getattr(model, name)(test), rtol=1e-12,
+                                   err_msg=name)
+
+
 def test_other_dask_collections_are_refused_with_the_conversion():
     model, _ = _fitted("classifier")
     delayed = dask.delayed(np.zeros)((3, 4))
-    with pytest.raises(TypeError, match="to_dask_array"):
+    with pytest.raises(TypeError, match="dask.array.Array or a dask.dataframe.DataFrame"):
         model.predict(delayed)
     with pytest.raises(ValueError, match="2-D dask array"):
         model.predict(da.zeros(10, chunks=5))
