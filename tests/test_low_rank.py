@@ -201,6 +201,24 @@ def test_kernels_on_few_distinct_rows_and_linear_kernels_are_exact():
     assert error < 1e-8 and errors.max() < 1e-8
 
 
+def test_one_column_exact_features_by_lookup_equal_the_kernels_and_new_values_compute_them():
+    X, _ = _mixed_points()
+    specs = [RBF(sigma=1.0, features=[3]), RBF(sigma=2.0, features=[3]),
+             RBF(sigma=0.7, features=[5]), RBF(sigma=1.0)]
+    bank = KernelBank(specs, standardize=True, normalize="diagonal").fit(X)
+    mapping = LowRankMap(bank, "nystroem", 40, random_state=0).fit()
+    test = _mixed_points(n=50, seed=1)[0]
+    test[:5, 5] = 1.5  # a value of column 5 seen in no training point: no lookup there
+    seen = mapping.transform(test[5:])
+    for points, features in ((test[5:], seen), (test, mapping.transform(test))):
+        exact = bank.transform(points)
+        for k in range(3):  # the exact one-column kernels: features reproduce them
+            a, b = mapping.starts_[k], mapping.starts_[k + 1]
+            approx = features[:, a:b] @ mapping.transform(bank.X_fit_, prepared=True)[:, a:b].T
+            np.testing.assert_allclose(approx, exact[:, :, k], atol=1e-10)
+    np.testing.assert_allclose(mapping.transform(test)[5:], seen, atol=1e-12)
+
+
 @pytest.mark.parametrize(("degree", "coef0", "gamma"), [(1, 1.0, 1.0), (2, 1.0, 0.5),
                                                      (3, 2.0, 0.3), (2, 0.0, 1.0)])
 def test_polynomial_kernels_on_continuous_columns_have_their_exact_map(degree, coef0, gamma):

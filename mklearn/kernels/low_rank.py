@@ -379,9 +379,10 @@ class LowRankMap:
     def _features(self, points):
         out = np.empty((points.shape[0], self.rank))
         scales = self.bank.trace_scales_
-        for group in self.groups_:
+        for g, group in enumerate(self.groups_):
             block = _scaled(points, group)
-            if group.route == "landmarks":
+            codes = self._landmark_codes(g, block)
+            if group.route == "landmarks" and codes is None:
                 cross = self._landmark_bank_cached().transform(
                     points, rows=group.landmarks, kernel_indices=group.kernels,
                     prepared=True)  # checked once, by transform
@@ -397,10 +398,53 @@ class LowRankMap:
                     D = group.phases.size
                     out[:, lo:hi] = np.sqrt(2.0 * scales[k] / D) * np.cos(
                         block @ group.projections[t] + group.phases)
+                elif codes is not None:
+                    out[:, lo:hi] = self._landmark_table(g)[t][codes]
                 else:
                     out[:, lo:hi] = np.asarray(cross[:, :, t], dtype=np.float64) \
                         @ group.projections[t]
         return out
+
+    def _landmark_codes(self, g, block):
+        """For group g, when exact on one column (its landmarks are the column's distinct
+        values): each point's landmark, when every point's value is a landmark's (its
+        features are then that landmark's row of ``K_LL P``, no kernel computed); else None."""
+        group = self.groups_[g]
+        if group.route != "landmarks" or not group.exact or block.shape[1] != 1:
+            return None
+        values, order = self._sorted_landmarks(g)
+        x = block[:, 0]
+        at = np.minimum(np.searchsorted(values, x), values.size - 1)
+        return order[at] if np.array_equal(values[at], x) else None
+
+    def _sorted_landmarks(self, g):
+        """The landmarks' values of one-column group g, sorted, and their order (cached)."""
+        key, group = ("values", g), self.groups_[g]
+        kept = self._lookups.get(key)
+        if kept is None:
+            values = _scaled(self.landmark_points_[group.landmarks], group)[:, 0]
+            order = np.argsort(values, kind="stable")
+            kept = self._lookups[key] = (values[order], order)
+        return kept
+
+    def _landmark_table(self, g):
+        """Per kernel of exact group g, the features of its landmarks: ``K_LL P``, shape
+        (n_landmarks, r_k) (cached)."""
+        key, group = ("table", g), self.groups_[g]
+        kept = self._lookups.get(key)
+        if kept is None:
+            K_LL = self._landmark_bank_cached().transform(
+                self.landmark_points_[group.landmarks], rows=group.landmarks,
+                kernel_indices=group.kernels, prepared=True)
+            kept = self._lookups[key] = [
+                np.asarray(K_LL[:, :, t], dtype=np.float64) @ group.projections[t]
+                for t in range(group.kernels.size)]
+        return kept
+
+    @property
+    def _lookups(self):
+        """Tables of the exact one-column groups, made when first read (not saved)."""
+        return self.__dict__.setdefault("_lookup_tables", {})
 
     def _landmark_bank_cached(self):
         bank = self.__dict__.get("_landmarks_bank")
