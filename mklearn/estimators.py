@@ -42,7 +42,7 @@ from mklearn.kernels import (
     numba_threads,
     recipe_of,
 )
-from mklearn.memory import auto_cache_size, plan_kernel_storage
+from mklearn.memory import auto_cache_size, gathered, plan_kernel_storage
 from mklearn.progress import FitProgress, RemainingTime
 from mklearn.solvers import (
     SOLVERS,
@@ -824,6 +824,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self : MKLClassifier
         """
         self._validate_params()
+        X, y = gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y")
+        sample_weight = gathered(sample_weight, self.memory_budget, "sample_weight")
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
@@ -1373,6 +1375,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self : MKLRegressor
         """
         self._validate_params()
+        X, y = gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y")
+        sample_weight = gathered(sample_weight, self.memory_budget, "sample_weight")
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"

@@ -15,7 +15,7 @@ from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.extending import Regularizer
 from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels.strings import is_string_kernels
-from mklearn.memory import check_dense_output
+from mklearn.memory import check_dense_output, gathered
 from mklearn.solvers import SOLVERS
 from mklearn.validation import parameter_constraints
 from mklearn.views import is_views
@@ -226,6 +226,8 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self : MKLKernel
         """
         self._validate_params()
+        X, y = gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y")
+        sample_weight = gathered(sample_weight, self.memory_budget, "sample_weight")
         if isinstance(self.kernels, str) and self.kernels == "precomputed_distances":
             raise ValueError(
                 "MKLKernel combines kernels by a weighted sum: kernels='precomputed_distances' "

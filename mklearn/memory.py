@@ -15,14 +15,17 @@ memory, ``ulimit -v`` and ``-d``, the cgroup limit: :mod:`mklearn.kernels.memory
 
 from __future__ import annotations
 
+import math
+
 import scipy.sparse
 
 from mklearn._sizes import GIB, MB
+from mklearn.distributed.partitions import collection_bytes, is_dask_collection
 from mklearn.kernels.memory_limits import FREE, available_memory, memory_room
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "available_memory", "budget_bytes", "check_dense_output",
-           "default_budget", "densify", "plan_kernel_storage", "stack_bytes"]
+           "default_budget", "densify", "gathered", "plan_kernel_storage", "stack_bytes"]
 
 BUDGET_SHARE = 0.5  # of the room under every memory limit when the fit starts
 STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
@@ -173,6 +176,39 @@ def densify(X, memory_budget: float | None = None):
             f"as dense points for the kernels, above {words}: select features (e.g. drop "
             f"all-zero columns), use fewer samples, or {raise_it}")
     return X.toarray()
+
+
+def gathered(X, memory_budget: float | None = None, name: str = "X"):
+    """A Dask collection computed into this process, when its bytes fit in the budget: a fit
+    trains on its points in one process (prediction runs partition by partition,
+    :mod:`mklearn.distributed.partitions`). Other inputs are returned as they are.
+
+    A Dask array's bytes are its ``nbytes``; a dataframe's, the sum of its partitions'
+    ``memory_usage()`` (one pass where the partitions live).
+
+    Raises
+    ------
+    ValueError
+        If a Dask array has chunks of unknown size (the message says to call
+        ``compute_chunk_sizes()``), or the collection needs more than the budget (the message
+        gives the bytes and the fixes).
+    """
+    if not is_dask_collection(X):
+        return X
+    nbytes = collection_bytes(X)
+    if math.isnan(nbytes):
+        raise ValueError(
+            f"{name} is a Dask array with chunks of unknown size (NaN, e.g. after a boolean "
+            f"mask): its bytes cannot be planned; call {name}.compute_chunk_sizes() first")
+    budget = budget_bytes(memory_budget)
+    if nbytes > budget:
+        words, raise_it = _budget_words(memory_budget, budget)
+        raise ValueError(
+            f"{name} is a Dask collection of {_gib(nbytes)}, above {words}: a fit gathers its "
+            "training points into this process (prediction runs partition by partition). "
+            f"Fit on a sample of the rows, in float32 ({name}.astype('float32')), or "
+            f"{raise_it}")
+    return X.compute()
 
 
 def check_dense_output(n_rows: int, n_cols: int, *, what: str, fix: str,

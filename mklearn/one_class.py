@@ -14,6 +14,7 @@ from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
+from mklearn.memory import gathered
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
 from mklearn.validation import parameter_constraints
@@ -143,6 +144,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self : OneClassMKL
         """
         self._validate_params()
+        X = gathered(X, self.memory_budget)
         regularizer = make_regularizer("l1", p=2.0, lam=1.0)
         self.solver_ = (choose_solver(regularizer, task="one-class") if self.solver == "auto"
                         else self.solver)

@@ -1,5 +1,6 @@
-"""Prediction on Dask arrays, partition by partition (mklearn.distributed.partitions): the same
-values as on the NumPy array, a Dask array with the input's row chunks, and X never gathered."""
+"""Dask input. Prediction partition by partition (mklearn.distributed.partitions): the same
+values as on NumPy, a Dask array with the input's row chunks, and X never gathered. Fits gather
+a collection into the process when its bytes fit in the budget (mklearn.memory.gathered)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,33 @@ def test_blocks_run_on_the_workers_without_gathering_x():
         where = client.who_has(predicted)
         assert sum(len(workers) > 0 for workers in where.values()) == 4  # held on the workers
         np.testing.assert_array_equal(predicted.compute(), model.predict(test))
+
+
+def test_a_fit_on_dask_collections_gathers_them_into_the_same_model():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, target = _data()
+    y = np.where(target > 0.4, 1, -1)
+    expected = MKLClassifier(random_state=0).fit(X, y).decision_function(X)
+    model = MKLClassifier(random_state=0).fit(da.from_array(X, chunks=(30, 4)),
+                                              da.from_array(y, chunks=30))
+    np.testing.assert_allclose(model.decision_function(X), expected, rtol=1e-10)
+    names = ["width", "height", "depth", "mass"]
+    frame = dd.from_pandas(pd.DataFrame(X, columns=names), npartitions=3)
+    model = MKLClassifier(random_state=0).fit(frame, dd.from_pandas(pd.Series(y),
+                                                                      npartitions=3))
+    assert list(model.feature_names_in_) == names
+    np.testing.assert_allclose(model.decision_function(pd.DataFrame(X, columns=names)),
+                               expected, rtol=1e-10)
+
+
+def test_a_fit_refuses_dask_arrays_it_cannot_plan_or_hold():
+    X, target = _data()
+    y = np.where(target > 0.4, 1, -1)
+    blocks = da.from_array(X, chunks=(30, 4))
+    with pytest.raises(ValueError, match=r"unknown size.*X.compute_chunk_sizes\(\)"):
+        MKLClassifier().fit(blocks[blocks[:, 0] > -10.0], y)
+    with pytest.raises(ValueError, match="Dask collection of 2.75 MB, above the memory "
+                                         "budget of 1 MB.*sample of the rows.*float32"):
+        MKLClassifier(memory_budget=1).fit(da.from_array(np.tile(X, (1000, 1)), chunks=9000),
+                                           np.tile(y, 1000))

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["is_dask_collection", "on_partitions"]
+__all__ = ["collection_bytes", "is_dask_collection", "on_partitions"]
 
 
 def is_dask_collection(X) -> bool:
@@ -41,6 +41,16 @@ def _is_dask_dataframe(X) -> bool:
     import dask.dataframe as dd
 
     return isinstance(X, dd.DataFrame)
+
+
+def collection_bytes(X) -> float:
+    """Bytes of a Dask array (NaN when its chunks have unknown sizes) or dataframe or series
+    (its partitions' ``memory_usage``, computed where they live)."""
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        return float(X.nbytes)
+    return float(np.sum(X.memory_usage(deep=True).compute()))
 
 
 def _check_dask_array(X, name):
