@@ -15,7 +15,7 @@ from mklearn.datasets import load_data_file
 from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels import RBF, KernelBank, Polynomial
 from mklearn.persistence import atomic_write
-from mklearn.solvers import SOLVERS
+from mklearn.solvers import SOLVERS, solvers_for
 from mklearn.validation import DegenerateModelWarning, check_learned_kernel
 
 FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2)]
@@ -593,3 +593,19 @@ def test_a_model_that_predicts_one_class_for_every_training_point_warns(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateModelWarning)
         MKLClassifier(kernels="precomputed", C=1e4).fit(stack, y)  # separates: no warning
+
+
+@pytest.mark.parametrize("solver", sorted(solvers_for("classification")))
+def test_a_stack_of_equal_kernels_gives_the_svm_on_the_learned_kernel(data, solver):
+    from sklearn.svm import SVC
+
+    X, y = data
+    K = KernelBank([RBF(sigma=2.0)], standardize=True, normalize="diagonal").fit(X).transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # mwu's own C: a one-class model, with its warning
+        model = MKLClassifier(kernels="precomputed", solver=solver).fit(np.repeat(K, 3, 2), y)
+    total = float(np.sum(model.kernel_weights_))
+    assert total > 0
+    svc = SVC(kernel="precomputed").fit(total * K[:, :, 0], y)
+    np.testing.assert_array_equal(model.predict(np.repeat(K, 3, 2)),
+                                  svc.predict(total * K[:, :, 0]))
