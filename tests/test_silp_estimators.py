@@ -141,3 +141,14 @@ def test_one_default_nu_in_the_api_and_the_cli(blob):
     model = OneClassMKL(kernels=SMALL_FAMILY).fit(blob[0])
     # nu bounds the share of training points left outside: about one in ten, not half
     assert np.mean(model.predict(blob[0]) == -1) <= 0.1 + 1 / len(blob[0])
+
+
+def test_a_silp_run_stopped_by_max_iter_names_the_gap_and_spg():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from mklearn.datasets import load_sonar
+
+    X, y = load_sonar()
+    with pytest.warns(ConvergenceWarning, match=r"silp stopped after 2 LP solves with relative "
+                      r"duality gap \S+ above tol=0.001.*solver='spg'"):
+        MKLClassifier(solver="silp", max_iter=2).fit(X, y)

@@ -154,12 +154,15 @@ def _one_shot(function, description, options, takes_task=True, feature_function=
                       tasks=frozenset(tasks), needs_targets=needs_targets)
 
 
-def _plain_column_generation(options, n_kernels, n_iter):
-    """SILP without the level method needs about one LP solve per kernel."""
+def _silp_max_iter_note(options, n_kernels, n_iter):
+    """SILP without the level method needs about one LP solve per kernel; SPG-GMKL solves
+    the same l1 problem without a master LP."""
+    note = ""
     if n_kernels > n_iter and (options or {}).get("level_method") is False:
-        return (f" (plain column generation needs of the order of one LP solve per kernel, "
+        note = (f" (plain column generation needs of the order of one LP solve per kernel, "
                 f"{n_kernels} here; the default level_method=True needs far fewer)")
-    return ""
+    return (f"{note}, or use solver='spg', which solves the same l1 problem without a "
+            "master LP")
 
 
 _ALL_TASKS = frozenset({"classification", "regression", "one-class"})
@@ -242,7 +245,7 @@ SOLVERS = {
         options=_SILP_OPTIONS,
         n_iter_unit="LP solves",
         tasks=_ALL_TASKS,
-        max_iter_note=_plain_column_generation,
+        max_iter_note=_silp_max_iter_note,
     ),
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
                          {"cache_size": [_POSITIVE]}, feature_function=average_features,
