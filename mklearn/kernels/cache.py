@@ -44,10 +44,10 @@ def mapped_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
 
     numpy advises the kernel to back its large arrays with huge pages (``MADV_HUGEPAGE``).
     Where transparent huge pages compact memory on a fault of an advised page (``defrag``
-    set to ``madvise``, a common default), the first write to such an array stalls: 1.7-2.3 ms
-    per MB, against 0.37-0.46 ms on a mapping without the advice, measured on a virtual
-    machine that got no huge page either way. A row cache and a kernel stack are written
-    once, row by row, then read in rows of megabytes, where huge pages save little.
+    set to ``madvise``, a common default), the first write to such an array stalls while
+    memory is compacted: building a 2.7 GB stack of 40 RBF kernels took 0.63x the time
+    without the advice. A row cache and a kernel stack are written once, row by row, then
+    read in rows of megabytes, where huge pages save little.
     """
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
