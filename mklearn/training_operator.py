@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -276,6 +277,12 @@ def _low_rank_operator(estimator, X, names):
     if getattr(estimator, "verbose", 0):
         print(f"mklearn: {fitted.plan}", file=sys.stderr)
     n, itemsize = X.shape[0], np.dtype(estimator.kernel_dtype).itemsize
+    if fitted.map.rank >= n:
+        warnings.warn(
+            f"{type(estimator).__name__}: the low-rank features have rank {fitted.map.rank}, "
+            f"not below the {n} training points: a solve in feature space costs more than on "
+            "the exact kernels it approximates. Use kernel_approximation='exact', or a "
+            "smaller n_components", UserWarning, stacklevel=4)
     estimator._hold(f"{bank.n_kernels} kernels on {n} samples as low-rank features (rank "
                     f"{fitted.map.rank})", low_rank_bytes(n, fitted.map.rank, itemsize),
                     seconds_since(start), "the time the features took")

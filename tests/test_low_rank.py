@@ -433,3 +433,10 @@ def test_auto_is_low_rank_from_the_threshold_on_unless_a_storage_is_named(monkey
     assert MKLClassifier(kernel_storage="rows").fit(X, y).kernel_approximation_ == "exact"
     assert MKLClassifier(solver="mwu").fit(X, y).kernel_approximation_ == "exact"
     assert MKLClassifier().fit(X[:40], y[:40]).kernel_approximation_ == "exact"
+
+
+def test_features_of_rank_at_least_n_warn_that_exact_kernels_cost_less():
+    X, y = _mixed_points(n=60)
+    with pytest.warns(UserWarning, match=r"rank \d+, not below the 60 training points.*"
+                                         r"kernel_approximation='exact'"):
+        MKLClassifier(kernel_approximation="nystroem", n_components=50).fit(X, y)
