@@ -1,4 +1,5 @@
-"""Prediction on a Dask collection, partition by partition.
+"""Prediction on a Dask collection, partition by partition, and the bytes of a collection
+that a fit gathers (:func:`mklearn.memory.gathered`).
 
 A fitted model's prediction of one test point needs only that point and the model (the
 support vectors or the feature map and weights): rows are independent. So on a
