@@ -74,6 +74,8 @@ from mklearn.views import is_views, resolve_groups
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 _LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
 ONE_CLASS_CHECK_POINTS = 256  # training points whose predictions show a one-class model
+
+
 class _KernelInput:
     """Kernel handling shared by the MKL estimators: a kernel family evaluated on X (a stack,
     or a column provider for solvers that read rows on demand), a precomputed stack, or
