@@ -73,7 +73,7 @@ from mklearn.views import is_views, resolve_groups
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 _LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
-ONE_CLASS_CHECK_POINTS = 256  # training points whose predictions show a one-class model
+ONE_CLASS_CHECK_POINTS = 64  # training points whose predictions show a one-class model
 
 
 class _KernelInput:
@@ -949,12 +949,13 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))
         if np.unique(y[picked]).size < 2:
             return
-        checked = _rows_of(X, picked)
-        predicted = np.unique(self.predict(checked)).tolist()
+        scores = np.asarray(self.decision_function(_rows_of(X, picked)))
+        labels = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
         # equal decisions everywhere: constant kernels, which their own warning names
-        if len(predicted) == 1 and np.ptp(self.decision_function(checked), axis=0).max() > 0:
+        if np.unique(labels).size == 1 and np.ptp(scores, axis=0).max() > 0:
             warn_degenerate(self, (
-                f"it predicts class {predicted[0]!r} for all {picked.size} training points "
+                f"it predicts class {self.classes_[labels[0]].tolist()!r} for all "
+                f"{picked.size} training points "
                 f"checked, though they hold {np.unique(y[picked]).size} classes: at "
                 f"C={self.C:g} the kernels are too flat to separate any point (every point "
                 "costs less as a margin error). Raise C (search it, e.g. GridSearchCV over "
