@@ -950,7 +950,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         if np.unique(y[picked]).size < 2:
             return
         scores = np.asarray(self.decision_function(_rows_of(X, picked)))
-        labels = (scores > 0).astype(int) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        labels = _class_index(scores)
         # equal decisions everywhere: constant kernels, which their own warning names
         if np.unique(labels).size == 1 and np.ptp(scores, axis=0).max() > 0:
             warn_degenerate(self, (
@@ -1144,10 +1144,8 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     @on_partitions
     def predict(self, X):
         """Predicted class labels, shape (n_test,)."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        index = _class_index(self.decision_function(X))
+        return self.classes_[index]
 
     def _has_probability(self):
         if not self.probability:
@@ -1446,6 +1444,14 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self._kernel_expansion(X) + self.intercept_[0]
+
+
+def _class_index(scores):
+    """Each point's class, as an index into ``classes_``, from the decision values: the
+    sign (binary, shape (n,)) or the largest column (one-vs-rest, shape (n, n_classes))."""
+    if scores.ndim == 1:
+        return (scores > 0).astype(int)
+    return np.argmax(scores, axis=1)
 
 
 def _rows_of(X, picked):

@@ -418,39 +418,38 @@ class LowRankMap:
         return order[at] if np.array_equal(values[at], x) else None
 
     def _sorted_landmarks(self, g):
-        """The landmarks' values of one-column group g, sorted, and their order (cached)."""
-        key, group = ("values", g), self.groups_[g]
-        kept = self._lookups.get(key)
-        if kept is None:
+        """The landmarks' values of one-column group g, sorted, and their order."""
+        def make():
+            group = self.groups_[g]
             values = _scaled(self.landmark_points_[group.landmarks], group)[:, 0]
             order = np.argsort(values, kind="stable")
-            kept = self._lookups[key] = (values[order], order)
-        return kept
+            return values[order], order
+
+        return self._derived(("values", g), make)
 
     def _landmark_table(self, g):
         """Per kernel of exact group g, the features of its landmarks: ``K_LL P``, shape
-        (n_landmarks, r_k) (cached)."""
-        key, group = ("table", g), self.groups_[g]
-        kept = self._lookups.get(key)
-        if kept is None:
+        (n_landmarks, r_k)."""
+        def make():
+            group = self.groups_[g]
             K_LL = self._landmark_bank_cached().transform(
                 self.landmark_points_[group.landmarks], rows=group.landmarks,
                 kernel_indices=group.kernels, prepared=True)
-            kept = self._lookups[key] = [
-                np.asarray(K_LL[:, :, t], dtype=np.float64) @ group.projections[t]
-                for t in range(group.kernels.size)]
-        return kept
+            return [np.asarray(K_LL[:, :, t], dtype=np.float64) @ group.projections[t]
+                    for t in range(group.kernels.size)]
 
-    @property
-    def _lookups(self):
-        """Tables of the exact one-column groups, made when first read (not saved)."""
-        return self.__dict__.setdefault("_lookup_tables", {})
+        return self._derived(("table", g), make)
 
     def _landmark_bank_cached(self):
-        bank = self.__dict__.get("_landmarks_bank")
-        if bank is None:
-            bank = self._landmarks_bank = self._landmark_bank()
-        return bank
+        return self._derived("landmark bank", self._landmark_bank)
+
+    def _derived(self, key, make):
+        """``make()`` once per fitted map, kept under ``key`` (derived from the fitted state:
+        never saved in model files)."""
+        derived = self.__dict__.setdefault("_derived_state", {})
+        if key not in derived:
+            derived[key] = make()
+        return derived[key]
 
     # ----------------------------------------------------------------- error
     def error_on(self, points: np.ndarray, features: np.ndarray) -> tuple[float, np.ndarray]:
