@@ -133,12 +133,16 @@ class KernelOperator(ABC):
         has a fixed cost, as on remote workers).
     name : str
         How ``K(d)`` depends on d: "sum" for every operator of this module.
+    feature_rows : FeatureRows or None
+        Rows of low-rank features kept outside the operator (capability ``feature_rows``,
+        :mod:`mklearn.linear.rows`); None for the others.
     """
 
     capabilities: ClassVar[Capabilities] = Capabilities()
     value_dtype: ClassVar[np.dtype] = np.dtype(np.float64)
     rows_per_call: ClassVar[int] = 1
     name: ClassVar[str] = "sum"
+    feature_rows: Any = None
     n_samples: int
     n_kernels: int
 

@@ -55,6 +55,11 @@ class Capabilities:
         ``K_k = Phi_k Phi_k'`` held as ``features`` (n, R) with block ``starts`` and
         ``squared_norms`` (:class:`~mklearn.kernels.low_rank.LowRankKernels`): the solvers
         in feature space (:mod:`mklearn.solvers.feature_space`) read these.
+    feature_rows : bool
+        ``K_k = Phi_k Phi_k'`` with rows of ``Phi`` the feature-space core reads
+        (:mod:`mklearn.linear.rows`): the operator's ``feature_rows`` (partitions on Dask
+        workers), or its ``features`` in memory where that is None. SPG-GMKL, mirror
+        descent and the SVM at fixed weights need this only; the others read ``features``.
     thread_safe : bool
         Several solves may read it at once (no shared cache written on misses).
     trusted : bool
@@ -77,6 +82,7 @@ class Capabilities:
     stack: bool = False
     support_products: bool = True
     feature_blocks: bool = False
+    feature_rows: bool = False
     thread_safe: bool = True
     trusted: bool = False
 

@@ -496,7 +496,7 @@ class LowRankKernels(KernelOperator):
         ``||Phi_k[i]||^2 = K_k[i, i]``.
     """
 
-    capabilities = Capabilities(trusted=True, feature_blocks=True)
+    capabilities = Capabilities(trusted=True, feature_blocks=True, feature_rows=True)
 
     def __init__(self, features: np.ndarray, starts: Any) -> None:
         self.features = features

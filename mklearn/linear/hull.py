@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 from scipy.optimize import minimize
 
-from mklearn.linear.svm import block_outputs, block_products
+from mklearn.linear.blocks import block_outputs, block_products
 
 __all__ = ["HullSolution", "hull_qp_features"]
 

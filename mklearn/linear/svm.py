@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
-from numba import njit, prange
 
-from mklearn.linear.dcd import KIND_FIXED, block_terms, coordinate_descent
+from mklearn.linear.dcd import KIND_FIXED, block_terms
+from mklearn.linear.rows import feature_rows
 from mklearn.svm.mkl_step import kernel_weights
 
-__all__ = ["FeatureProblem", "FeatureSVM", "block_outputs", "block_products", "seed_of"]
+__all__ = ["FeatureProblem", "FeatureSVM", "seed_of"]
 
 _BIAS_STEP = 1.0  # first trial change of the bias: outputs are of the margin's order, 1
 _BIAS_SEARCHES = 60  # trials of the bias at the most (each a warm-started solve)
@@ -35,72 +36,6 @@ POLISH_MAX = 3000  # free variables above which the exact solve on the pattern i
 POLISH_ROUNDS = 6  # corrections of the pattern at the most
 POLISH_START = 0.1  # the coarse solve's tolerance before a first exact solve on its pattern
 _BOUND_TOL = 1e-10  # share of the bound within which a variable counts as at the bound
-
-
-PARALLEL_WORK = 1 << 18  # entries of Phi below which one thread is faster than many
-
-
-@njit(cache=True)
-def _outputs_of_rows(Phi, starts, scaled, kernels, lo, hi, f):
-    """``f[i] = sum_k Phi_k[i] . scaled_k`` for the rows ``lo:hi``."""
-    for i in range(lo, hi):
-        total = 0.0
-        for t in range(kernels.size):
-            k = kernels[t]
-            for j in range(starts[k], starts[k + 1]):
-                total += Phi[i, j] * scaled[j]
-        f[i] = total
-
-
-@njit(cache=True, parallel=True)
-def _outputs_in_parallel(Phi, starts, scaled, kernels, f):
-    n = Phi.shape[0]
-    n_parts = 64
-    size = (n + n_parts - 1) // n_parts
-    for p in prange(n_parts):
-        _outputs_of_rows(Phi, starts, scaled, kernels, p * size, min(n, (p + 1) * size), f)
-
-
-def block_outputs(Phi, starts, u, d, kernels):
-    """``f_i = sum_k d_k Phi_k[i] . u_k`` over ``kernels``: ``K(d) v`` (shape (n,)), on
-    every thread when Phi has at least ``PARALLEL_WORK`` entries."""
-    scaled = np.repeat(np.asarray(d, dtype=np.float64), np.diff(starts)) * u
-    f = np.empty(Phi.shape[0])
-    if Phi.size >= PARALLEL_WORK:
-        _outputs_in_parallel(Phi, starts, scaled, kernels, f)
-    else:
-        _outputs_of_rows(Phi, starts, scaled, kernels, 0, Phi.shape[0], f)
-    return f
-
-
-@njit(cache=True)
-def _products_of_rows(Phi, v, lo, hi, out):
-    """``out += Phi[lo:hi]' v[lo:hi]``, accumulated in float64."""
-    for i in range(lo, hi):
-        if v[i] != 0.0:
-            for j in range(Phi.shape[1]):
-                out[j] += v[i] * Phi[i, j]
-
-
-@njit(cache=True, parallel=True)
-def _products_in_parallel(Phi, v):
-    n, R = Phi.shape
-    n_parts = 8
-    size = (n + n_parts - 1) // n_parts
-    parts = np.zeros((n_parts, R))
-    for p in prange(n_parts):
-        _products_of_rows(Phi, v, p * size, min(n, (p + 1) * size), parts[p])
-    return parts.sum(axis=0)
-
-
-def block_products(Phi, v):
-    """``Phi' v`` (shape (R,)), summed over row blocks on every thread when Phi has at
-    least ``PARALLEL_WORK`` entries."""
-    if Phi.size >= PARALLEL_WORK:
-        return _products_in_parallel(Phi, v)
-    out = np.zeros(Phi.shape[1])
-    _products_of_rows(Phi, v, 0, Phi.shape[0], out)
-    return out
 
 
 def seed_of(random_state) -> int:
@@ -118,25 +53,33 @@ class FeatureProblem:
 
     Attributes
     ----------
-    features : ndarray of shape (n, R)
-        ``Phi``, the blocks of every kernel side by side.
-    starts : int64 ndarray of shape (m + 1,)
-        Kernel k's columns are ``starts[k]:starts[k + 1]``.
-    squared_norms : ndarray of shape (n, m)
-        ``||Phi_k[i]||^2``.
+    rows : FeatureRows
+        ``Phi``, the blocks of every kernel side by side (:mod:`mklearn.linear.rows`: in
+        memory, or in partitions elsewhere).
     signs, linear, upper : ndarray of shape (n_vars,)
         The task's signs, linear term at bias 0 and bounds.
     index : int64 ndarray of shape (n_vars,)
         Row of each variable.
     """
 
-    features: np.ndarray
-    starts: np.ndarray
-    squared_norms: np.ndarray
+    rows: Any
     signs: np.ndarray
     linear: np.ndarray
     upper: np.ndarray
     index: np.ndarray
+
+    @classmethod
+    def of(cls, operator, task) -> FeatureProblem:
+        """The dual of ``task`` (:mod:`mklearn.solvers.tasks`) on the rows of a low-rank
+        operator (:func:`mklearn.linear.rows.feature_rows`)."""
+        return cls(feature_rows(operator), task.signs.astype(np.float64),
+                   task.linear.astype(np.float64), task.upper.astype(np.float64),
+                   task.index.astype(np.int64))
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Kernel k's columns are ``starts[k]:starts[k + 1]``."""
+        return self.rows.starts
 
     @property
     def n_kernels(self) -> int:
@@ -145,11 +88,11 @@ class FeatureProblem:
     def coefficients(self, alpha):
         """``v`` by row of ``Phi``: ``v_i = sum_{t: index_t = i} signs_t a_t``."""
         return np.bincount(self.index, weights=alpha * self.signs,
-                           minlength=self.features.shape[0])
+                           minlength=self.rows.n_samples)
 
     def blocks(self, alpha):
         """``u = Phi' v``, shape (R,)."""
-        return block_products(self.features, self.coefficients(alpha))
+        return self.rows.products(self.coefficients(alpha))
 
 
 def _kkt_solution(system, rhs, may_be_regular):
@@ -320,7 +263,7 @@ class FeatureSVM:
         scale = np.sqrt(np.repeat(d[kernels], np.diff(p.starts)[kernels]))
         fixed = np.where(at_upper & ~free, p.upper, 0.0)
         w_fixed = p.blocks(fixed)[columns] * scale
-        Z_F = np.asarray(p.features[p.index[F]][:, columns], dtype=np.float64) * scale
+        Z_F = p.rows.take(p.index[F])[:, columns] * scale
         s_F = p.signs[F]
         system = np.zeros((F.size + 1, F.size + 1))
         system[:-1, :-1] = (s_F[:, None] * (Z_F @ Z_F.T)) * s_F[None, :]
@@ -339,7 +282,7 @@ class FeatureSVM:
         leave it by more than ``eps``, worst first; None when a free one has
         ``|G_t| > eps`` (the system was not solved to that accuracy)."""
         p = self.problem
-        f = block_outputs(p.features, p.starts, p.blocks(alpha), d, kernels)
+        f = p.rows.outputs(p.blocks(alpha), d, kernels)
         grad = p.signs * (f[p.index] + bias) + p.linear
         if np.any(np.abs(grad[free]) > eps):
             return None
@@ -355,10 +298,9 @@ class FeatureSVM:
         u = p.blocks(alpha)
         weights = d.copy()  # the smooth conjugates' weights follow alpha in place
         linear = p.linear + bias * p.signs
-        epochs, steps, _ = coordinate_descent(
-            p.features, p.index, p.starts, p.signs, linear, p.upper, alpha, u, weights,
-            p.squared_norms, kernels, kind, lam, q, prior, eps, _MAX_EPOCHS, self.shrinking,
-            self.seed)
+        epochs, steps = p.rows.descend(
+            p.index, p.signs, linear, p.upper, alpha, u, weights, kernels, kind, lam, q,
+            prior, eps, _MAX_EPOCHS, self.shrinking, self.seed)
         self.n_epochs += epochs
         self.n_steps += steps
         balance = float(p.signs @ alpha)

@@ -38,7 +38,6 @@ from mklearn.linear import (
     KIND_LP,
     FeatureProblem,
     FeatureSVM,
-    block_outputs,
     block_products,
     block_terms,
     seed_of,
@@ -64,12 +63,6 @@ _STEP_RANGE = (1e-10, 1e10)  # the spectral step's clip
 _HALVINGS = 20  # line-search trials per iteration at the most
 
 
-def _problem(operator, task) -> FeatureProblem:
-    return FeatureProblem(operator.features, operator.starts, operator.squared_norms,
-                          task.signs.astype(np.float64), task.linear.astype(np.float64),
-                          task.upper.astype(np.float64), task.index.astype(np.int64))
-
-
 def _task(y, C, task):
     if task is not None:
         return task
@@ -93,7 +86,7 @@ class _Certificate:
     def bounds(self, alpha, u, g, d):
         """``(U, L, bias)``: an upper bound on T(d), a lower bound on the optimum, and the
         bias of the primal point."""
-        f = block_outputs(self.operator.features, self.operator.starts, u, d, self.everything)
+        f = self.problem.rows.outputs(u, d, self.everything)
         loss, bias = self.task.loss(f)
         primal = 0.5 * float(d @ g) + loss
         upper = self.regularizer.value(d) + primal
@@ -120,11 +113,11 @@ def _result(d, alpha, bias, objective, upper, lower, n_iter, n_solves, converged
                      relative_duality_gap=float(relative_gap(upper, lower)), feature_coef=coef)
 
 
-def _start(operator, name, y, C, task):
-    require(operator, "feature_blocks", name,
+def _start(operator, name, y, C, task, capability="feature_blocks"):
+    require(operator, capability, name,
             "use kernel_approximation='nystroem' (or 'rff'), which builds LowRankKernels")
     task = _task(y, C, task)
-    problem = _problem(operator, task)
+    problem = FeatureProblem.of(operator, task)
     return task, problem
 
 
@@ -153,7 +146,7 @@ def average_features(operator, y, C, regularizer=None, *, tol=1e-3, max_iter=100
         With ``feature_coef`` (shape (R,)): ``f(x) = Phi(x) . feature_coef + intercept``.
     """
     start = time.perf_counter()
-    task, problem = _start(operator, "average", y, C, task)
+    task, problem = _start(operator, "average", y, C, task, "feature_rows")
     d = np.full(operator.n_kernels, 1.0 / operator.n_kernels)
     return _fixed_weights(operator, problem, task, d, tol, max_iter, callback, random_state,
                           start)
@@ -432,7 +425,7 @@ def spg_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callbac
         ``feature_coef`` as in :func:`average_features`.
     """
     start = time.perf_counter()
-    task, problem = _start(operator, "spg", y, C, task)
+    task, problem = _start(operator, "spg", y, C, task, "feature_rows")
     certificate = _Certificate(operator, problem, task, regularizer)
     svm = FeatureSVM(problem, seed=seed_of(random_state))
     run = _SPGRun(certificate, svm, regularizer, callback, start)

@@ -55,7 +55,7 @@ from mklearn.extending import SIMPLEX
 from mklearn.formulation.losses import best_hinge_bias, hard_margin_factor
 from mklearn.groups import KernelGroups, check_groups
 from mklearn.kernels.base import prepare, require
-from mklearn.linear import FeatureProblem, FeatureSVM, block_outputs, block_terms, seed_of
+from mklearn.linear import FeatureProblem, FeatureSVM, block_terms, seed_of
 from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
 from mklearn.solvers.tasks import ClassificationTask
@@ -98,10 +98,7 @@ class _FeatureSVMs:
 
     def __init__(self, operator, y, cost, seed):
         task = ClassificationTask(y, cost)
-        self.problem = FeatureProblem(
-            operator.features, operator.starts, operator.squared_norms,
-            task.signs.astype(np.float64), task.linear.astype(np.float64),
-            task.upper.astype(np.float64), task.index.astype(np.int64))
+        self.problem = FeatureProblem.of(operator, task)
         self.svm = FeatureSVM(self.problem, seed=seed)
         self.everything = np.arange(operator.n_kernels)
 
@@ -110,8 +107,7 @@ class _FeatureSVMs:
         alpha = self.svm.solve(d, eps)[0].copy()
         p = self.problem
         u = p.blocks(alpha)
-        return alpha, block_terms(u, p.starts), lambda: block_outputs(
-            p.features, p.starts, u, d, self.everything)
+        return alpha, block_terms(u, p.starts), lambda: p.rows.outputs(u, d, self.everything)
 
     def coefficients(self, d, alpha):
         """``coef`` of the primal model on the features: ``d_k u_k`` by block."""
@@ -348,7 +344,7 @@ def mirror_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, call
         An operator without feature blocks; ``step`` or the groups as in
         :func:`mirror_descent`.
     """
-    require(operator, "feature_blocks", "mirror",
+    require(operator, "feature_rows", "mirror",
             "use kernel_approximation='nystroem' (or 'rff'), which builds LowRankKernels")
     start = time.perf_counter()
     y = np.asarray(y, dtype=np.float64)
