@@ -10,14 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .bank import (
-    KernelBank,
-    at_most_two_values,
-    check_feature_indices,
-    check_samples,
-    standard_moments,
-)
+from .bank import KernelBank, check_feature_indices, check_samples
 from .specs import RBF, KernelSpec, Polynomial
+from .summary import ColumnSummary, summarize
 
 __all__ = [
     "KernelRecipe",
@@ -54,8 +49,8 @@ def svc_kernel(X: Any, *, standardize: bool) -> RBF:
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Training data, finite.
+    X : array-like of shape (n_samples, n_features), or ColumnSummary
+        Training data, finite, or its summary.
     standardize : bool
         Whether the bank that evaluates the kernel standardises the columns.
 
@@ -63,18 +58,16 @@ def svc_kernel(X: Any, *, standardize: bool) -> RBF:
     -------
     RBF
     """
-    X = check_samples(X)
-    peak = float(np.max(np.abs(X))) if X.size else 0.0
-    unit = X / peak if peak > 0 else X
-    spread = float(unit.std())
+    summary = summarize(X)
+    spread, n_features = summary.spread, summary.n_features
     if spread == 0.0:
-        scales = np.ones(X.shape[1])
+        scales = np.ones(n_features)
     elif standardize:
-        column = unit.std(axis=0)
+        column = summary.unit_deviation
         scales = np.where(column > 0, column, spread) / spread
     else:
-        scales = np.full(X.shape[1], 1.0 / (spread * peak))
-    return RBF(gamma=1.0 / X.shape[1], feature_scales=scales)
+        scales = np.full(n_features, 1.0 / (spread * summary.peak))
+    return RBF(gamma=1.0 / n_features, feature_scales=scales)
 
 
 def _as_sigmas(sigmas: Iterable[Any]) -> tuple[float, ...]:
@@ -207,9 +200,10 @@ class KernelRecipe:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite); only used to count columns and find the
-            constant ones.
+        X : array-like of shape (n_samples, n_features), or ColumnSummary
+            Training data (finite), or its summary
+            (:class:`~mklearn.kernels.summary.ColumnSummary`: data held in partitions);
+            only its statistics are read.
 
         Returns
         -------
@@ -222,18 +216,16 @@ class KernelRecipe:
         ValueError
             If X is not a valid finite 2-D array.
         """
-        X = check_samples(X)
-        constant = np.all(X == X[:1], axis=0)
-        specs = [svc_kernel(X, standardize=self.standardize)] if self.svc_kernel else []
+        summary = summarize(X)
+        specs = [svc_kernel(summary, standardize=self.standardize)] if self.svc_kernel else []
         if self.all_features:
             specs.extend(self._block_kernels(None))
-        two_valued = _two_valued_columns(X) if self.one_per_two_valued else set()
-        if two_valued:
-            mean, scale = standard_moments(X) if self.standardize else (0.0, 1.0)
-        for column in np.flatnonzero(~constant):
+        two_valued = set(summary.two_valued) if self.one_per_two_valued else set()
+        mean, scale = (summary.mean, summary.scale) if self.standardize else (0.0, 1.0)
+        for column in np.flatnonzero(~summary.constant):
             block = self._block_kernels(int(column))
             if int(column) in two_valued:
-                block = _widest_apart(block, X, int(column), mean, scale)
+                block = _widest_apart(block, summary, int(column), mean, scale)
             specs.extend(block)
         return specs
 
@@ -261,19 +253,14 @@ class KernelRecipe:
         return prior
 
 
-def _two_valued_columns(X: np.ndarray) -> set[int]:
-    """The columns of X holding exactly two distinct values."""
-    return set(np.flatnonzero((np.ptp(X, axis=0) > 0) & at_most_two_values(X)).tolist())
-
-
-def _widest_apart(block: list[KernelSpec], X: np.ndarray, column: int, mean: Any,
+def _widest_apart(block: list[KernelSpec], summary: ColumnSummary, column: int, mean: Any,
                   scale: Any) -> list[KernelSpec]:
     """``[k]``, the kernel of ``block`` (all on two-valued ``column``) whose two values lie
     farthest apart in its feature space, ``k(u, u) + k(v, v) - 2 k(u, v)`` over the mean
     diagonal on X; the whole block if standardising X overflows (the bank then says so)."""
-    _, first, counts = np.unique(X[:, column], return_index=True, return_counts=True)
+    _, counts, rows = summary.two_valued[column]
     with np.errstate(over="ignore", invalid="ignore"):
-        points = (X[first] - mean) / scale  # one row of each value, standardised as the bank
+        points = (rows - mean) / scale  # one row of each value, standardised as the bank
     if not np.isfinite(points).all():
         return block
     pair = KernelBank(block, standardize=False, normalize=None).fit_transform(points)
@@ -355,12 +342,11 @@ class MWUMKLRecipe(KernelRecipe):
 
     def expand(self, X: Any) -> list[KernelSpec]:
         """Base kernels for X: 12 per non-constant column, or 12 on all columns."""
-        X = check_samples(X)
+        summary = summarize(X)
         if not self.per_feature:
             return self._block_kernels(None)
-        constant = np.all(X == X[:1], axis=0)
         specs: list[KernelSpec] = []
-        for column in np.flatnonzero(~constant):
+        for column in np.flatnonzero(~summary.constant):
             specs.extend(self._block_kernels(int(column)))
         if not specs:
             raise ValueError("every feature of X is constant; MWUMKL's kernels need variation.")
@@ -442,8 +428,8 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
         :func:`svc_feature_rbf_kernels()`, ``"simple_mkl"``
         :func:`simple_mkl_kernels()`, ``"mwumkl"`` :func:`mwumkl_kernels()`. ``"precomputed"`` is
         handled by the estimators, not here.
-    X : array-like of shape (n_samples, n_features)
-        Training data.
+    X : array-like of shape (n_samples, n_features), or ColumnSummary
+        Training data, or its summary (:class:`~mklearn.kernels.summary.ColumnSummary`).
 
     Returns
     -------
@@ -476,5 +462,7 @@ def resolve_kernels(kernels: Any, X: Any) -> tuple[list[KernelSpec], bool]:
             f"of KernelSpec; got {reprlib.repr(kernels)}. ('precomputed' is handled by "
             "the estimator, not by resolve_kernels.)"
         )
-    check_feature_indices(specs, check_samples(X).shape[1])
+    n_features = (X.n_features if isinstance(X, ColumnSummary)
+                  else check_samples(X).shape[1])
+    check_feature_indices(specs, n_features)
     return specs, False
