@@ -30,7 +30,8 @@ import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import local_jobs
-from mklearn.distributed.partitions import on_partitions
+from mklearn.distributed.partitions import is_dask_collection, on_partitions
+from mklearn.distributed.points import collection_rows, partitioned_input
 from mklearn.extending import Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
@@ -114,12 +115,14 @@ class _KernelInput:
                              f"numeric X; {what} have none: use kernel_approximation='exact' "
                              "(or 'auto')")
 
-    def _approximation(self, n_samples, feature_solver, client):
+    def _approximation(self, n_samples, feature_solver, client, partitioned=False):
         """``kernel_approximation`` resolved: "auto" is "nystroem" from ``LOW_RANK_SAMPLES``
         points on when the solver runs in feature space (and no Dask client holds the
-        kernels, and no ``kernel_storage`` was named), else "exact"; ValueError for an
-        approximation the solver cannot take."""
+        kernels, and no ``kernel_storage`` was named), and on partitioned data, else
+        "exact"; ValueError for an approximation the solver cannot take."""
         asked = getattr(self, "kernel_approximation", "exact")
+        if asked == "auto" and partitioned:
+            return "nystroem"
         if asked == "auto":  # a kernel_storage asked for by name holds exact kernels
             low = (feature_solver is not None and client is None
                    and n_samples >= LOW_RANK_SAMPLES
@@ -146,6 +149,34 @@ class _KernelInput:
                              f"{self.solver_!r} on low-rank kernels; drop them or use "
                              "kernel_approximation='exact'")
         return info.feature_function, options
+
+    def _fit_input(self, X, y, sample_weight, info):
+        """X, y and sample_weight as the fit reads them: X kept in its Dask partitions when
+        the fit runs on them (:meth:`_on_partitions`; its feature names kept), else each
+        gathered into this process (:func:`mklearn.memory.gathered`)."""
+        if not self._on_partitions(X, info):
+            return (gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y"),
+                    gathered(sample_weight, self.memory_budget, "sample_weight"))
+        X, y, sample_weight, names = partitioned_input(X, y, sample_weight)
+        self.n_features_in_ = X.shape[1]
+        self.__dict__.pop("feature_names_in_", None)
+        if names is not None:
+            self.feature_names_in_ = names
+        return X, y, sample_weight
+
+    def _on_partitions(self, X, info):
+        """Whether the fit runs where the partitions of a Dask X lie: numeric kernels made
+        low rank (``kernel_approximation`` "nystroem" or "rff", or "auto" from
+        ``LOW_RANK_SAMPLES`` rows on, as in one process), summed, held as the plan chooses,
+        and a solver whose feature-space form reads partitioned features
+        (:attr:`~mklearn.solvers.SolverInfo.partitioned`)."""
+        asked = getattr(self, "kernel_approximation", "exact")
+        if not (is_dask_collection(X) and info.partitioned and asked != "exact"
+                and not self._precomputed and not is_string_kernels(self.kernels)
+                and getattr(self, "combination", "sum") == "sum"
+                and getattr(self, "kernel_storage", "auto") == "auto"):
+            return False
+        return asked != "auto" or not collection_rows(X) < LOW_RANK_SAMPLES
 
     def _low_rank_expansions(self, X):
         """``Phi(x) . coef_[c]`` of each test point and model c, shape (n_test, n_models)."""
@@ -826,8 +857,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self : MKLClassifier
         """
         self._validate_params()
-        X, y = gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y")
-        sample_weight = gathered(sample_weight, self.memory_budget, "sample_weight")
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}; for p = 1 "
@@ -845,6 +874,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             )
         self.regularizer_ = self._regularizer_choice(X)
         info = self._resolve_solver("classification", self.combination)
+        X, y, sample_weight = self._fit_input(X, y, sample_weight, info)
         options = {**info.defaults, **check_solver_options(self.solver_, info,
                                                            self.solver_options)}
         y = check_label_types(y)
@@ -949,7 +979,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))
         if np.unique(y[picked]).size < 2:
             return
-        scores = np.asarray(self.decision_function(_rows_of(X, picked)))
+        scores = np.asarray(self.decision_function(self._named(_rows_of(X, picked))))
         labels = _class_index(scores)
         # equal decisions everywhere: constant kernels, which their own warning names
         if np.unique(labels).size == 1 and np.ptp(scores, axis=0).max() > 0:
@@ -960,6 +990,19 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"C={self.C:g} the kernels are too flat to separate any point (every point "
                 "costs less as a margin error). Raise C (search it, e.g. GridSearchCV over "
                 "C), or scale the kernels (kernel_normalization='diagonal')"))
+
+    def _named(self, rows):
+        """Rows of a Dask array computed, under the feature names the fit kept (its
+        dataframe's columns); other rows as they are."""
+        if not is_dask_collection(rows):
+            return rows
+        rows = np.asarray(rows)
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return rows
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=names)
 
     def _regularizer_choice(self, X=None):
         """``regularizer`` with "auto" resolved: "kl" for a sum of kernels with solver
@@ -1376,13 +1419,12 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self : MKLRegressor
         """
         self._validate_params()
-        X, y = gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y")
-        sample_weight = gathered(sample_weight, self.memory_budget, "sample_weight")
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
                 f"the 'p' parameter must be > 1 for the lp regularizer, got {self.p}"
             )
         info = self._resolve_solver("regression")
+        X, y, sample_weight = self._fit_input(X, y, sample_weight, info)
         stacked = info.input != "columns"
         options = check_solver_options(self.solver_, info, self.solver_options)
         y = check_regression_targets(y)

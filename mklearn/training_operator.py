@@ -30,6 +30,14 @@ import scipy.sparse
 from mklearn._compile_clock import seconds_since
 from mklearn._sizes import BAND_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client
+from mklearn.distributed.partitions import is_dask_collection
+from mklearn.distributed.points import (
+    default_client,
+    partitioned_low_rank,
+    summary_of,
+    traces_of,
+    worker_memory,
+)
 from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.bank import feature_block_bytes
@@ -125,6 +133,8 @@ def _operator(estimator, X, y, columns, feature_solver):
     if estimator._precomputed:
         return _precomputed_operator(estimator, X, y, columns)
     estimator.views_ = None
+    if is_dask_collection(X):  # kept in its partitions (the estimator's _fit_input)
+        return _partitioned_operator(estimator, X, feature_solver), y
     client = active_client(getattr(estimator, "n_jobs", None))
     # on a Dask cluster the kernels stay rows, computed where they are needed
     rows_only = columns or (client is not None and estimator.kernel_storage == "auto")
@@ -287,6 +297,53 @@ def _low_rank_operator(estimator, X, names):
                     f"{fitted.map.rank})", low_rank_bytes(n, fitted.map.rank, itemsize),
                     seconds_since(start), "the time the features took")
     return fitted.operator
+
+
+def _partitioned_operator(estimator, X, feature_solver):
+    """Low-rank features of a Dask array computed and kept on its partitions
+    (:mod:`mklearn.distributed.points`): the kernels from the partitions' summary, the
+    bank's standardisation and traces by passes over them; sets the fitted attributes of
+    :func:`_low_rank_operator` and says the plan in verbose output."""
+    start = time.perf_counter()
+    summary = summary_of(X)
+    if not (np.isfinite(summary.minimum).all() and np.isfinite(summary.maximum).all()):
+        raise ValueError("Input X contains NaN or infinity; remove or impute them first "
+                         "(e.g. sklearn.impute.SimpleImputer on each partition)")
+    estimator._feature_range = np.stack([summary.minimum, summary.maximum])
+    if summary.constant.all():
+        warn_constant_model(estimator,
+                            "all rows of X are identical (every feature is constant)")
+        estimator._constant_rows = True
+    specs, standardize, names = _specs(estimator, summary)
+    if not standardize and not summary.largest_squared_norm <= 1e300:
+        raise ValueError(_OVERFLOW_MESSAGE)
+    n, n_features = summary.n_samples, summary.n_features
+    bank = KernelBank.from_fitted(
+        specs, standardize=standardize, normalize=estimator.kernel_normalization,
+        dtype=np.dtype(estimator.kernel_dtype),
+        mean=summary.mean if standardize else np.zeros(n_features),
+        scale=summary.scale if standardize else np.ones(n_features),
+        trace_scales=np.ones(len(specs)), X_fit=np.zeros((1, n_features)))
+    bank.trace_scales_ = bank.scales_of_traces(traces_of(bank, X), n)
+    estimator.bank_, estimator.n_train_ = bank, n
+    estimator._approximable = True
+    estimator._check_before_kernels(bank)
+    approximation = estimator._approximation(n, feature_solver, None, partitioned=True)
+    estimator.kernel_approximation_ = approximation
+    memory = worker_memory(default_client(), budget_bytes(estimator.memory_budget))
+    operator, mapping, error, _, plan, per_worker = partitioned_low_rank(
+        bank, X, approximation, estimator.n_components, dtype=np.dtype(estimator.kernel_dtype),
+        random_state=estimator.random_state, memory=memory)
+    bank.X_fit_ = mapping.landmark_points_
+    estimator.low_rank_, estimator.approximation_error_ = mapping, error
+    estimator.kernel_names_ = names or list(bank.kernel_names)
+    estimator.kernel_storage_ = "features"
+    if getattr(estimator, "verbose", 0):
+        print(f"mklearn: {plan}", file=sys.stderr)
+    estimator._hold(f"{bank.n_kernels} kernels on {n} samples as low-rank features (rank "
+                    f"{mapping.rank}) in {operator.feature_rows.n_parts} Dask partitions",
+                    per_worker, seconds_since(start), "the time the features took")
+    return operator
 
 
 def _hold_rows(estimator, provider, points_bytes=0):

@@ -709,18 +709,29 @@ class KernelBank:
     def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
         if self.normalize is None:
             return np.ones(self.n_kernels)
+        return self.scales_of_traces(self.traces(X_fit), X_fit.shape[0])
+
+    def traces(self, X_fit: np.ndarray) -> np.ndarray:
+        """``sum_i K_k(x_i, x_i)`` of each kernel (before scaling) over standardised points
+        ``X_fit`` (shape (n, n_features)), shape (n_kernels,): summed over partitions of the
+        training points, the traces of :meth:`scales_of_traces`."""
         plan = self._plan_of(None, X_fit.shape[1])
         if has_unit_diagonals(plan):  # every K_k(x, x) = 1: traces n, no (n, m) diagonals
-            traces = np.full(self.n_kernels, float(X_fit.shape[0]))
-        else:
-            diagonal = kernel_diagonals(plan, X_fit)
-            with np.errstate(over="ignore", invalid="ignore"):
-                traces = diagonal.sum(axis=0)
+            return np.full(self.n_kernels, float(X_fit.shape[0]))
+        diagonal = kernel_diagonals(plan, X_fit)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return diagonal.sum(axis=0)
+
+    def scales_of_traces(self, traces: np.ndarray, n_samples: int) -> np.ndarray:
+        """The kernel scales ``normalize`` asks for from the traces over ``n_samples``
+        training points (1 for a kernel of zero or non-finite trace), shape (n_kernels,)."""
+        if self.normalize is None:
+            return np.ones(self.n_kernels)
         usable = np.isfinite(traces) & (traces != 0.0)
         scales = np.ones(self.n_kernels)
         scales[usable] = 1.0 / traces[usable]
         if self.normalize == "diagonal":
-            scales[usable] *= X_fit.shape[0]
+            scales[usable] *= n_samples
         return scales
 
     def fit_transform(self, X: Any) -> np.ndarray:

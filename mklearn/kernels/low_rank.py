@@ -51,7 +51,8 @@ from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF
 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
-           "SPECTRUM_FLOOR", "low_rank_bytes", "polynomial_exponents", "polynomial_rank"]
+           "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "gib", "group_block",
+           "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank"]
 
 APPROXIMATIONS = ("nystroem", "rff")  # kernel_approximation's values besides exact and auto
 SPECTRUM_FLOOR = 1e-10  # eigenvalues of K_LL kept: above this times the largest
@@ -84,8 +85,8 @@ def _columns_of(spec, n_features):
     return np.arange(n_features) if spec.features is None else np.asarray(spec.features)
 
 
-def _scaled(points, group):
-    """The group's columns of ``points``, times their scales."""
+def group_block(points, group):
+    """The columns of ``points`` a kernel group reads, times their scales."""
     block = points if group.columns is None else points[:, group.columns]
     return block if group.scales is None else block * group.scales
 
@@ -152,6 +153,34 @@ def low_rank_bytes(n_samples: int, rank: int, itemsize: int = 8) -> int:
     return int(n_samples) * int(rank) * int(itemsize) + 6 * 8 * int(n_samples)
 
 
+class TrainingPoints:
+    """The standardised training points as :meth:`LowRankMap.fit` reads them: their count,
+    the distinct rows and the single column of a kernel group, and some rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Standardised (the bank's ``X_fit_``).
+    """
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+        self.n_samples = X.shape[0]
+
+    def distinct_rows(self, group: _Group, limit: int) -> np.ndarray | None:
+        """Indices of the distinct rows of the group's block (first occurrences), or None
+        when there are more than ``limit``."""
+        return _distinct_rows(group_block(self.X, group), limit)
+
+    def column(self, group: _Group) -> np.ndarray:
+        """The one column of a group on one feature (scaled), shape (n_samples,)."""
+        return group_block(self.X, group)[:, 0]
+
+    def rows(self, indices: Any) -> np.ndarray:
+        """The rows ``indices``, shape (len(indices), n_features)."""
+        return self.X[np.asarray(indices, dtype=np.int64)]
+
+
 class LowRankMap:
     """Feature maps ``Phi_k`` of the kernels of a fitted bank (see the module docstring).
 
@@ -199,25 +228,32 @@ class LowRankMap:
         self.dtype = np.dtype(dtype)
 
     # ------------------------------------------------------------------ fit
-    def fit(self) -> LowRankMap:
+    def fit(self, points: Any = None) -> LowRankMap:
         """Choose each kernel's route, draw the landmarks or random features, and factor
-        ``K_LL``; the training features come from :meth:`transform` of the bank's points."""
+        ``K_LL``; the training features come from :meth:`transform` of the bank's points.
+
+        Parameters
+        ----------
+        points : TrainingPoints, optional
+            The standardised training points as the routes read them (default: the bank's
+            ``X_fit_`` in memory; :mod:`mklearn.distributed.points` for partitions).
+        """
         from sklearn.utils import check_random_state
 
         rng = check_random_state(self.random_state)
-        X = self.bank.X_fit_
+        points = TrainingPoints(self.bank.X_fit_) if points is None else points
         self.groups_ = []
         landmark_rows = []
-        for group in self._groups(X.shape[1]):
-            self._route(group, X, rng, landmark_rows)
+        for group in self._groups(self.bank.n_features_in_):
+            self._route(group, points, rng, landmark_rows)
             self.groups_.append(group)
         rows = np.unique(np.concatenate(landmark_rows)) if landmark_rows else np.zeros(0, int)
-        position = np.full(X.shape[0], -1)
+        position = np.full(points.n_samples, -1)
         position[rows] = np.arange(rows.size)
         for group in self.groups_:
             if group.landmarks is not None:
                 group.landmarks = position[group.landmarks]
-        self.landmark_points_ = np.ascontiguousarray(X[rows]) if rows.size else X[:1].copy()
+        self.landmark_points_ = np.ascontiguousarray(points.rows(rows if rows.size else [0]))
         self.landmark_rows_ = rows
         self._factor(rng)
         return self
@@ -244,30 +280,32 @@ class LowRankMap:
                 return "polynomial"
         return "landmarks"
 
-    def _route(self, group, X, rng, landmark_rows):
-        """The group's route and landmarks (rows of X)."""
+    def _route(self, group, points, rng, landmark_rows):
+        """The group's route and landmarks (rows of the points)."""
         if group.route in ("linear", "polynomial"):
             group.exact = True
             return
-        block = _scaled(X, group)
-        distinct = _distinct_rows(block, self.n_components)
+        distinct = points.distinct_rows(group, self.n_components)
         if distinct is not None:
             group.exact, group.landmarks = True, distinct
         elif self.approximation == "rff":
             self._check_shift_invariant(group)
             group.route = "rff"
             return
-        elif block.shape[1] == 1:
-            group.landmarks = _quantile_rows(block[:, 0], min(ONE_FEATURE_RANK,
-                                                              self.n_components))
+        elif self._width(group) == 1:
+            group.landmarks = _quantile_rows(points.column(group), min(ONE_FEATURE_RANK,
+                                                                       self.n_components))
         else:
-            group.landmarks, group.uniform = self._uniform_landmarks(block, rng), True
+            group.landmarks, group.uniform = self._uniform_landmarks(points, group, rng), True
         landmark_rows.append(group.landmarks)
 
-    def _uniform_landmarks(self, block, rng):
+    def _width(self, group):
+        return self.bank.n_features_in_ if group.columns is None else group.columns.size
+
+    def _uniform_landmarks(self, points, group, rng):
         """``n_components`` rows drawn uniformly without replacement, duplicates dropped."""
-        picks = np.sort(rng.choice(block.shape[0], self.n_components, replace=False))
-        _, keep = np.unique(block[picks], axis=0, return_index=True)
+        picks = np.sort(rng.choice(points.n_samples, self.n_components, replace=False))
+        _, keep = np.unique(group_block(points.rows(picks), group), axis=0, return_index=True)
         return picks[np.sort(keep)]
 
     def _check_shift_invariant(self, group):
@@ -309,7 +347,7 @@ class LowRankMap:
     def _exponents(self, group):
         """Per kernel of a polynomial group, its monomials' exponents as columns (the
         projections kept in model files), float64 of shape (width, count)."""
-        width = self.bank.n_features_in_ if group.columns is None else group.columns.size
+        width = self._width(group)
         out = []
         for k in group.kernels:
             _, coef0, degree = self.bank.specs[k].numeric_params()
@@ -339,7 +377,7 @@ class LowRankMap:
         return vectors[:, keep] / np.sqrt(values[keep])
 
     def _draw_features(self, group, rng):
-        width = self.bank.n_features_in_ if group.columns is None else group.columns.size
+        width = self._width(group)
         D = self.n_components
         group.phases = rng.uniform(0.0, 2.0 * np.pi, D)
         gaussian = rng.standard_normal((width, D))
@@ -380,7 +418,7 @@ class LowRankMap:
         out = np.empty((points.shape[0], self.rank))
         scales = self.bank.trace_scales_
         for g, group in enumerate(self.groups_):
-            block = _scaled(points, group)
+            block = group_block(points, group)
             codes = self._landmark_codes(g, block)
             if group.route == "landmarks" and codes is None:
                 cross = self._landmark_bank_cached().transform(
@@ -421,7 +459,7 @@ class LowRankMap:
         """The landmarks' values of one-column group g, sorted, and their order."""
         def make():
             group = self.groups_[g]
-            values = _scaled(self.landmark_points_[group.landmarks], group)[:, 0]
+            values = group_block(self.landmark_points_[group.landmarks], group)[:, 0]
             order = np.argsort(values, kind="stable")
             return values[order], order
 
@@ -543,7 +581,7 @@ class LowRankKernels(KernelOperator):
 
 AUTO_COMPONENTS = 1000  # n_components="auto": landmarks of each approximated kernel at most
 LOW_RANK_SAMPLES = 20_000  # kernel_approximation="auto": exact kernels below this many points
-_SMALLEST_AUTO = 50  # n_components="auto" halves to fit the budget, down to this
+SMALLEST_AUTO = 50  # n_components="auto" halves to fit the budget, down to this
 
 
 @dataclass
@@ -557,7 +595,7 @@ class LowRankFit:
     plan: str
 
 
-def _gib(nbytes):
+def gib(nbytes):
     return f"{nbytes / 2**30:.3g} GiB"
 
 
@@ -601,23 +639,28 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
         need = low_rank_bytes(n, mapping.rank, itemsize)
         if need <= budget:
             break
-        if not auto or components // 2 < _SMALLEST_AUTO:
+        if not auto or components // 2 < SMALLEST_AUTO:
             raise ValueError(
                 f"the low-rank features of {bank.n_kernels} kernels on {n} samples (rank "
-                f"{mapping.rank}, n_components={components}) need {_gib(need)}, above the "
-                f"memory budget of {_gib(budget)}: lower n_components, use "
+                f"{mapping.rank}, n_components={components}) need {gib(need)}, above the "
+                f"memory budget of {gib(budget)}: lower n_components, use "
                 "kernel_dtype='float32' (half the bytes), raise memory_budget, or fit on "
                 "a Dask cluster")
         components //= 2
     features = mapping.transform(bank.X_fit_, prepared=True)
     error, kernel_errors = _sample_error(mapping, features, random_state)
-    exact = int(mapping.exact_.sum())
-    plan = (f"{bank.n_kernels} kernels on {n} samples as low-rank features: rank "
-            f"{mapping.rank} ({exact} of {bank.n_kernels} kernels exact, {approximation} with "
-            f"n_components={components} for the others), {_gib(need)}; measured relative "
-            f"error of the kernel sum {error:.2e}")
+    plan = plan_words(bank.n_kernels, n, mapping, approximation, components, need, error)
     return LowRankFit(LowRankKernels(features, mapping.starts_), mapping, error,
                       kernel_errors, plan)
+
+
+def plan_words(n_kernels, n_samples, mapping, approximation, components, need, error):
+    """The plan of a low-rank fit in words, for verbose output."""
+    exact = int(mapping.exact_.sum())
+    return (f"{n_kernels} kernels on {n_samples} samples as low-rank features: rank "
+            f"{mapping.rank} ({exact} of {n_kernels} kernels exact, {approximation} with "
+            f"n_components={components} for the others), {gib(need)}; measured relative "
+            f"error of the kernel sum {error:.2e}")
 
 
 def _sample_error(mapping, features, random_state):

@@ -1,7 +1,8 @@
 """Products with the features ``Phi`` (shape (n, R)) by blocks of rows (numba).
 
 ``Phi' v`` is summed over row blocks, ``K(d) v = sum_k d_k Phi_k u_k`` computed row by row;
-both on every thread when ``Phi`` is large enough to pay for them.
+both on every thread when ``Phi`` is large enough to pay for them, the GIL released (the
+partitions of a Dask fit run side by side on threads).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ __all__ = ["PARALLEL_WORK", "block_outputs", "block_products"]
 PARALLEL_WORK = 1 << 18  # entries of Phi below which one thread is faster than many
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _outputs_of_rows(Phi, starts, scaled, kernels, lo, hi, f):
     """``f[i] = sum_k Phi_k[i] . scaled_k`` for the rows ``lo:hi``."""
     for i in range(lo, hi):
@@ -26,7 +27,7 @@ def _outputs_of_rows(Phi, starts, scaled, kernels, lo, hi, f):
         f[i] = total
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _outputs_in_parallel(Phi, starts, scaled, kernels, f):
     n = Phi.shape[0]
     n_parts = 64
@@ -47,7 +48,7 @@ def block_outputs(Phi, starts, u, d, kernels):
     return f
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _products_of_rows(Phi, v, lo, hi, out):
     """``out += Phi[lo:hi]' v[lo:hi]``, accumulated in float64."""
     for i in range(lo, hi):
@@ -56,7 +57,7 @@ def _products_of_rows(Phi, v, lo, hi, out):
                 out[j] += v[i] * Phi[i, j]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _products_in_parallel(Phi, v):
     n, R = Phi.shape
     n_parts = 8

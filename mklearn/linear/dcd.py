@@ -116,7 +116,7 @@ def _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, la
     return step, grad, pg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # partitions descend side by side on threads
 def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq, kernels,
                        kind, lam, q, prior, eps, max_epochs, shrinking, seed):
     """Epochs of dual coordinate descent until ``max PG - min PG <= eps`` over every point.

@@ -33,6 +33,8 @@ class FeatureRows:
         ``||Phi_k[i]||^2``.
     """
 
+    smooth_descent = True  # descend takes the smooth conjugates (KIND_LP, KIND_KL)
+
     def __init__(self, features: np.ndarray, starts: Any, squared_norms: np.ndarray) -> None:
         self.features = features
         self.starts = np.asarray(starts, dtype=np.int64)

@@ -104,6 +104,9 @@ class SolverInfo:
     # its weights depend on the targets (off: uniform weights, which MKLKernel gives
     # without y)
     needs_targets: bool = True
+    # its feature-space form reads features in Dask partitions (capability
+    # feature_rows): a fit on a Dask collection runs where the partitions lie
+    partitioned: bool = False
 
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
@@ -143,7 +146,7 @@ def _any_regularizer(regularizer):
 
 
 def _one_shot(function, description, options, takes_task=True, feature_function=None,
-              needs_targets=True):
+              needs_targets=True, partitioned=False):
     """A weight learner of :mod:`mklearn.solvers.seeds`: weights once, then one SVM
     (regression too when it takes a task)."""
     tasks = {"classification", "regression"} if takes_task else {"classification"}
@@ -151,7 +154,8 @@ def _one_shot(function, description, options, takes_task=True, feature_function=
                       frozenset({"sum"}), description=description, input="columns",
                       options=options, n_iter_unit="gap checks", takes_task=takes_task,
                       one_shot=True, feature_function=feature_function,
-                      tasks=frozenset(tasks), needs_targets=needs_targets)
+                      tasks=frozenset(tasks), needs_targets=needs_targets,
+                      partitioned=partitioned)
 
 
 def _silp_max_iter_note(options, n_kernels, n_iter):
@@ -178,6 +182,7 @@ SOLVERS = {
         options=_SPG_OPTIONS,
         feature_function=spg_features,
         tasks=_ALL_TASKS,
+        partitioned=True,
     ),
     "pgd": SolverInfo(
         spg_gmkl,
@@ -202,6 +207,7 @@ SOLVERS = {
             "precision_tuning": ["boolean"],
         },
         feature_function=mirror_features,
+        partitioned=True,
     ),
     "smo": SolverInfo(
         smo_mkl,
@@ -217,6 +223,7 @@ SOLVERS = {
         tasks=frozenset({"classification", "regression"}),
         auto_regularizer="kl",
         regression_function=smo_mkl_regression,
+        partitioned=True,
     ),
     "mwu": SolverInfo(
         mwu_mkl,
@@ -249,7 +256,7 @@ SOLVERS = {
     ),
     "average": _one_shot(average_mkl, "uniform weights 1/m, then the SVM (MKLpy's AverageMKL)",
                          {"cache_size": [_POSITIVE]}, feature_function=average_features,
-                         needs_targets=False),
+                         needs_targets=False, partitioned=True),
     "align": _one_shot(align_mkl, "each kernel's centred alignment with yy' (Cortes et al., "
                        "JMLR 2012), then the SVM", _SUBSAMPLE_OPTIONS,
                        feature_function=align_features),

@@ -298,10 +298,11 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
 
     First coordinate ascent on the MKL dual ``max_a -p' a - r*(g(a) / 2)`` (the weights
     ``d = grad r*(g / 2)`` following every step, the intercept by the bias search) to a
-    coarse tolerance; where its gap misses ``tol``, SPG on ``T(d) = r(d) + W(d)`` from its
-    weights, each ``W(d)`` an SVM solved exactly on its support pattern (``T`` is smooth and
-    strongly convex in d there; coordinate ascent would need hundreds of epochs per tenfold
-    of tolerance). ``max_iter`` bounds the gap checks.
+    coarse tolerance (on rows whose descent takes fixed weights only, as partitions on
+    Dask, SPG from the regulariser's first weights instead); where its gap misses ``tol``,
+    SPG on ``T(d) = r(d) + W(d)`` from its weights, each ``W(d)`` an SVM solved exactly on
+    its support pattern (``T`` is smooth and strongly convex in d there; coordinate ascent
+    would need hundreds of epochs per tenfold of tolerance). ``max_iter`` bounds the gap checks.
 
     Parameters
     ----------
@@ -322,7 +323,7 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
         A regulariser without a smooth dual the core knows; an operator without features.
     """
     start = time.perf_counter()
-    task, problem = _start(operator, "smo", y, C, task)
+    task, problem = _start(operator, "smo", y, C, task, "feature_rows")
     m = operator.n_kernels
     form = regularizer.smo_dual(m) if implements(regularizer, "smo_dual") else None
     if form is None or form[0] not in _KINDS:
@@ -352,6 +353,10 @@ def smooth_dual_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=100,
                 inner_tol=eps, n_steps=svm.n_steps, svm_at_weights=weights is not None)
         return d, relative_gap(*best)
 
+    if not problem.rows.smooth_descent:  # rows in partitions: SPG from the first weights
+        run = _SPGRun(certificate, svm, _SmoothSteps(regularizer, kind, prior), callback,
+                      start, history)
+        return run.result(regularizer.initial_weights(m), INNER_TOL, tol, max_iter)
     alpha, _, _, d = svm.solve(np.zeros(m), INNER_TOL, kind=kind, lam=lam, q=q, prior=prior)
     d, gap = check(alpha)
     if gap <= tol or max_iter <= 1:
