@@ -83,6 +83,16 @@ def test_a_dataframe_keeps_its_feature_names_and_predicts_by_partition():
     np.testing.assert_array_equal(np.asarray(model.predict(frame)), local.predict(table))
 
 
+def test_a_model_fitted_on_partitions_saves_and_loads(tmp_path):
+    from mklearn.persistence import load_model, save_model
+
+    X, y = _data(n=300)
+    model = MKLClassifier(**_low_rank(solver="spg")).fit(da.from_array(X, chunks=100), y)
+    save_model(model, tmp_path / "model.mkl")
+    loaded = load_model(tmp_path / "model.mkl")
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
 def test_auto_keeps_small_dask_input_exact_and_names_the_plan(capsys):
     X, y = _data(n=200)
     model = MKLClassifier(random_state=0, verbose=1).fit(da.from_array(X, chunks=50), y)
@@ -217,10 +227,26 @@ def test_features_too_large_for_the_workers_are_refused_with_the_fix():
             n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
             memory_limit="4MB") as small, Client(small):
         with pytest.raises(ValueError, match=r"of 4000 points in 2 partitions of up to 2000 "
-                                             r"rows need .* on each of 1 worker\(s\), above "
-                                             r"60% of the smallest worker memory limit.*more "
+                                             r"rows need .* on each of 1 worker\(s\) held, "
+                                             r".* recomputed at each pass, above 60% of the "
+                                             r"smallest worker memory limit.*more "
                                              r"partitions.*n_components.*float32"):
             MKLClassifier(**_low_rank(solver="spg")).fit(da.from_array(X, chunks=2000), y)
+
+
+def test_features_that_do_not_fit_held_are_recomputed_at_each_pass(capsys):
+    """The plan holds the features where they fit, else recomputes them from the
+    partitions' rows of X at each pass, says so, and the model is the same."""
+    X, y = _data()
+    params = _low_rank(solver="spg", tol=1e-5, verbose=1)
+    blocks, labels = da.from_array(X, chunks=200), da.from_array(y, chunks=200)
+    held = MKLClassifier(**params).fit(blocks, labels)
+    assert "features held" in capsys.readouterr().err
+    # 600 points of rank 110: 0.69 MB held, 0.25 MB with X kept and one partition at a time
+    recomputed = MKLClassifier(**params, memory_budget=0.5).fit(blocks, labels)
+    said = capsys.readouterr().err
+    assert "features recomputed from X at each pass" in said and "held they would need" in said
+    assert recomputed.objective_ == pytest.approx(held.objective_, rel=1e-12)
 
 
 def test_a_client_without_workers_is_a_clear_error():

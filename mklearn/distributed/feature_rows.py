@@ -36,7 +36,7 @@ from mklearn.kernels.low_rank import low_rank_bytes
 from mklearn.linear import KIND_FIXED, FeatureRows, block_outputs, block_products
 from mklearn.linear.dcd import coordinate_descent
 
-__all__ = ["PartitionedFeatures", "PartitionedRows"]
+__all__ = ["HeldPart", "PartitionedFeatures", "PartitionedRows", "RecomputedPart"]
 
 # epochs of each partition's local subproblem per round at the most (fewer when its own
 # spread of the projected gradient reaches eps): more local work, fewer rounds
@@ -48,11 +48,11 @@ WORKING_EPOCHS = 50  # epochs of that step at the most
 _NO_PRIOR = np.ones(1)  # the smooth conjugates' prior: unused at fixed weights
 
 
-def _features_of(mapping, block, copy_dtype):
+def _features_of(mapping, block, dtype):
     """A partition's ``(Phi_p, squared norms)`` from its rows of X (on a worker)."""
     Phi = mapping.transform(np.asarray(block, dtype=np.float64))
-    if Phi.dtype != copy_dtype:
-        Phi = Phi.astype(copy_dtype)
+    if Phi.dtype != dtype:
+        Phi = Phi.astype(dtype)
     starts = mapping.starts_
     squared = np.stack([np.einsum("ij,ij->i", Phi[:, lo:hi].astype(np.float64),
                                   Phi[:, lo:hi].astype(np.float64))
@@ -60,35 +60,57 @@ def _features_of(mapping, block, copy_dtype):
     return Phi, squared
 
 
+class HeldPart:
+    """A partition whose features are computed once and kept."""
+
+    def __init__(self, mapping, block, dtype) -> None:
+        self.features = _features_of(mapping, block, dtype)
+
+    def arrays(self):
+        """``(Phi_p, squared norms)``."""
+        return self.features
+
+
+class RecomputedPart:
+    """A partition that keeps its rows of X and computes its features at each pass (the
+    plan's choice when they do not fit the workers)."""
+
+    def __init__(self, mapping, block, dtype) -> None:
+        self.mapping, self.block, self.dtype = mapping, np.asarray(block), dtype
+
+    def arrays(self):
+        return _features_of(self.mapping, self.block, self.dtype)
+
+
 def _products(part, v):
-    return block_products(part[0], v)
+    return block_products(part.arrays()[0], v)
 
 
 def _outputs(part, starts, u, d, kernels):
-    return block_outputs(part[0], starts, u, d, kernels)
+    return block_outputs(part.arrays()[0], starts, u, d, kernels)
 
 
 def _take(part, rows):
-    return np.asarray(part[0][rows], dtype=np.float64)
+    return np.asarray(part.arrays()[0][rows], dtype=np.float64)
 
 
 def _kernel_rows(part, chosen, starts, kernels):
     """``K_k[chosen rows, this partition's points]`` for ``kernels``, shape
     (len(kernels), n_chosen, n_p)."""
-    Phi = part[0]
+    Phi = part.arrays()[0]
     return np.stack([chosen[:, starts[k]:starts[k + 1]]
                      @ np.asarray(Phi[:, starts[k]:starts[k + 1]], dtype=np.float64).T
                      for k in kernels])
 
 
 def _diagonal(part):
-    return part[1].T.copy()
+    return part.arrays()[1].T.copy()
 
 
-def _projected_gradient(part, starts, local_index, signs, linear, upper, alpha, u, d,
+def _projected_gradient(Phi, starts, local_index, signs, linear, upper, alpha, u, d,
                         kernels):
     """The projected gradient of the partition's variables at ``u``."""
-    grad = signs * block_outputs(part[0], starts, u, d, kernels)[local_index] + linear
+    grad = signs * block_outputs(Phi, starts, u, d, kernels)[local_index] + linear
     return np.where(alpha <= 0.0, np.minimum(grad, 0.0),
                     np.where(alpha >= upper, np.maximum(grad, 0.0), grad))
 
@@ -113,19 +135,20 @@ def _round(part, local_index, signs, linear, upper, alpha, starts, u, d, kernels
     if signs.size == 0:
         empty = np.zeros(0, dtype=np.int64)
         return (alpha, np.zeros_like(u), -np.inf, np.inf, 0, empty,
-                np.zeros((0, u.size)), np.zeros((0, part[1].shape[1])))
-    pg = _projected_gradient(part, starts, local_index, signs, linear, upper, alpha, u, d,
+                np.zeros((0, u.size)), np.zeros((0, d.size)))
+    Phi, squared = part.arrays()
+    pg = _projected_gradient(Phi, starts, local_index, signs, linear, upper, alpha, u, d,
                              kernels)
     picked = _candidates(pg, alpha, upper, count)
     rows = local_index[picked]
     alpha = alpha.copy()
     local = u / sigma
     before = local.copy()
-    _, steps, _ = coordinate_descent(part[0], local_index, starts, signs, linear, upper, alpha,
-                                     local, sigma * d, part[1], kernels, KIND_FIXED, 1.0, 2.0,
+    _, steps, _ = coordinate_descent(Phi, local_index, starts, signs, linear, upper, alpha,
+                                     local, sigma * d, squared, kernels, KIND_FIXED, 1.0, 2.0,
                                      _NO_PRIOR, eps, LOCAL_EPOCHS, shrinking, seed)
     return (alpha, local - before, float(pg.max()), float(pg.min()), steps, picked,
-            np.asarray(part[0][rows], dtype=np.float64), part[1][rows])
+            np.asarray(Phi[rows], dtype=np.float64), squared[rows])
 
 
 @dataclass
@@ -143,7 +166,8 @@ class PartitionedRows(FeatureRows):
     Parameters
     ----------
     parts : list of dask.delayed.Delayed
-        Persisted ``(Phi_p, squared_norms_p)`` of each partition, in row order.
+        Persisted :class:`HeldPart` or :class:`RecomputedPart` of each partition (their
+        ``arrays()``: ``(Phi_p, squared_norms_p)``), in row order.
     offsets : int64 ndarray of shape (n_parts + 1,)
         Partition p holds the rows ``offsets[p]:offsets[p + 1]``.
     starts : int64 ndarray of shape (m + 1,)
@@ -301,16 +325,18 @@ class PartitionedFeatures(KernelOperator):
         self.value_dtype = np.dtype(dtype)
 
     @classmethod
-    def from_dask(cls, X, mapping, dtype: Any = np.float64) -> PartitionedFeatures:
-        """The features of a Dask array ``X`` (chunked by rows) by ``mapping``, computed and
-        kept on the partitions (persisted)."""
+    def from_dask(cls, X, mapping, dtype: Any = np.float64,
+                  hold: bool = True) -> PartitionedFeatures:
+        """The features of a Dask array ``X`` (chunked by rows) by ``mapping`` on its
+        partitions (persisted): computed once and kept (``hold``), or each partition's rows
+        of X kept and its features computed at every pass."""
         import dask
 
         dtype = np.dtype(dtype)
         X = X.rechunk({1: -1})
         sent = dask.delayed(mapping, pure=True)
-        parts = [dask.delayed(_features_of)(sent, block, dtype)
-                 for block in X.to_delayed().ravel()]
+        part = HeldPart if hold else RecomputedPart
+        parts = [dask.delayed(part)(sent, block, dtype) for block in X.to_delayed().ravel()]
         parts = list(dask.persist(*parts))
         offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         return cls(PartitionedRows(parts, offsets, mapping.starts_), dtype)

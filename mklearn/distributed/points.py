@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,8 +33,9 @@ from mklearn.kernels.low_rank import (
 )
 from mklearn.kernels.summary import ColumnSummary, first_pass, second_pass, units
 
-__all__ = ["PartitionedPoints", "collection_rows", "default_client", "partition_bytes",
-           "partitioned_input", "partitioned_low_rank", "summary_of", "traces_of", "worker_memory"]
+__all__ = ["PartitionPlan", "PartitionedPoints", "WorkerMemory", "collection_rows",
+           "default_client", "partition_bytes", "partitioned_input", "partitioned_low_rank",
+           "summary_of", "traces_of", "worker_memory"]
 
 _DASK_TARGET = 0.6  # share of a worker's memory limit Dask keeps data below before spilling
 
@@ -57,18 +59,32 @@ def default_client():
     return client
 
 
-def worker_memory(client, budget: int) -> tuple[int, int, str]:
-    """``(workers, bytes, words)``: how many hold the partitions, the bytes each may keep
-    (Dask's ``_DASK_TARGET`` share of the smallest memory limit; ``budget`` in this process
-    or without limits), and that limit in words for messages."""
+@dataclass(frozen=True)
+class WorkerMemory:
+    """What the partitions' workers may hold: ``workers`` of ``threads`` threads each, and
+    the bytes each may keep (Dask's ``_DASK_TARGET`` share of the smallest memory limit; the
+    memory budget in this process or without limits), said in ``words``."""
+
+    workers: int
+    threads: int
+    per_worker: int
+    words: str
+
+
+def worker_memory(client, budget: int) -> WorkerMemory:
+    """The :class:`WorkerMemory` of ``client``'s workers (None: this process)."""
     if client is None:
-        return 1, budget, f"the memory budget of {gib(budget)} in this process"
+        return WorkerMemory(1, 1, budget, f"the memory budget of {gib(budget)} in this "
+                                          "process")
     workers = client.scheduler_info()["workers"].values()
     limits = [w.get("memory_limit") or 0 for w in workers]
+    threads = max([w.get("nthreads", 1) for w in workers] or [1])
     if not limits or min(limits) <= 0:
-        return max(len(limits), 1), budget, f"the memory budget of {gib(budget)}"
-    return len(limits), int(_DASK_TARGET * min(limits)), (
-        f"{_DASK_TARGET:.0%} of the smallest worker memory limit, {gib(min(limits))}")
+        return WorkerMemory(max(len(limits), 1), threads, budget,
+                            f"the memory budget of {gib(budget)}")
+    return WorkerMemory(len(limits), threads, int(_DASK_TARGET * min(limits)),
+                        f"{_DASK_TARGET:.0%} of the smallest worker memory limit, "
+                        f"{gib(min(limits))}")
 
 
 def collection_rows(X) -> float:
@@ -256,15 +272,46 @@ class PartitionedPoints:
 
 
 def partition_bytes(rows: int, rank: int, n_kernels: int, itemsize: int) -> int:
-    """Bytes a partition of ``rows`` points keeps: its features and their squared norms per
-    kernel, and a pass's float64 copy of a block of them (the map's transform)."""
+    """Bytes of a partition of ``rows`` points's features: the features and their squared
+    norms per kernel, and the map's float64 copy of a block of them while it computes them."""
     return rows * (rank * itemsize + 8 * n_kernels) + low_rank_bytes(rows, rank, 8) // 4
 
 
+@dataclass(frozen=True)
+class PartitionPlan:
+    """How the partitions keep their features: ``hold`` (computed once) or recomputed from
+    their rows of X at each pass, and the bytes a worker then keeps."""
+
+    mapping: Any
+    components: int
+    hold: bool
+    per_worker: float
+    held_per_worker: float
+
+    def words(self, memory: WorkerMemory, n_parts: int) -> str:
+        where = f"in {n_parts} partitions on {memory.workers} worker(s), "
+        if self.hold:
+            return where + f"features held, {gib(self.per_worker)} each"
+        return where + (f"features recomputed from X at each pass ({gib(self.per_worker)} "
+                        f"each; held they would need {gib(self.held_per_worker)}, above "
+                        f"{memory.words})")
+
+
+def _bytes_per_worker(mapping, sizes, n_kernels, itemsize, memory, n_features):
+    """``(held, recomputed)``: the bytes a worker keeps with the features held, and with
+    its rows of X kept and one partition's features per thread made at a time."""
+    largest = partition_bytes(int(sizes.max()), mapping.rank, n_kernels, itemsize)
+    held = max(largest, sum(partition_bytes(int(r), mapping.rank, n_kernels, itemsize)
+                            for r in sizes) / memory.workers)
+    points = 8 * n_features * float(sizes.sum()) / memory.workers
+    return held, points + memory.threads * largest
+
+
 def _planned_map(bank, points, approximation, n_components, dtype, random_state, memory):
-    """The map whose partitions fit the workers: ``n_components`` ("auto": ``AUTO_COMPONENTS``
-    halved until they fit); ValueError naming the partition size and the fixes."""
-    workers, per_worker, words = memory
+    """The map and the keeping (:class:`PartitionPlan`) that fit the workers: features held
+    where they fit, else recomputed at each pass; ``n_components="auto"``
+    (``AUTO_COMPONENTS``) halved until one fits. ValueError naming the partition size and
+    the fixes when none does."""
     n = points.n_samples
     sizes = np.diff(points.offsets)
     auto = isinstance(n_components, str)
@@ -275,27 +322,30 @@ def _planned_map(bank, points, approximation, n_components, dtype, random_state,
     itemsize = np.dtype(dtype).itemsize
     while True:
         mapping = LowRankMap(bank, approximation, components, random_state, dtype).fit(points)
-        largest = partition_bytes(int(sizes.max()), mapping.rank, bank.n_kernels, itemsize)
-        held = sum(partition_bytes(int(r), mapping.rank, bank.n_kernels, itemsize)
-                   for r in sizes) / workers
-        if max(largest, held) <= per_worker:
-            return mapping, components, max(largest, held)
+        held, recomputed = _bytes_per_worker(mapping, sizes, bank.n_kernels, itemsize, memory,
+                                             bank.n_features_in_)
+        if held <= memory.per_worker:
+            return PartitionPlan(mapping, components, True, held, held)
+        if recomputed <= memory.per_worker:
+            return PartitionPlan(mapping, components, False, recomputed, held)
         if not auto or components // 2 < SMALLEST_AUTO:
             raise ValueError(
                 f"the low-rank features (rank {mapping.rank}, n_components={components}, "
                 f"{np.dtype(dtype).name}) of {n} points in {sizes.size} partitions of up to "
-                f"{int(sizes.max())} rows need {gib(max(largest, held))} on each of "
-                f"{workers} worker(s), above {words}: use more partitions (X.rechunk), fewer "
-                "components (n_components), kernel_dtype='float32', or more workers")
+                f"{int(sizes.max())} rows need {gib(held)} on each of {memory.workers} "
+                f"worker(s) held, {gib(recomputed)} recomputed at each pass, above "
+                f"{memory.words}: use more partitions (X.rechunk), fewer components "
+                "(n_components), kernel_dtype='float32', or more workers")
         components //= 2
 
 
 def partitioned_low_rank(bank, X, approximation: str, n_components: Any, *, dtype: Any,
-                         random_state: Any, memory: tuple[int, int, str]):
+                         random_state: Any, memory: WorkerMemory):
     """The low-rank map fitted on the partitions of X within the workers' memory
-    (:func:`worker_memory`), the features computed and kept on them
-    (:class:`~mklearn.distributed.feature_rows.PartitionedFeatures`), and the map's error
-    measured on ``ERROR_SAMPLE`` points, as the one-machine fit draws them.
+    (:func:`worker_memory`), the features on them
+    (:class:`~mklearn.distributed.feature_rows.PartitionedFeatures`: held, or recomputed
+    at each pass when held they do not fit), and the map's error measured on
+    ``ERROR_SAMPLE`` points, as the one-machine fit draws them.
 
     Returns
     -------
@@ -310,9 +360,10 @@ def partitioned_low_rank(bank, X, approximation: str, n_components: Any, *, dtyp
     from sklearn.utils import check_random_state
 
     points = PartitionedPoints(X, bank)
-    mapping, components, per_worker = _planned_map(bank, points, approximation,
-                                                   n_components, dtype, random_state, memory)
-    operator = PartitionedFeatures.from_dask(X, mapping, dtype)
+    plan = _planned_map(bank, points, approximation, n_components, dtype, random_state,
+                        memory)
+    mapping = plan.mapping
+    operator = PartitionedFeatures.from_dask(X, mapping, dtype, hold=plan.hold)
     rng = check_random_state(random_state)
     rng = np.random.RandomState(rng.randint(2 ** 31) ^ 0x5EED)
     others = np.setdiff1d(np.arange(points.n_samples), mapping.landmark_rows_)
@@ -321,8 +372,7 @@ def partitioned_low_rank(bank, X, approximation: str, n_components: Any, *, dtyp
     sampled = points.rows(sample)
     error, kernel_errors = mapping.error_on(sampled, mapping.transform(sampled, prepared=True))
     need = low_rank_bytes(points.n_samples, mapping.rank, np.dtype(dtype).itemsize)
-    plan = (plan_words(bank.n_kernels, points.n_samples, mapping, approximation, components,
-                       need, error)
-            + f"; in {operator.feature_rows.n_parts} partitions on {memory[0]} worker(s), "
-              f"{gib(per_worker)} each")
-    return operator, mapping, error, kernel_errors, plan, per_worker
+    words = (plan_words(bank.n_kernels, points.n_samples, mapping, approximation,
+                        plan.components, need, error)
+             + "; " + plan.words(memory, operator.feature_rows.n_parts))
+    return operator, mapping, error, kernel_errors, words, plan.per_worker
