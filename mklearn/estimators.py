@@ -29,9 +29,9 @@ from sklearn.utils.validation import (
 import mklearn._product_estimator as _product
 from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
-from mklearn.distributed import local_jobs
+from mklearn.distributed import active_client, local_jobs
 from mklearn.distributed.partitions import is_dask_collection, on_partitions
-from mklearn.distributed.points import collection_rows, partitioned_input
+from mklearn.distributed.points import collection_rows, partitioned_input, scattered_rows
 from mklearn.extending import Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
@@ -154,7 +154,10 @@ class _KernelInput:
         """X, y and sample_weight as the fit reads them: X kept in its Dask partitions when
         the fit runs on them (:meth:`_on_partitions`; its feature names kept), else each
         gathered into this process (:func:`mklearn.memory.gathered`)."""
-        if not self._on_partitions(X, info):
+        client = self._spreads_over(X, info)
+        if client is not None:  # the same switch as the kernel-parallel path
+            X = scattered_rows(X, client)
+        elif not self._on_partitions(X, info):
             return (gathered(X, self.memory_budget), gathered(y, self.memory_budget, "y"),
                     gathered(sample_weight, self.memory_budget, "sample_weight"))
         X, y, sample_weight, names = partitioned_input(X, y, sample_weight)
@@ -164,19 +167,38 @@ class _KernelInput:
             self.feature_names_in_ = names
         return X, y, sample_weight
 
+    def _spreads_over(self, X, info):
+        """The ``distributed.Client`` of joblib's Dask backend (:func:`mklearn.distributed.
+        active_client`) over whose workers an in-memory X is spread by rows, or None: a
+        dense X (an array or a pandas DataFrame), low-rank kernels asked for by name
+        (``kernel_approximation`` "nystroem" or "rff"), and a fit that runs on partitions
+        (:meth:`_on_partitions`)."""
+        if (is_dask_collection(X) or scipy.sparse.issparse(X)
+                or getattr(self, "kernel_approximation", "exact") not in APPROXIMATIONS
+                or np.ndim(X) != 2):
+            return None
+        client = active_client(getattr(self, "n_jobs", None))
+        return client if client is not None and self._runs_on_partitions(info) else None
+
     def _on_partitions(self, X, info):
         """Whether the fit runs where the partitions of a Dask X lie: numeric kernels made
         low rank (``kernel_approximation`` "nystroem" or "rff", or "auto" from
         ``LOW_RANK_SAMPLES`` rows on, as in one process), summed, held as the plan chooses,
         and a solver whose feature-space form reads partitioned features
         (:attr:`~mklearn.solvers.SolverInfo.partitioned`)."""
-        asked = getattr(self, "kernel_approximation", "exact")
-        if not (is_dask_collection(X) and info.partitioned and asked != "exact"
+        if not (is_dask_collection(X) and self._runs_on_partitions(info)):
+            return False
+        return (getattr(self, "kernel_approximation", "exact") != "auto"
+                or not collection_rows(X) < LOW_RANK_SAMPLES)
+
+    def _runs_on_partitions(self, info):
+        """Whether these parameters can fit on partitioned data: low-rank kernels (not
+        "exact") computed from numeric X and summed, held as the plan chooses, and a solver
+        that reads partitioned features."""
+        return (info.partitioned and getattr(self, "kernel_approximation", "exact") != "exact"
                 and not self._precomputed and not is_string_kernels(self.kernels)
                 and getattr(self, "combination", "sum") == "sum"
-                and getattr(self, "kernel_storage", "auto") == "auto"):
-            return False
-        return asked != "auto" or not collection_rows(X) < LOW_RANK_SAMPLES
+                and getattr(self, "kernel_storage", "auto") == "auto")
 
     def _low_rank_expansions(self, X):
         """``Phi(x) . coef_[c]`` of each test point and model c, shape (n_test, n_models)."""

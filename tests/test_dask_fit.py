@@ -17,6 +17,7 @@ pd = pytest.importorskip("pandas")
 distributed = pytest.importorskip("distributed")
 
 import dask  # noqa: E402
+import joblib  # noqa: E402
 from distributed import Client, LocalCluster  # noqa: E402
 
 from mklearn import MKLClassifier, MKLRegressor  # noqa: E402
@@ -183,7 +184,7 @@ def cluster():
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
-def test_a_fit_on_a_cluster_is_the_one_process_model(cluster):
+def test_a_fit_on_a_cluster_is_the_one_process_model(cluster, capsys):
     X, y = _data()
     params = _low_rank(solver="spg", tol=1e-5)
     local = MKLClassifier(**params).fit(X, y)
@@ -191,6 +192,11 @@ def test_a_fit_on_a_cluster_is_the_one_process_model(cluster):
         partitioned = MKLClassifier(**params).fit(da.from_array(X, chunks=150),
                                                   da.from_array(y, chunks=150))
         _same_model(local, partitioned, X)
+        # the kernel-parallel switch: an in-memory X is spread over the workers by rows
+        with joblib.parallel_config(backend="dask"):
+            spread = MKLClassifier(**params, verbose=1).fit(X, y)
+        assert "in 4 partitions on 2 worker(s)" in capsys.readouterr().err
+        _same_model(local, spread, X)
 
 
 def test_a_worker_lost_in_the_middle_of_a_fit_leaves_the_same_model(cluster, monkeypatch):

@@ -35,7 +35,7 @@ from mklearn.kernels.summary import ColumnSummary, first_pass, second_pass, unit
 
 __all__ = ["PartitionPlan", "PartitionedPoints", "WorkerMemory", "collection_rows",
            "default_client", "partition_bytes", "partitioned_input", "partitioned_low_rank",
-           "summary_of", "traces_of", "worker_memory"]
+           "scattered_rows", "summary_of", "traces_of", "worker_memory"]
 
 _DASK_TARGET = 0.6  # share of a worker's memory limit Dask keeps data below before spilling
 
@@ -85,6 +85,28 @@ def worker_memory(client, budget: int) -> WorkerMemory:
     return WorkerMemory(len(limits), threads, int(_DASK_TARGET * min(limits)),
                         f"{_DASK_TARGET:.0%} of the smallest worker memory limit, "
                         f"{gib(min(limits))}")
+
+
+def scattered_rows(X, client):
+    """An in-memory X (an array or a pandas DataFrame) spread over ``client``'s workers by
+    rows: two partitions per worker thread, each scattered once, as a Dask array (a
+    dataframe keeps its column names)."""
+    import dask
+    import dask.array as da
+
+    if hasattr(X, "columns"):  # pandas: the partitions keep the names
+        import dask.dataframe as dd
+
+        return dd.from_pandas(X, npartitions=max(1, 2 * sum(client.nthreads().values())))
+    X = np.asarray(X)
+    n = X.shape[0]
+    parts = max(1, min(n, 2 * sum(client.nthreads().values())))
+    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+    futures = client.scatter([X[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:],
+                                                         strict=True)])
+    return da.concatenate([
+        da.from_delayed(dask.delayed(future), (int(hi - lo), X.shape[1]), X.dtype)
+        for future, lo, hi in zip(futures, bounds[:-1], bounds[1:], strict=True)])
 
 
 def collection_rows(X) -> float:
