@@ -33,6 +33,13 @@ compile before theirs.
     python benchmarks/bench_distributed.py --kernels 1000000 --setups dask1 dask2 --repeats 3
     python benchmarks/bench_distributed.py --solver mwu --kernels 100000 --mwu-iterations 400
 
+``--points 1000000 10000000`` adds the data-parallel section (``data_parallel.py``: fits on
+partitioned synthetic data, 20 features and 50 kernels, in one process and on LocalClusters
+of 1 and 2 workers; results under ``data_parallel``); ``--kernels`` with no value skips the
+kernel-parallel runs:
+
+    python benchmarks/bench_distributed.py --kernels --points 100000 1000000
+
 ``--solver mwu`` times MWUMKL instead (a fixed number of iterations, C = 1 unless given;
 the client-side ``n_jobs1``/``n_jobs2`` against one Dask actor per worker, ``dask1``/``dask2``);
 the results go under ``mwu_runs``.
@@ -53,6 +60,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_small_sets import _write_json, machine_info  # noqa: E402
+from data_parallel import data_parallel, table  # noqa: E402
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "distributed.json"
 SETUPS = ("n_jobs1", "n_jobs2", "dask1", "dask2")
@@ -375,6 +383,14 @@ def main(argv=None):
     parser.add_argument("--dask-defaults", action="store_true",
                         help="run the LocalClusters with Dask's own monitor intervals "
                         "instead of QUIET_DASK")
+    parser.add_argument("--points", type=int, nargs="*", default=[],
+                        help="the data-parallel section (benchmarks/data_parallel.py) on "
+                        "these numbers of synthetic points")
+    parser.add_argument("--point-setups", nargs="+",
+                        default=["process", "workers1", "workers2"])
+    parser.add_argument("--n-components", type=int, default=24)
+    parser.add_argument("--partition-rows", type=int, default=250_000)
+    parser.add_argument("--memory-limit", default="5GB")
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -396,6 +412,15 @@ def main(argv=None):
     if args.small:
         data["small_overhead"] = small_overhead(args, *sonar())
         _write_json(data, args.output)
+    if args.points:
+        settings = {"n_components": args.n_components, "partition_rows": args.partition_rows,
+                    "memory_limit": args.memory_limit}
+        section = data.setdefault("data_parallel", {"settings": settings, "runs": {}})
+        for n in args.points:
+            runs = section["runs"].setdefault(str(n), {})
+            runs.update(data_parallel(n, args.point_setups, settings))
+            _write_json(data, args.output)
+        print(table(section["runs"]))
     return data
 
 

@@ -167,21 +167,3 @@ def table(results):
                          f"{r['accuracy']:>8.4f} {peaks:>16}")
     return "\n".join(lines)
 
-
-def main(argv=None):
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--points", type=int, nargs="+", default=[100_000])
-    parser.add_argument("--setups", nargs="+", default=["process", "workers1", "workers2"])
-    parser.add_argument("--n-components", type=int, default=24)
-    parser.add_argument("--partition-rows", type=int, default=250_000)
-    parser.add_argument("--memory-limit", default="5GB")
-    args = vars(parser.parse_args(argv))
-    results = {str(n): data_parallel(n, args["setups"], args) for n in args["points"]}
-    print(table(results))
-    return results
-
-
-if __name__ == "__main__":
-    main()

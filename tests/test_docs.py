@@ -284,6 +284,10 @@ def test_figures_of_the_large_runs_are_their_json_s():
     assert (f"in {two:.0f} s on 2 workers, {one / two:.2f}x faster than on one ({one:.0f} s; "
             f"{tenth['dask1']['seconds'] / tenth['dask2']['seconds']:.2f}x with 10^5"
             ) in _text(DOCS / "large_data.md")
+    partitioned = _json("distributed.json")["data_parallel"]["runs"]["30000"]
+    two, one, here = (partitioned[s]["seconds"] for s in ("workers2", "workers1", "process"))
+    assert (f"{two:.0f} s on 2 workers and {one:.0f} s on 1 ({one / two:.2f}x), against "
+            f"{here:.0f} s in one process") in _text(DOCS / "distributed.md")
     text = _text(DOCS / "benchmarks.md")
     many = _json("smo_many_kernels.json")["runs"]["default"]["rows"][-1]
     assert many["kernels"] == 100_000
