@@ -171,8 +171,8 @@ class _KernelInput:
         """The ``distributed.Client`` of joblib's Dask backend (:func:`mklearn.distributed.
         active_client`) over whose workers an in-memory X is spread by rows, or None: a
         dense X (an array or a pandas DataFrame), low-rank kernels asked for by name
-        (``kernel_approximation`` "nystroem" or "rff"), and a fit that runs on partitions
-        (:meth:`_on_partitions`)."""
+        (``kernel_approximation`` "nystroem" or "rff"), and parameters a fit on partitions
+        serves (:meth:`_runs_on_partitions`)."""
         if (is_dask_collection(X) or scipy.sparse.issparse(X)
                 or getattr(self, "kernel_approximation", "exact") not in APPROXIMATIONS
                 or np.ndim(X) != 2):
