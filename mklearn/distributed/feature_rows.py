@@ -36,7 +36,8 @@ from mklearn.kernels.low_rank import low_rank_bytes
 from mklearn.linear import KIND_FIXED, FeatureRows, block_outputs, block_products
 from mklearn.linear.dcd import coordinate_descent
 
-__all__ = ["HeldPart", "PartitionedFeatures", "PartitionedRows", "RecomputedPart"]
+__all__ = ["HeldPart", "PartitionedFeatures", "PartitionedRows", "RecomputedPart",
+           "by_partition"]
 
 # epochs of each partition's local subproblem per round at the most (fewer when its own
 # spread of the projected gradient reaches eps): more local work, fewer rounds
@@ -151,6 +152,16 @@ def _round(part, local_index, signs, linear, upper, alpha, starts, u, d, kernels
             np.asarray(Phi[rows], dtype=np.float64), squared[rows])
 
 
+def by_partition(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list]:
+    """``(order, local)``: rows grouped by the partition that holds them (partition p holds
+    ``offsets[p]:offsets[p + 1]``), ``local[p]`` their positions in it; the rows of every
+    partition in turn, concatenated, are ``rows[order]``."""
+    owner = np.searchsorted(offsets, rows, side="right") - 1
+    order = np.argsort(owner, kind="stable")
+    grouped, owners = rows[order], owner[order]
+    return order, [grouped[owners == p] - offsets[p] for p in range(offsets.size - 1)]
+
+
 @dataclass
 class _Layout:
     """Each partition's dual variables (``variables[p]``) and their rows in it."""
@@ -216,12 +227,9 @@ class PartitionedRows(FeatureRows):
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
-        owner = np.searchsorted(self.offsets, rows, side="right") - 1
-        order = np.argsort(owner, kind="stable")
-        picked = [(rows[order][owner[order] == p] - self.offsets[p],)
-                  for p in range(self.n_parts)]
+        order, local = by_partition(self.offsets, rows)
         out = np.empty((rows.size, int(self.starts[-1])))
-        out[order] = np.concatenate(self._each(_take, per_part=picked))
+        out[order] = np.concatenate(self._each(_take, per_part=[(r,) for r in local]))
         return out
 
     def kernel_rows(self, rows: np.ndarray, kernels: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mklearn.distributed.feature_rows import PartitionedFeatures
+from mklearn.distributed.feature_rows import PartitionedFeatures, by_partition
 from mklearn.distributed.partitions import is_dask_collection
 from mklearn.kernels.low_rank import (
     AUTO_COMPONENTS,
@@ -283,10 +283,8 @@ class PartitionedPoints:
         import dask
 
         indices = np.asarray(indices, dtype=np.int64)
-        owner = np.searchsorted(self.offsets, indices, side="right") - 1
-        order = np.argsort(owner, kind="stable")
-        calls = [dask.delayed(_rows)(block, self.bank,
-                                     indices[order][owner[order] == p] - self.offsets[p])
+        order, local = by_partition(self.offsets, indices)
+        calls = [dask.delayed(_rows)(block, self.bank, local[p])
                  for p, block in enumerate(self.blocks)]
         out = np.empty((indices.size, self.bank.n_features_in_))
         out[order] = np.concatenate(dask.compute(*calls))
