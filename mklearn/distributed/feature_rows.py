@@ -15,13 +15,20 @@ sigma'/2 ||A_k delta||^2``, and the client adds up the K changes of u. The local
 is the ordinary coordinate descent with the weights ``sigma' d`` and the blocks
 ``u / sigma' + A_k delta``, so the one-machine kernel serves it unchanged.
 
+CoCoA+ alone moves slowly on low-rank features, whose points are strongly correlated
+(``sigma' = K`` damps every local step). Each round therefore ends with an exact step on
+the client, a decomposition step in the manner of Joachims ("Making large-scale SVM
+learning practical", 1999): every partition sends its free variables and its worst
+violators of the projected gradient (``WORKING_SET`` over all partitions) with their rows,
+and the client runs coordinate descent over them with every other variable fixed.
+
 The stopping test is the one-machine one, over every point, with 0 among the values (the
 box-constrained optimum has every projected gradient at 0; a spread measured at one ``u``
 rather than along an epoch could be small far from it): each round first measures the
 projected gradient at the current ``u`` on its partition; the client stops when the
-largest minus the smallest is at most ``eps``. Only vectors of length R (blocks),
-m (weights) and each partition's dual variables travel; the kernel-weight steps run on the
-client.
+largest minus the smallest is at most ``eps``. What travels per round: vectors of length R
+(blocks) and m (weights), each partition's dual variables, and the working set's rows
+(at most ``WORKING_SET`` rows of R values); the kernel-weight steps run on the client.
 """
 
 from __future__ import annotations
