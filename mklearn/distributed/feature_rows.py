@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.kernels.low_rank import low_rank_bytes
+from mklearn.kernels.low_rank import block_squared_norms, low_rank_bytes
 from mklearn.linear import KIND_FIXED, FeatureRows, block_outputs, block_products
 from mklearn.linear.dcd import coordinate_descent
 
@@ -61,11 +61,7 @@ def _features_of(mapping, block, dtype):
     Phi = mapping.transform(np.asarray(block, dtype=np.float64))
     if Phi.dtype != dtype:
         Phi = Phi.astype(dtype)
-    starts = mapping.starts_
-    squared = np.stack([np.einsum("ij,ij->i", Phi[:, lo:hi].astype(np.float64),
-                                  Phi[:, lo:hi].astype(np.float64))
-                        for lo, hi in zip(starts[:-1], starts[1:], strict=True)], axis=1)
-    return Phi, squared
+    return Phi, block_squared_norms(Phi, mapping.starts_)
 
 
 class HeldPart:

@@ -23,9 +23,9 @@ from mklearn.distributed.feature_rows import PartitionedFeatures, by_partition
 from mklearn.distributed.partitions import is_dask_collection
 from mklearn.kernels.low_rank import (
     AUTO_COMPONENTS,
-    ERROR_SAMPLE,
     SMALLEST_AUTO,
     LowRankMap,
+    error_sample,
     gib,
     group_block,
     low_rank_bytes,
@@ -377,19 +377,12 @@ def partitioned_low_rank(bank, X, approximation: str, n_components: Any, *, dtyp
         Features that do not fit the workers (the message names the partition size and the
         fixes), ``n_components`` above n.
     """
-    from sklearn.utils import check_random_state
-
     points = PartitionedPoints(X, bank)
     plan = _planned_map(bank, points, approximation, n_components, dtype, random_state,
                         memory)
     mapping = plan.mapping
     operator = PartitionedFeatures.from_dask(X, mapping, dtype, hold=plan.hold)
-    rng = check_random_state(random_state)
-    rng = np.random.RandomState(rng.randint(2 ** 31) ^ 0x5EED)
-    others = np.setdiff1d(np.arange(points.n_samples), mapping.landmark_rows_)
-    pool = others if others.size >= 2 else np.arange(points.n_samples)
-    sample = np.sort(rng.choice(pool, min(pool.size, ERROR_SAMPLE), replace=False))
-    sampled = points.rows(sample)
+    sampled = points.rows(error_sample(mapping, points.n_samples, random_state))
     error, kernel_errors = mapping.error_on(sampled, mapping.transform(sampled, prepared=True))
     need = low_rank_bytes(points.n_samples, mapping.rank, np.dtype(dtype).itemsize)
     words = (plan_words(bank.n_kernels, points.n_samples, mapping, approximation,

@@ -51,7 +51,8 @@ from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF
 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
-           "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "gib", "group_block",
+           "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "block_squared_norms",
+           "error_sample", "gib", "group_block",
            "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank"]
 
 APPROXIMATIONS = ("nystroem", "rff")  # kernel_approximation's values besides exact and auto
@@ -518,6 +519,13 @@ class LowRankMap:
         return float(error), errors
 
 
+def block_squared_norms(features: np.ndarray, starts: Any) -> np.ndarray:
+    """``||Phi_k[i]||^2`` of every row and kernel block, float64 of shape (n, n_kernels)."""
+    blocks = [np.asarray(features[:, lo:hi], dtype=np.float64)
+              for lo, hi in zip(starts[:-1], starts[1:], strict=True)]
+    return np.stack([np.einsum("ij,ij->i", block, block) for block in blocks], axis=1)
+
+
 class LowRankKernels(KernelOperator):
     """Base kernels ``K_k = Phi_k Phi_k'`` held as their features (no ``n x n`` array).
 
@@ -542,9 +550,7 @@ class LowRankKernels(KernelOperator):
         self.n_samples = features.shape[0]
         self.n_kernels = self.starts.size - 1
         self.value_dtype = features.dtype
-        self.squared_norms = np.stack(
-            [np.einsum("ij,ij->i", self._block(k), self._block(k))
-             for k in range(self.n_kernels)], axis=1)
+        self.squared_norms = block_squared_norms(features, self.starts)
 
     def _block(self, k):
         return np.asarray(self.features[:, self.starts[k]:self.starts[k + 1]],
@@ -663,17 +669,22 @@ def plan_words(n_kernels, n_samples, mapping, approximation, components, need, e
             f"error of the kernel sum {error:.2e}")
 
 
-def _sample_error(mapping, features, random_state):
-    """The error on ``ERROR_SAMPLE`` training points that are no landmarks (Nystrom is exact
-    on its landmarks: they would hide the error), drawn apart from the landmarks' draw."""
+def error_sample(mapping, n_samples, random_state) -> np.ndarray:
+    """The sorted rows of ``ERROR_SAMPLE`` training points that are no landmarks (Nystrom is
+    exact on its landmarks: they would hide the error), drawn apart from the landmarks'
+    draw."""
     from sklearn.utils import check_random_state
 
-    n = features.shape[0]
-    others = np.setdiff1d(np.arange(n), mapping.landmark_rows_)
-    pool = others if others.size >= 2 else np.arange(n)
+    others = np.setdiff1d(np.arange(n_samples), mapping.landmark_rows_)
+    pool = others if others.size >= 2 else np.arange(n_samples)
     rng = check_random_state(random_state)
     rng = np.random.RandomState(rng.randint(2 ** 31) ^ 0x5EED)
-    sample = np.sort(rng.choice(pool, min(pool.size, ERROR_SAMPLE), replace=False))
+    return np.sort(rng.choice(pool, min(pool.size, ERROR_SAMPLE), replace=False))
+
+
+def _sample_error(mapping, features, random_state):
+    """The map's error on the points of :func:`error_sample`."""
+    sample = error_sample(mapping, features.shape[0], random_state)
     return mapping.error_on(mapping.bank.X_fit_[sample], features[sample])
 
 
