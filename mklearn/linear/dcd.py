@@ -51,12 +51,78 @@ def _dot_blocks(Phi, i, u, starts, kernels, out):
 
 
 @njit(cache=True)
-def _add_row(Phi, i, scale, u, starts, kernels):
-    """``u_k += scale * Phi_k[i]`` for the kernels ``kernels``."""
-    for t in range(kernels.size):
-        k = kernels[t]
-        for j in range(starts[k], starts[k + 1]):
-            u[j] += scale * Phi[i, j]
+def _column_ranges(starts, kernels):
+    """The columns of ``kernels``' blocks as merged ``[lo, hi)`` ranges, shape (r, 2):
+    one range when every kernel is read."""
+    ranges = np.empty((kernels.size, 2), dtype=np.int64)
+    count = 0
+    for k in np.sort(kernels):
+        if count > 0 and ranges[count - 1, 1] == starts[k]:
+            ranges[count - 1, 1] = starts[k + 1]
+        else:
+            ranges[count, 0], ranges[count, 1] = starts[k], starts[k + 1]
+            count += 1
+    return ranges[:count]
+
+
+@njit(cache=True)
+def _column_weights(starts, kernels, d):
+    """``d_k`` on every column of kernel k's block, for ``kernels`` (0 elsewhere)."""
+    weights = np.zeros(starts[-1])
+    for k in kernels:
+        weights[starts[k]:starts[k + 1]] = d[k]
+    return weights
+
+
+@njit(cache=True)
+def _curvatures(index, sq, kernels, d):
+    """``K(d)_ii = sum_k d_k ||Phi_k[i]||^2`` of every variable's row."""
+    curvature = np.zeros(index.size)
+    for t in range(index.size):
+        total = 0.0
+        for k in kernels:
+            total += d[k] * sq[index[t], k]
+        curvature[t] = total
+    return curvature
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _weighted_dot(Phi, i, u, weights, ranges):
+    """``sum_k d_k Phi_k[i] . u_k`` over the ranges: one vectorised pass over the row."""
+    total = 0.0
+    for r in range(ranges.shape[0]):
+        lo, hi = ranges[r, 0], ranges[r, 1]
+        row, w, v = Phi[i, lo:hi], weights[lo:hi], u[lo:hi]  # slices: the loop vectorises
+        for j in range(row.size):
+            total += row[j] * (w[j] * v[j])
+    return total
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _add_ranges(Phi, i, scale, u, ranges):
+    """``u += scale * Phi[i]`` on the ranges."""
+    for r in range(ranges.shape[0]):
+        lo, hi = ranges[r, 0], ranges[r, 1]
+        row, v = Phi[i, lo:hi], u[lo:hi]
+        for j in range(row.size):
+            v[j] += scale * row[j]
+
+
+@njit(cache=True)
+def _fixed_step(grad, alpha, upper, curvature):
+    """The exact step along one coordinate at fixed weights (clipped to the box) and its
+    projected gradient."""
+    if alpha <= 0.0:
+        pg = min(grad, 0.0)
+    elif alpha >= upper:
+        pg = max(grad, 0.0)
+    else:
+        pg = grad
+    if abs(pg) <= _STEP_FLOOR:
+        return 0.0, pg
+    if curvature <= 0.0:
+        return (upper - alpha if grad < 0.0 else -alpha), pg
+    return min(max(-grad / curvature, -alpha), upper - alpha), pg
 
 
 @njit(cache=True)
@@ -73,9 +139,11 @@ def block_terms(u, starts):
 
 
 @njit(cache=True)
-def _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, lam, q, prior):
-    """The change of ``alpha[i]`` that maximises the dual along it, and its projected
-    gradient (of the minimised negative dual) before the step."""
+def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, lam, q,
+                 prior):
+    """The change of ``alpha[i]`` along which a smooth conjugate's dual rises (one Newton
+    step), its gradient and its projected gradient (of the minimised negative dual) before
+    the step."""
     grad = linear[i]
     for t in range(kernels.size):
         k = kernels[t]
@@ -89,14 +157,6 @@ def _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, la
         pg = grad
     if abs(pg) <= _STEP_FLOOR:
         return 0.0, grad, pg
-    if kind == KIND_FIXED:
-        curvature = 0.0
-        for t in range(kernels.size):
-            k = kernels[t]
-            curvature += d[k] * sq[row, k]
-        if curvature <= 0.0:
-            return (up if grad < 0.0 else lower), grad, pg
-        return min(max(-grad / curvature, lower), up), grad, pg
     # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
     # pass over the kernels (SMO-MKL's safeguarded line search takes one per iteration)
     if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
@@ -160,9 +220,13 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     n = signs.size
     m = starts.size - 1
     dots = np.zeros(m)
-    g = block_terms(u, starts) if kind != KIND_FIXED else np.zeros(m)
-    if kind != KIND_FIXED:
+    fixed = kind == KIND_FIXED
+    g = block_terms(u, starts) if not fixed else np.zeros(m)
+    if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
+    ranges = _column_ranges(starts, kernels)
+    weights = _column_weights(starts, kernels, d)
+    curvature = _curvatures(index, sq, kernels, d) if fixed else np.zeros(0)
     active = np.arange(n)
     n_active = n
     upper_bar, lower_bar = np.inf, -np.inf
@@ -176,9 +240,13 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
         while s < n_active:
             i = active[s]
             row = index[i]
-            _dot_blocks(Phi, row, u, starts, kernels, dots)
-            step, grad, pg = _step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d,
-                                   kernels, lam, q, prior)
+            if fixed:
+                grad = linear[i] + signs[i] * _weighted_dot(Phi, row, u, weights, ranges)
+                step, pg = _fixed_step(grad, alpha[i], upper[i], curvature[i])
+            else:
+                _dot_blocks(Phi, row, u, starts, kernels, dots)
+                step, grad, pg = _smooth_step(kind, i, row, alpha, upper, signs, linear, sq,
+                                              dots, g, d, kernels, lam, q, prior)
             if shrinking and ((alpha[i] <= 0.0 and grad > upper_bar)
                               or (alpha[i] >= upper[i] and grad < lower_bar)):
                 n_active -= 1
@@ -194,12 +262,12 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 alpha[i] = 0.0
             elif alpha[i] >= upper[i] or upper[i] - alpha[i] <= 1e-14 * upper[i]:
                 alpha[i] = upper[i]
-            _add_row(Phi, row, step * signs[i], u, starts, kernels)
-            if kind != KIND_FIXED:
+            _add_ranges(Phi, row, step * signs[i], u, ranges)
+            if not fixed:
                 for k in range(m):
                     g[k] += 2.0 * step * signs[i] * dots[k] + step * step * sq[row, k]
                 kernel_weights(g, kind, lam, q, prior, d)
-        if kind != KIND_FIXED:  # no drift of the running terms
+        if not fixed:  # no drift of the running terms
             g[:] = block_terms(u, starts)
             kernel_weights(g, kind, lam, q, prior, d)
         if n_active == 0:
