@@ -30,24 +30,69 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from mklearn.svm.mkl_step import KIND_KL, KIND_LP, kernel_weights, line_derivatives
+from mklearn.svm.mkl_step import (
+    KIND_KL,
+    KIND_LP,
+    MAX_EXPONENT,
+    kernel_weights,
+    line_derivatives,
+)
 
 __all__ = ["KIND_FIXED", "KIND_KL", "KIND_LP", "block_terms", "coordinate_descent"]
 
 KIND_FIXED = 2  # fixed kernel weights d: the SVM on K(d)
 
 _STEP_FLOOR = 1e-12  # projected gradients below this make no step
+_SMALL_EXPONENT = 1e-4  # KL weights follow a step by a polynomial below this change
 
 
-@njit(cache=True)
-def _dot_blocks(Phi, i, u, starts, kernels, out):
-    """``out[k] = Phi_k[i] . u_k`` for the kernels ``kernels`` (others untouched)."""
-    for t in range(kernels.size):
-        k = kernels[t]
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _block_dots(Phi, i, u, starts, product, dots):
+    """``dots[k] = Phi_k[i] . u_k`` for every kernel: the products in one vectorised pass
+    (into ``product``, shape (R,)), then their sums by block."""
+    row = Phi[i]
+    for j in range(row.size):
+        product[j] = row[j] * u[j]
+    for k in range(starts.size - 1):
         total = 0.0
         for j in range(starts[k], starts[k + 1]):
-            total += Phi[i, j] * u[j]
-        out[k] = total
+            total += product[j]
+        dots[k] = total
+
+
+_FAST = {"reassoc", "contract", "nnan", "ninf", "nsz"}  # sums over finite kernel terms
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _follow_weights(kind, g, dots, sq_row, change, step, lam, q, prior, d, delta):
+    """``g_k += 2 change dots_k + step^2 ||Phi_k[i]||^2`` after a step (``change = step *
+    sign``), and the weights ``d = grad r*(g / 2)`` that follow. KL weights are scaled by
+    ``exp(delta_k)``, ``delta_k`` the change of ``g_k / (2 lam)`` (into ``delta``): by its
+    Taylor polynomial of degree 4 where every ``|delta_k| <= _SMALL_EXPONENT`` (relative
+    error below 1e-18; the epoch's end recomputes them), else by exponentials."""
+    largest, top = 0.0, 0.0
+    for k in range(g.size):
+        delta[k] = (change * dots[k] + 0.5 * step * step * sq_row[k]) / lam
+        g[k] += 2.0 * lam * delta[k]
+        largest = max(largest, abs(delta[k]))
+        top = max(top, g[k])
+    if kind != KIND_KL or largest > _SMALL_EXPONENT or 0.5 * top / lam >= MAX_EXPONENT:
+        kernel_weights(g, kind, lam, q, prior, d)
+        return
+    for k in range(g.size):
+        x = delta[k]
+        d[k] *= 1.0 + x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0))))
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def _kl_terms(d, dots, sq_row, lam):
+    """``(sum_k d_k dots_k, sum_k d_k (||Phi_k[i]||^2 + dots_k^2 / lam))``: the KL dual's
+    first derivative along a coordinate (up to the linear term) and minus its second."""
+    first, second = 0.0, 0.0
+    for k in range(d.size):
+        first += d[k] * dots[k]
+        second += d[k] * (sq_row[k] + dots[k] * dots[k] / lam)
+    return first, second
 
 
 @njit(cache=True)
@@ -139,15 +184,12 @@ def block_terms(u, starts):
 
 
 @njit(cache=True)
-def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kernels, lam, q,
-                 prior):
+def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, lam, q, prior):
     """The change of ``alpha[i]`` along which a smooth conjugate's dual rises (one Newton
     step), its gradient and its projected gradient (of the minimised negative dual) before
     the step."""
-    grad = linear[i]
-    for t in range(kernels.size):
-        k = kernels[t]
-        grad += signs[i] * d[k] * dots[k]
+    weighted, curvature = _kl_terms(d, dots, sq[row], lam)
+    grad = linear[i] + signs[i] * weighted
     lower, up = -alpha[i], upper[i] - alpha[i]
     if alpha[i] <= 0.0:
         pg = min(grad, 0.0)
@@ -160,9 +202,7 @@ def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, kern
     # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
     # pass over the kernels (SMO-MKL's safeguarded line search takes one per iteration)
     if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
-        first, second = -grad, 0.0
-        for k in range(g.size):
-            second -= d[k] * (sq[row, k] + dots[k] * dots[k] / lam)
+        first, second = -grad, -curvature
     else:
         b = np.empty(g.size)
         for k in range(g.size):
@@ -219,7 +259,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     np.random.seed(seed)
     n = signs.size
     m = starts.size - 1
-    dots = np.zeros(m)
+    dots, delta, product = np.zeros(m), np.zeros(m), np.zeros(starts[-1])
     fixed = kind == KIND_FIXED
     g = block_terms(u, starts) if not fixed else np.zeros(m)
     if not fixed:
@@ -244,9 +284,9 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 grad = linear[i] + signs[i] * _weighted_dot(Phi, row, u, weights, ranges)
                 step, pg = _fixed_step(grad, alpha[i], upper[i], curvature[i])
             else:
-                _dot_blocks(Phi, row, u, starts, kernels, dots)
+                _block_dots(Phi, row, u, starts, product, dots)
                 step, grad, pg = _smooth_step(kind, i, row, alpha, upper, signs, linear, sq,
-                                              dots, g, d, kernels, lam, q, prior)
+                                              dots, g, d, lam, q, prior)
             if shrinking and ((alpha[i] <= 0.0 and grad > upper_bar)
                               or (alpha[i] >= upper[i] and grad < lower_bar)):
                 n_active -= 1
@@ -264,9 +304,8 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 alpha[i] = upper[i]
             _add_ranges(Phi, row, step * signs[i], u, ranges)
             if not fixed:
-                for k in range(m):
-                    g[k] += 2.0 * step * signs[i] * dots[k] + step * step * sq[row, k]
-                kernel_weights(g, kind, lam, q, prior, d)
+                _follow_weights(kind, g, dots, sq[row], step * signs[i], step, lam, q, prior,
+                                d, delta)
         if not fixed:  # no drift of the running terms
             g[:] = block_terms(u, starts)
             kernel_weights(g, kind, lam, q, prior, d)

@@ -35,6 +35,7 @@ _MAX_EPOCHS = 1000  # epochs of coordinate descent per solve at the most
 POLISH_MAX = 3000  # free variables above which the exact solve on the pattern is not tried
 POLISH_ROUNDS = 6  # corrections of the pattern at the most
 POLISH_START = 0.1  # the coarse solve's tolerance before a first exact solve on its pattern
+BIAS_COARSE = 1.0  # the smooth conjugates' tolerance of a first search of the bias
 _BOUND_TOL = 1e-10  # share of the bound within which a variable counts as at the bound
 
 
@@ -190,13 +191,12 @@ class FeatureSVM:
             if self._polished(coarse.alpha, d, settings):
                 return self.alpha, self.bias, p.blocks(self.alpha), d
             start = (coarse.bias, coarse.alpha)
+        if not exact and eps < BIAS_COARSE:  # the bias found at a coarse tolerance first
+            start = self._searched(*start, d, settings[:-1] + (BIAS_COARSE,))[:2]
         first = self._at(*start, d, settings)
         if exact and self._polished(first.alpha, d, settings):
             return self.alpha, self.bias, p.blocks(self.alpha), d
-        low, high = self._bracket(first, d, settings)
-        if low is not high:
-            low, high = self._narrow(low, high, d, settings)
-        self.alpha, u, self.bias = self._balanced(low, high)
+        self.bias, self.alpha, u = self._searched(first.bias, first.alpha, d, settings, first)
         if exact:
             if self._polished(self.alpha, d, settings):
                 u = p.blocks(self.alpha)
@@ -204,6 +204,16 @@ class FeatureSVM:
         d = np.empty(m)
         kernel_weights(block_terms(u, p.starts), kind, lam, q, prior, d)
         return self.alpha, self.bias, u, d
+
+    def _searched(self, bias, alpha, d, settings, first=None):
+        """``(bias, alpha, u)``: the bias search from a start (or from its first trial
+        ``first``), to the balanced point of its bracket."""
+        first = self._at(bias, alpha, d, settings) if first is None else first
+        low, high = self._bracket(first, d, settings)
+        if low is not high:
+            low, high = self._narrow(low, high, d, settings)
+        alpha, u, bias = self._balanced(low, high)
+        return bias, alpha, u
 
     def _polished(self, alpha, d, settings) -> bool:
         """Whether the exact solve on the pattern of ``alpha`` succeeded (it becomes the

@@ -18,7 +18,7 @@ from numba import njit
 KIND_LP = 0  # regulariser lp: r(d) = lam/2 ||d||_p^2
 KIND_KL = 1  # regulariser KL: r(d) = lam sum_k (d_k log(d_k / d0_k) - d_k + d0_k)
 
-_MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
+MAX_EXPONENT = 600.0  # KL weights exp(z / lam) are capped here: products with them stay finite
 _NEWTON_ITER = 60  # iterations at most: 60 halvings of the bracket reach double precision
 
 
@@ -66,7 +66,7 @@ def kernel_weights(g, kind, lam, q, prior, out):
             out[k] *= factor
     else:
         for k in range(m):
-            out[k] = prior[k] * np.exp(min(0.5 * g[k] / lam, _MAX_EXPONENT))
+            out[k] = prior[k] * np.exp(min(0.5 * g[k] / lam, MAX_EXPONENT))
 
 
 @njit(cache=True)
@@ -77,7 +77,7 @@ def conjugate(g, kind, lam, q, prior):
         return norm * norm / (2.0 * lam)
     total = 0.0
     for k in range(g.size):
-        total += prior[k] * np.expm1(min(0.5 * g[k] / lam, _MAX_EXPONENT))
+        total += prior[k] * np.expm1(min(0.5 * g[k] / lam, MAX_EXPONENT))
     return lam * total
 
 
@@ -125,7 +125,7 @@ def _line_derivatives(t, g, a, b, kind, lam, q, prior, c1):
     else:
         for k in range(m):
             z = 0.5 * (g[k] + 2.0 * t * b[k] + t * t * a[k])
-            d = prior[k] * np.exp(min(z / lam, _MAX_EXPONENT))
+            d = prior[k] * np.exp(min(z / lam, MAX_EXPONENT))
             w = b[k] + t * a[k]
             first -= d * w
             second -= d * a[k] + d * w * w / lam
@@ -146,7 +146,7 @@ def _narrow_bracket(lower, upper, f_low, s_low, g, a, b, kind, lam, q, prior, c1
     bisection on e (``phi'`` decreases: about 11 evaluations).
 
     Without it a box of 1e10 or more left the root to 60 Newton-bisection steps that ended
-    where the KL exponent is capped (``_MAX_EXPONENT``): there ``phi`` is no longer the dual
+    where the KL exponent is capped (``MAX_EXPONENT``): there ``phi`` is no longer the dual
     along the pair, its curvature is wrong by orders of magnitude, and the step stopped
     there with weights near 1e260.
     """
