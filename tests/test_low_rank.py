@@ -440,3 +440,38 @@ def test_features_of_rank_at_least_n_warn_that_exact_kernels_cost_less():
     with pytest.warns(UserWarning, match=r"rank \d+, not below the 60 training points.*"
                                          r"kernel_approximation='exact'"):
         MKLClassifier(kernel_approximation="nystroem", n_components=50).fit(X, y)
+
+
+def test_the_exact_pattern_solve_merges_duplicate_points_and_reaches_the_svc():
+    from mklearn.kernels.low_rank import block_squared_norms
+    from mklearn.linear import FeatureProblem, FeatureRows, FeatureSVM
+    from mklearn.linear.blocks import representative_rows
+
+    rng = np.random.default_rng(3)
+    distinct = rng.normal(size=(40, 12)) * 0.6
+    pick = rng.integers(0, 40, 400)  # every point about ten times, both labels on some
+    Phi = distinct[pick]
+    y = np.where(Phi[:, 0] + 0.5 * rng.normal(size=400) > 0, 1.0, -1.0)
+    assert np.array_equal(Phi[representative_rows(Phi)], Phi)
+    assert np.unique(representative_rows(Phi)).size == np.unique(pick).size
+    starts = np.array([0, 5, 12])
+    rows = FeatureRows(Phi, starts, block_squared_norms(Phi, starts))
+    problem = FeatureProblem(rows, y, -np.ones(400), np.ones(400), np.arange(400))
+    svm = FeatureSVM(problem)
+    d = np.array([0.3, 0.7])
+    alpha, _, _, _ = svm.solve(d, 1e-8)
+    assert svm.n_polished >= 1
+    kernel = 0.3 * Phi[:, :5] @ Phi[:, :5].T + 0.7 * Phi[:, 5:] @ Phi[:, 5:].T
+    svc = SVC(kernel="precomputed", C=1.0, tol=1e-10).fit(kernel, y)
+    reference = np.zeros(400)
+    reference[svc.support_] = np.abs(svc.dual_coef_[0])
+    value = [a.sum() - 0.5 * (a * y) @ kernel @ (a * y) for a in (alpha, reference)]
+    assert value[0] == pytest.approx(value[1], rel=1e-8)
+    assert np.all((alpha >= 0) & (alpha <= 1)) and abs(y @ alpha) < 1e-9
+
+
+def test_rows_that_only_collide_in_their_hash_stay_apart():
+    from mklearn.linear.blocks import _verified
+
+    Phi = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0]])
+    assert _verified(Phi, np.array([0, 0, 0])).tolist() == [0, 0, 2]

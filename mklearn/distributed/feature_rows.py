@@ -41,6 +41,7 @@ import numpy as np
 from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.low_rank import block_squared_norms, low_rank_bytes
 from mklearn.linear import KIND_FIXED, FeatureRows, block_outputs, block_products
+from mklearn.linear.blocks import representative_rows
 from mklearn.linear.dcd import coordinate_descent
 
 __all__ = ["HeldPart", "PartitionedFeatures", "PartitionedRows", "RecomputedPart",
@@ -92,6 +93,10 @@ def _products(part, v):
 
 def _outputs(part, starts, u, d, kernels):
     return block_outputs(part.arrays()[0], starts, u, d, kernels)
+
+
+def _representatives(part):
+    return representative_rows(part.arrays()[0])
 
 
 def _take(part, rows):
@@ -227,6 +232,11 @@ class PartitionedRows(FeatureRows):
         d = np.asarray(d, dtype=np.float64)
         return np.concatenate(self._each(_outputs, self.starts, u, d,
                                          np.asarray(kernels, dtype=np.int64)))
+
+    def representative_rows(self) -> np.ndarray:
+        """Equal rows within each partition (rows of different partitions stay apart)."""
+        found = self._each(_representatives)
+        return np.concatenate([r + lo for r, lo in zip(found, self.offsets[:-1], strict=True)])
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)

@@ -1,8 +1,9 @@
 """The rows of the features ``Phi`` as the feature-space core reads them.
 
 A solve in feature space touches ``Phi`` (shape (n, R), the blocks of every kernel side by
-side) in four ways only: the blocks ``u = Phi' v``, the outputs ``f = K(d) v`` from u, some
-rows (the exact solve on a support pattern), and epochs of dual coordinate descent.
+side) in five ways only: the blocks ``u = Phi' v``, the outputs ``f = K(d) v`` from u, some
+rows (the exact solve on a support pattern), epochs of dual coordinate descent, and which
+rows are equal (the exact solve merges duplicate points).
 :class:`FeatureRows` does them on features held in memory; an operator whose rows live
 elsewhere (partitions on Dask workers: :mod:`mklearn.distributed.feature_rows`) provides a
 subclass through its ``feature_rows`` attribute, and every feature-space solver runs on it
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mklearn.linear.blocks import block_outputs, block_products
+from mklearn.linear.blocks import block_outputs, block_products, representative_rows
 from mklearn.linear.dcd import coordinate_descent
 
 __all__ = ["FeatureRows", "feature_rows"]
@@ -48,6 +49,10 @@ class FeatureRows:
     def outputs(self, u: np.ndarray, d: np.ndarray, kernels: np.ndarray) -> np.ndarray:
         """``f_i = sum_k d_k Phi_k[i] . u_k`` over ``kernels``, shape (n,)."""
         return block_outputs(self.features, self.starts, u, d, kernels)
+
+    def representative_rows(self) -> np.ndarray:
+        """The first row equal to each row (itself when unique), int64 of shape (n,)."""
+        return representative_rows(self.features)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """The rows ``rows`` of ``Phi`` in float64, shape (len(rows), R)."""

@@ -126,6 +126,17 @@ def _scaled_to_balance(alpha, signs):
 
 
 @dataclass
+class _Merged:
+    """Free variables ``free`` merged by equal row, sign and linear term: ``first[g]`` the
+    first of group g, ``groups`` each one's group, ``bounds[g]`` the sum of its bounds."""
+
+    free: np.ndarray
+    first: np.ndarray
+    groups: np.ndarray
+    bounds: np.ndarray
+
+
+@dataclass
 class _Trial:
     """A solve at one bias: its dual point, blocks and ``h = signs' a``."""
 
@@ -159,6 +170,7 @@ class FeatureSVM:
         self.n_epochs = 0
         self.n_steps = 0
         self.n_polished = 0  # solves ended by the exact solve on the support pattern
+        self._representatives = None  # the first equal row of each row, once needed
 
     def solve(self, d, eps, kind=KIND_FIXED, lam=1.0, q=2.0, prior=None, kernels=None):
         """Solve at weights ``d`` (``KIND_FIXED``) or with a smooth conjugate (``kind``,
@@ -231,13 +243,15 @@ class FeatureSVM:
         the equality constraint are the linear system
         ``[Q_FF s_F; s_F' 0] [a_F; b] = [-p_F - s_F (Z_F w_fixed); -s_fixed' a_fixed]``,
         ``Q_FF = diag(s_F) Z_F Z_F' diag(s_F)``, ``Z`` the columns ``sqrt(d_k) Phi_k``
-        (least squares of minimum norm where duplicate points make it singular). A few
+        (least squares of minimum norm where duplicate points make it singular). The free
+        variables of equal rows, sign and linear term enter it as one (duplicate points:
+        only their sum matters), split back in proportion to their bounds. A few
         rounds of an active-set method (Scheinberg, JMLR 7, 2006) correct the pattern: free
         variables that leave the box go to the bound they cross, bound variables that
         violate their KKT condition are freed. A solution is taken only when it stays in
         the box and every variable meets its KKT condition to ``eps``; otherwise None, and
         coordinate descent goes on. A round costs ``O(|F|^2 R + |F|^3 + n R)``; none is
-        tried above ``POLISH_MAX`` free variables.
+        tried above ``POLISH_MAX`` free variables (after merging).
         """
         kernels, eps = settings[0], settings[-1]
         upper = self.problem.upper
@@ -246,9 +260,11 @@ class FeatureSVM:
         at_upper = alpha >= (1 - _BOUND_TOL) * upper
         free = (alpha > _BOUND_TOL * upper) & ~at_upper
         for _ in range(POLISH_ROUNDS):
-            if not free.any() or free.sum() > POLISH_MAX:
+            merged = self._merged(np.flatnonzero(free))
+            if merged is None or merged.first.size > POLISH_MAX:
                 return None
-            candidate, bias, left = self._pattern_solution(free, at_upper, d, kernels)
+            candidate, bias, left = self._pattern_solution(merged, free, at_upper, d,
+                                                           kernels)
             if left.any():  # out of the box: to the bound crossed
                 crossed = np.flatnonzero(free)[left]
                 at_upper[crossed] = candidate[crossed] > 0.5 * upper[crossed]
@@ -264,27 +280,44 @@ class FeatureSVM:
             at_upper[violators] = False
         return None
 
-    def _pattern_solution(self, free, at_upper, d, kernels):
+    def _merged(self, F):
+        """The free variables ``F`` grouped by equal row, sign and linear term, or None
+        when there are none."""
+        if F.size == 0:
+            return None
+        p = self.problem
+        if self._representatives is None:
+            self._representatives = p.rows.representative_rows()
+        keys = np.stack([self._representatives[p.index[F]].astype(np.float64), p.signs[F],
+                         p.linear[F]], axis=1)
+        _, first, groups = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        groups = groups.ravel()
+        return _Merged(F, F[first], groups,
+                       np.bincount(groups, weights=p.upper[F], minlength=first.size))
+
+    def _pattern_solution(self, merged, free, at_upper, d, kernels):
         """``(alpha, bias, out_of_box)``: the KKT system's solution on the pattern, with
         the mask (over the free variables) of those outside the box."""
         p = self.problem
-        F = np.flatnonzero(free)
+        G, bounds = merged.first, merged.bounds
         columns = np.concatenate([np.arange(p.starts[k], p.starts[k + 1]) for k in kernels])
         scale = np.sqrt(np.repeat(d[kernels], np.diff(p.starts)[kernels]))
         fixed = np.where(at_upper & ~free, p.upper, 0.0)
         w_fixed = p.blocks(fixed)[columns] * scale
-        Z_F = p.rows.take(p.index[F])[:, columns] * scale
-        s_F = p.signs[F]
-        system = np.zeros((F.size + 1, F.size + 1))
-        system[:-1, :-1] = (s_F[:, None] * (Z_F @ Z_F.T)) * s_F[None, :]
-        system[:-1, -1] = system[-1, :-1] = s_F
-        rhs = np.append(-p.linear[F] - s_F * (Z_F @ w_fixed), -float(p.signs @ fixed))
-        solution = _kkt_solution(system, rhs, F.size <= columns.size)
-        a_F = solution[:-1]
-        slack = _BOUND_TOL * p.upper[F]
-        out = (a_F < -slack) | (a_F > p.upper[F] + slack)
+        Z_G = p.rows.take(p.index[G])[:, columns] * scale
+        s_G = p.signs[G]
+        system = np.zeros((G.size + 1, G.size + 1))
+        system[:-1, :-1] = (s_G[:, None] * (Z_G @ Z_G.T)) * s_G[None, :]
+        system[:-1, -1] = system[-1, :-1] = s_G
+        rhs = np.append(-p.linear[G] - s_G * (Z_G @ w_fixed), -float(p.signs @ fixed))
+        solution = _kkt_solution(system, rhs, G.size <= columns.size)
+        a_G = solution[:-1]
+        slack = _BOUND_TOL * bounds
+        out = ((a_G < -slack) | (a_G > bounds + slack))[merged.groups]
+        share = np.divide(np.clip(a_G, 0.0, bounds), bounds, out=np.zeros_like(bounds),
+                          where=bounds > 0)
         candidate = fixed
-        candidate[F] = np.clip(a_F, 0.0, p.upper[F])
+        candidate[merged.free] = share[merged.groups] * p.upper[merged.free]
         return candidate, float(solution[-1]), out
 
     def _kkt_violators(self, alpha, bias, d, kernels, eps, free):
