@@ -520,10 +520,13 @@ class LowRankMap:
 
 
 def block_squared_norms(features: np.ndarray, starts: Any) -> np.ndarray:
-    """``||Phi_k[i]||^2`` of every row and kernel block, float64 of shape (n, n_kernels)."""
-    blocks = [np.asarray(features[:, lo:hi], dtype=np.float64)
-              for lo, hi in zip(starts[:-1], starts[1:], strict=True)]
-    return np.stack([np.einsum("ij,ij->i", block, block) for block in blocks], axis=1)
+    """``||Phi_k[i]||^2`` of every row and kernel block, float64 of shape (n, n_kernels);
+    one block in float64 at a time (float32 features are never copied whole)."""
+    norms = np.empty((features.shape[0], len(starts) - 1))
+    for k, (lo, hi) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
+        block = np.asarray(features[:, lo:hi], dtype=np.float64)
+        norms[:, k] = np.einsum("ij,ij->i", block, block)
+    return norms
 
 
 class LowRankKernels(KernelOperator):
