@@ -443,9 +443,8 @@ def test_features_of_rank_at_least_n_warn_that_exact_kernels_cost_less():
 
 
 def test_the_exact_pattern_solve_merges_duplicate_points_and_reaches_the_svc():
-    from mklearn.kernels.low_rank import block_squared_norms
+    from mklearn.kernels.low_rank import block_squared_norms, representative_rows
     from mklearn.linear import FeatureProblem, FeatureRows, FeatureSVM
-    from mklearn.linear.blocks import representative_rows
 
     rng = np.random.default_rng(3)
     distinct = rng.normal(size=(40, 12)) * 0.6
@@ -471,7 +470,33 @@ def test_the_exact_pattern_solve_merges_duplicate_points_and_reaches_the_svc():
 
 
 def test_rows_that_only_collide_in_their_hash_stay_apart():
-    from mklearn.linear.blocks import _verified
+    from mklearn.kernels._low_rank_numba import verified
 
     Phi = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 1.0]])
-    assert _verified(Phi, np.array([0, 0, 0])).tolist() == [0, 0, 2]
+    assert verified(Phi, np.array([0, 0, 0])).tolist() == [0, 0, 2]
+
+
+def test_distinct_rows_of_one_column_are_numpy_unique_first_occurrences_up_to_the_limit():
+    from mklearn.kernels._low_rank_numba import distinct_first_rows
+
+    rng = np.random.default_rng(4)
+    column = rng.integers(0, 7, 300).astype(np.float64) - 3.0
+    column[rng.integers(0, 300, 20)] = -0.0  # equal to 0.0, as np.unique counts it
+    values, first = np.unique(column, return_index=True)
+    found = distinct_first_rows((column + 0.0).view(np.int64), 7)
+    assert np.array_equal(np.sort(found), np.sort(first))
+    assert np.array_equal(np.sort(column[found]), values)
+    assert distinct_first_rows((column + 0.0).view(np.int64), 6).size == 0  # over the limit
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_block_squared_norms_are_each_blocks_row_norms(dtype):
+    from mklearn.kernels.low_rank import block_squared_norms
+
+    Phi = np.random.default_rng(5).normal(size=(70, 9)).astype(dtype)
+    starts = np.array([0, 2, 2, 7, 9])  # an empty block among them
+    norms = block_squared_norms(Phi, starts)
+    expected = np.stack([np.sum(Phi[:, lo:hi].astype(np.float64) ** 2, axis=1)
+                         for lo, hi in zip(starts[:-1], starts[1:], strict=True)], axis=1)
+    assert norms.dtype == np.float64
+    np.testing.assert_allclose(norms, expected, rtol=1e-12)

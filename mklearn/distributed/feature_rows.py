@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 
 from mklearn.kernels.base import Capabilities, KernelOperator
-from mklearn.kernels.low_rank import block_squared_norms, low_rank_bytes
+from mklearn.kernels.low_rank import block_squared_norms, low_rank_bytes, representative_rows
 from mklearn.linear import KIND_FIXED, FeatureRows, block_outputs, block_products
-from mklearn.linear.blocks import representative_rows
 from mklearn.linear.dcd import coordinate_descent
 
 __all__ = ["HeldPart", "PartitionedFeatures", "PartitionedRows", "RecomputedPart",

@@ -45,6 +45,15 @@ from typing import Any
 import numpy as np
 
 from mklearn._sizes import PREDICT_BLOCK_BYTES
+from mklearn.kernels._low_rank_numba import (
+    NOT_A_LANDMARK,
+    distinct_first_rows,
+    gather_table_rows,
+    landmark_codes,
+    row_hashes,
+    squared_block_norms,
+    verified,
+)
 from mklearn.kernels.bank import KernelBank, block_key
 from mklearn.kernels.base import KernelOperator
 from mklearn.kernels.capabilities import Capabilities
@@ -53,7 +62,8 @@ from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
            "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "block_squared_norms",
            "error_sample", "gib", "group_block",
-           "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank"]
+           "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank",
+           "representative_rows"]
 
 APPROXIMATIONS = ("nystroem", "rff")  # kernel_approximation's values besides exact and auto
 SPECTRUM_FLOOR = 1e-10  # eigenvalues of K_LL kept: above this times the largest
@@ -131,13 +141,28 @@ def _distinct_rows(block, limit):
     """Indices of the distinct rows of ``block`` (first occurrences), or None when there are
     more than ``limit``."""
     if block.shape[1] == 1:
-        values, first = np.unique(block[:, 0], return_index=True)
-        return first if values.size <= limit else None
+        column = np.ascontiguousarray(block[:, 0], dtype=np.float64)
+        first = distinct_first_rows((column + 0.0).view(np.int64), limit)  # -0.0 as 0.0
+        if first.size == 0:
+            return None
+        return first[np.argsort(column[first], kind="stable")]
     sample = block[: min(block.shape[0], 50 * limit)]
-    if np.unique(sample, axis=0).shape[0] > limit:
+    if np.count_nonzero(representative_rows(sample) == np.arange(sample.shape[0])) > limit:
         return None
     _, first = np.unique(block, axis=0, return_index=True)
     return first if first.size <= limit else None
+
+
+def representative_rows(Phi: np.ndarray) -> np.ndarray:
+    """The first row of ``Phi`` equal to each row (the row itself when it is unique), int64
+    of shape (n,): rows grouped by two random projections, then every grouped row compared
+    with its representative entry by entry."""
+    if Phi.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    directions = np.random.default_rng(0).standard_normal((2, Phi.shape[1]))
+    hashes = row_hashes(Phi, directions)
+    _, first, inverse = np.unique(hashes, axis=0, return_index=True, return_inverse=True)
+    return verified(Phi, first[inverse.ravel()].astype(np.int64))
 
 
 def _quantile_rows(column, count):
@@ -410,18 +435,25 @@ class LowRankMap:
         out = np.empty((points.shape[0], self.rank), dtype=self.dtype)
         landmarks = max(self.landmark_points_.shape[0], 1)
         block = max(1, PREDICT_BLOCK_BYTES // (8 * landmarks * 4))
+        buffer = None if self.dtype == np.float64 else np.empty((block, self.rank))
         for start in range(0, points.shape[0], block):
             chunk = np.ascontiguousarray(points[start:start + block])
-            out[start:start + chunk.shape[0]] = self._features(chunk)
+            rows = slice(start, start + chunk.shape[0])
+            if buffer is None:  # float64: written in place
+                self._features(chunk, out[rows])
+            else:
+                out[rows] = self._features(chunk, buffer[:chunk.shape[0]])
         return out
 
-    def _features(self, points):
-        out = np.empty((points.shape[0], self.rank))
+    def _features(self, points, out):
+        """Write the features of ``points`` into ``out``, float64 of shape (n, R); return it."""
         scales = self.bank.trace_scales_
+        tabled = self._gather_tables(points, out)
         for g, group in enumerate(self.groups_):
+            if g in tabled:
+                continue
             block = group_block(points, group)
-            codes = self._landmark_codes(g, block)
-            if group.route == "landmarks" and codes is None:
+            if group.route == "landmarks":
                 cross = self._landmark_bank_cached().transform(
                     points, rows=group.landmarks, kernel_indices=group.kernels,
                     prepared=True)  # checked once, by transform
@@ -437,24 +469,60 @@ class LowRankMap:
                     D = group.phases.size
                     out[:, lo:hi] = np.sqrt(2.0 * scales[k] / D) * np.cos(
                         block @ group.projections[t] + group.phases)
-                elif codes is not None:
-                    out[:, lo:hi] = self._landmark_table(g)[t][codes]
                 else:
                     out[:, lo:hi] = np.asarray(cross[:, :, t], dtype=np.float64) \
                         @ group.projections[t]
         return out
 
-    def _landmark_codes(self, g, block):
-        """For group g, when exact on one column (its landmarks are the column's distinct
-        values): each point's landmark, when every point's value is a landmark's (its
-        features are then that landmark's row of ``K_LL P``, no kernel computed); else None."""
-        group = self.groups_[g]
-        if group.route != "landmarks" or not group.exact or block.shape[1] != 1:
-            return None
-        values, order = self._sorted_landmarks(g)
-        x = block[:, 0]
-        at = np.minimum(np.searchsorted(values, x), values.size - 1)
-        return order[at] if np.array_equal(values[at], x) else None
+    def _gather_tables(self, points, out):
+        """Write the features of the exact one-column groups whose every point's value is a
+        landmark's (rows of their tables, no kernel computed); return those groups."""
+        tables = self._one_column_tables()
+        if tables is None:
+            return set()
+        codes = np.empty((points.shape[0], tables["groups"].size), dtype=np.int64)
+        landmark_codes(points, tables["columns"], tables["scales"], tables["values"],
+                       tables["value_starts"], tables["order"], codes)
+        missing = (codes == NOT_A_LANDMARK).any(axis=0)
+        codes[:, missing] = 0  # written, then overwritten by the kernels' own route
+        gather_table_rows(codes, tables["group_of"], tables["tables"], tables["table_starts"],
+                          tables["widths"], tables["out_starts"], out)
+        return set(tables["groups"][~missing].tolist())
+
+    def _one_column_tables(self):
+        """The exact groups on one column, flat for the loops of ``_gather_tables``: their
+        columns, scales, sorted landmark values (and the landmarks' order) and, per kernel,
+        its group, table rows (``K_LL P``) and columns of the features; None if none."""
+        def make():
+            groups = [g for g, group in enumerate(self.groups_)
+                      if group.route == "landmarks" and group.exact and self._width(group) == 1]
+            if not groups:
+                return None
+            sorted_values = [self._sorted_landmarks(g) for g in groups]
+            group_of, tables, kernels = [], [], []
+            for position, g in enumerate(groups):
+                group_of += [position] * self.groups_[g].kernels.size
+                tables += self._landmark_table(g)
+                kernels += self.groups_[g].kernels.tolist()
+            widths = np.array([table.shape[1] for table in tables], dtype=np.int64)
+            return {
+                "groups": np.asarray(groups),
+                "columns": np.array([0 if self.groups_[g].columns is None
+                                     else self.groups_[g].columns[0] for g in groups],
+                                    dtype=np.int64),
+                "scales": np.array([1.0 if self.groups_[g].scales is None
+                                    else self.groups_[g].scales[0] for g in groups]),
+                "values": np.concatenate([values for values, _ in sorted_values]),
+                "value_starts": _starts([values.size for values, _ in sorted_values]),
+                "order": np.concatenate([order for _, order in sorted_values]).astype(np.int64),
+                "group_of": np.asarray(group_of, dtype=np.int64),
+                "tables": np.concatenate([table.ravel() for table in tables]),
+                "table_starts": _starts([table.size for table in tables])[:-1],
+                "widths": widths,
+                "out_starts": self.starts_[np.asarray(kernels)].astype(np.int64),
+            }
+
+        return self._derived("one-column tables", make)
 
     def _sorted_landmarks(self, g):
         """The landmarks' values of one-column group g, sorted, and their order."""
@@ -519,13 +587,17 @@ class LowRankMap:
         return float(error), errors
 
 
+def _starts(sizes):
+    """Offsets of consecutive pieces of ``sizes``, int64 of shape (len(sizes) + 1,)."""
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
 def block_squared_norms(features: np.ndarray, starts: Any) -> np.ndarray:
-    """``||Phi_k[i]||^2`` of every row and kernel block, float64 of shape (n, n_kernels);
-    one block in float64 at a time (float32 features are never copied whole)."""
-    norms = np.empty((features.shape[0], len(starts) - 1))
-    for k, (lo, hi) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
-        block = np.asarray(features[:, lo:hi], dtype=np.float64)
-        norms[:, k] = np.einsum("ij,ij->i", block, block)
+    """``||Phi_k[i]||^2`` of every row and kernel block, float64 of shape (n, n_kernels),
+    summed in float64 (float32 features are never copied)."""
+    starts = np.asarray(starts, dtype=np.int64)
+    norms = np.empty((features.shape[0], starts.size - 1))
+    squared_block_norms(features, starts, norms)
     return norms
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["PARALLEL_WORK", "block_outputs", "block_products", "representative_rows"]
+__all__ = ["PARALLEL_WORK", "block_outputs", "block_products"]
 
 PARALLEL_WORK = 1 << 18  # entries of Phi below which one thread is faster than many
 
@@ -76,45 +76,3 @@ def block_products(Phi, v):
     out = np.zeros(Phi.shape[1])
     _products_of_rows(Phi, v, 0, Phi.shape[0], out)
     return out
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _row_hashes(Phi, directions):
-    """Each row's products with the rows of ``directions``, shape (n, len(directions)): the
-    same loop for every row, so equal rows get equal values."""
-    n, width = Phi.shape[0], directions.shape[0]
-    out = np.empty((n, width))
-    for i in prange(n):
-        for h in range(width):
-            total = 0.0
-            for j in range(Phi.shape[1]):
-                total += Phi[i, j] * directions[h, j]
-            out[i, h] = total
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _verified(Phi, representative):
-    """``representative`` with every row that differs from its representative made its own
-    (a hash collision)."""
-    for i in range(representative.size):
-        r = representative[i]
-        if r == i:
-            continue
-        for j in range(Phi.shape[1]):
-            if Phi[i, j] != Phi[r, j]:
-                representative[i] = i
-                break
-    return representative
-
-
-def representative_rows(Phi: np.ndarray) -> np.ndarray:
-    """The first row of ``Phi`` equal to each row (the row itself when it is unique), int64
-    of shape (n,): rows grouped by two random projections, then every grouped row compared
-    with its representative entry by entry."""
-    if Phi.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    directions = np.random.default_rng(0).standard_normal((2, Phi.shape[1]))
-    hashes = _row_hashes(Phi, directions)
-    _, first, inverse = np.unique(hashes, axis=0, return_index=True, return_inverse=True)
-    return _verified(Phi, first[inverse.ravel()].astype(np.int64))

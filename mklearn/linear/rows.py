@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mklearn.linear.blocks import block_outputs, block_products, representative_rows
+from mklearn.kernels.low_rank import representative_rows
+from mklearn.linear.blocks import block_outputs, block_products
 from mklearn.linear.dcd import coordinate_descent
 
 __all__ = ["FeatureRows", "feature_rows"]
