@@ -22,10 +22,14 @@ section 5: Covertype, 581,012 points and 5 kernels, 64 hours on one core, 44 of 
 the first SVM).
 
 Problems: ``a9a`` (the a9a and a9a.t files), ``w8a`` (a seeded 80/20 split of the w8a
-file), and ``synthetic-N``: N points of 20 standard normal features whose label is the sign
+file), ``c-elegans`` (the 100,000 C. elegans acceptor candidates of
+``load_c_elegans_acceptor_large``, all 398 nt one-hot coded as 1,592 binary features, a
+seeded 80/20 split; auPRC is its paper's measure: Sonnenburg et al., BMC Bioinformatics
+2007), and ``synthetic-N``: N points of 20 standard normal features whose label is the sign
 of ``sin(2 x0) x1 + x2^2 - 1 + 0.5 x3 x4`` (a non-linear boundary), 20% held out.
 
     python benchmarks/bench_million.py --problems a9a w8a synthetic-100000
+    python benchmarks/bench_million.py --problems c-elegans
     python benchmarks/bench_million.py --problems synthetic-1000000 --dtype float32
 """
 
@@ -73,6 +77,21 @@ def synthetic_kernels(n_features=20):
     return kernels
 
 
+def one_hot(seqs):
+    """(n, 4 L) binary features of ``n`` DNA sequences of length L: one column per base and
+    position, A, C, G then T."""
+    codes = np.frombuffer("".join(seqs).encode("ascii"), dtype=np.uint8).reshape(len(seqs), -1)
+    return np.concatenate([codes == ord(base) for base in "ACGT"], axis=1).astype(np.float64)
+
+
+def split(X, y, seed=0):
+    """A seeded 80/20 split of (X, y)."""
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    cut = int(0.8 * X.shape[0])
+    train, test = order[:cut], order[cut:]
+    return X[train], y[train], X[test], y[test]
+
+
 def load(problem):
     """(X_train, y_train, X_test, y_test, kernels) of a problem name."""
     from sklearn.datasets import load_svmlight_file
@@ -85,12 +104,13 @@ def load(problem):
         return X.toarray(), y, Xt.toarray(), yt, "svc+feature_rbf"
     if problem == "w8a":
         X, y = load_svmlight_file(str(DATA / "w8a" / "w8a"), n_features=300)
-        X = X.toarray()
-        order = np.random.default_rng(0).permutation(X.shape[0])
-        cut = int(0.8 * X.shape[0])
-        train, test = order[:cut], order[cut:]
-        return X[train], y[train], X[test], y[test], "svc+feature_rbf"
-    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a or synthetic-N")
+        return (*split(X.toarray(), y), "svc+feature_rbf")
+    if problem == "c-elegans":
+        from mklearn.datasets import load_c_elegans_acceptor_large
+
+        seqs, y = load_c_elegans_acceptor_large(window=None)
+        return (*split(one_hot(seqs), y), "svc+feature_rbf")
+    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, c-elegans or synthetic-N")
 
 
 def peak_mb():
