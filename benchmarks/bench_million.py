@@ -16,7 +16,8 @@ Each problem runs, in one process and one after the other:
 
 Reported per row: fit and predict seconds, peak RSS (MB, the process's high-water mark
 after the row: rows only ever raise it, so it bounds that row's use), test accuracy (auPRC
-beside it), the rank R and the measured approximation error (``approximation_error_``).
+and auROC beside it), the rank R and the measured approximation error
+(``approximation_error_``).
 SPG-GMKL's own largest run is printed beside them (Jain, Vishwanathan and Varma, KDD 2012,
 section 5: Covertype, 581,012 points and 5 kernels, 64 hours on one core, 44 of them for
 the first SVM).
@@ -26,11 +27,17 @@ file), ``c-elegans`` (the 100,000 C. elegans acceptor candidates of
 ``load_c_elegans_acceptor_large``, all 398 nt one-hot coded as 1,592 binary features, a
 seeded 80/20 split; auPRC is its paper's measure: Sonnenburg et al., BMC Bioinformatics
 2007), and ``synthetic-N``: N points of 20 standard normal features whose label is the sign
-of ``sin(2 x0) x1 + x2^2 - 1 + 0.5 x3 x4`` (a non-linear boundary), 20% held out.
+of ``sin(2 x0) x1 + x2^2 - 1 + 0.5 x3 x4`` (a non-linear boundary), 20% held out, and
+``tabular-N``: N rows of a census-like table, numeric and one-hot features (see
+:func:`tabular`), kept for checking the default estimator (``--solvers default``:
+``MKLClassifier()`` with no option) against ``Nystroem(n_components=1000)``
+(``--anchor-rank 1000``) and ``SVC()`` on 20,000 rows; nothing in mklearn was tuned on it.
 
     python benchmarks/bench_million.py --problems a9a w8a synthetic-100000
     python benchmarks/bench_million.py --problems c-elegans
     python benchmarks/bench_million.py --problems synthetic-1000000 --dtype float32
+    python benchmarks/bench_million.py --problems tabular-300000 --solvers default \
+        --anchor-rank 1000
 """
 
 from __future__ import annotations
@@ -59,6 +66,35 @@ def synthetic(n, seed=0):
     score = np.sin(2 * X[:, 0]) * X[:, 1] + X[:, 2] ** 2 - 1 + 0.5 * X[:, 3] * X[:, 4]
     y = np.where(score + 0.1 * rng.standard_normal(n) > 0, 1, -1)
     cut = int(0.8 * n)
+    return X[:cut], y[:cut], X[cut:], y[cut:]
+
+
+TABULAR_LEVELS = (3, 5, 8, 12)  # levels of the tabular sets' categorical features
+
+
+def tabular(n, seed=0):
+    """``n`` rows of a census-like table: 10 numeric features (normal, log-normal, uniform
+    and integer counts) and 4 categorical ones with ``TABULAR_LEVELS`` levels, one-hot (28
+    binary columns); the label a noisy non-linear score of both, with interactions between
+    them; the last ``min(50,000, n / 5)`` rows held out."""
+    rng = np.random.default_rng(seed)
+    numeric = np.column_stack([
+        rng.standard_normal((n, 4)),
+        rng.lognormal(0.0, 1.0, (n, 2)),
+        rng.uniform(-2.0, 2.0, (n, 2)),
+        rng.poisson(3.0, (n, 2)).astype(np.float64)])
+    levels = [rng.integers(0, count, n) for count in TABULAR_LEVELS]
+    effects = [rng.normal(0.0, 1.0, count) for count in TABULAR_LEVELS]
+    score = (np.sin(2 * numeric[:, 0]) * numeric[:, 1] + 0.5 * numeric[:, 2] ** 2
+             - np.log1p(numeric[:, 4]) + np.abs(numeric[:, 6]) - 0.3 * numeric[:, 8]
+             + effects[0][levels[0]] + effects[1][levels[1]] * numeric[:, 3]
+             + effects[2][levels[2]] * (numeric[:, 7] > 0) + 0.5 * effects[3][levels[3]])
+    noisy = score + 0.5 * rng.standard_normal(n)
+    y = np.where(noisy > np.quantile(noisy, 0.7), 1, -1)
+    one_hot = [np.eye(count)[codes] for count, codes in zip(TABULAR_LEVELS, levels,
+                                                             strict=True)]
+    X = np.column_stack([numeric, *one_hot])
+    cut = n - min(50_000, n // 5)
     return X[:cut], y[:cut], X[cut:], y[cut:]
 
 
@@ -98,6 +134,8 @@ def load(problem):
 
     if problem.startswith("synthetic-"):
         return (*synthetic(int(problem.split("-")[1])), synthetic_kernels())
+    if problem.startswith("tabular-"):
+        return (*tabular(int(problem.split("-")[1])), "svc+feature_rbf")
     if problem == "a9a":
         X, y = load_svmlight_file(str(DATA / "a9a" / "a9a"), n_features=123)
         Xt, yt = load_svmlight_file(str(DATA / "a9a" / "a9a.t"), n_features=123)
@@ -110,7 +148,8 @@ def load(problem):
 
         seqs, y = load_c_elegans_acceptor_large(window=None)
         return (*split(one_hot(seqs), y), "svc+feature_rbf")
-    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, c-elegans or synthetic-N")
+    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, c-elegans, synthetic-N or "
+                     "tabular-N")
 
 
 def peak_mb():
@@ -118,11 +157,13 @@ def peak_mb():
 
 
 def scores(y_test, decision):
-    from sklearn.metrics import average_precision_score
+    """Accuracy, auPRC and auROC of the decision values."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
 
     positive = np.max(y_test)
     accuracy = float(np.mean(np.where(decision > 0, positive, np.min(y_test)) == y_test))
-    return accuracy, float(average_precision_score(y_test == positive, decision))
+    return (accuracy, float(average_precision_score(y_test == positive, decision)),
+            float(roc_auc_score(y_test == positive, decision)))
 
 
 def timed(model, X, y, X_test, y_test):
@@ -132,12 +173,13 @@ def timed(model, X, y, X_test, y_test):
     start = time.perf_counter()
     decision = np.asarray(model.decision_function(X_test))
     predict = time.perf_counter() - start
-    accuracy, auprc = scores(y_test, decision)
+    accuracy, auprc, auroc = scores(y_test, decision)
     return {"fit_seconds": fit, "predict_seconds": predict, "accuracy": accuracy,
-            "auprc": auprc, "peak_mb": peak_mb()}
+            "auprc": auprc, "auroc": auroc, "peak_mb": peak_mb()}
 
 
 SOLVERS = {"auto": {}, "spg-l1": {"solver": "spg", "regularizer": "l1"}}
+DEFAULT = "default"  # MKLClassifier() itself: no option at all
 
 
 def mklearn_rows(problem, data, args):
@@ -146,15 +188,16 @@ def mklearn_rows(problem, data, args):
     X, y, X_test, y_test, kernels = data
     rows = []
     for name in args.solvers:
-        model = MKLClassifier(kernels=kernels, kernel_approximation="nystroem",
-                              n_components=args.n_components, kernel_dtype=args.dtype,
-                              random_state=0, n_jobs=-1, **SOLVERS[name])
+        model = MKLClassifier() if name == DEFAULT else MKLClassifier(
+            kernels=kernels, kernel_approximation="nystroem", n_components=args.n_components,
+            kernel_dtype=args.dtype, random_state=0, n_jobs=-1, **SOLVERS[name])
         row = timed(model, X, y, X_test, y_test)
         row.update(method=f"mklearn low rank ({name})", rank=model.low_rank_.rank,
                    approximation_error=model.approximation_error_, solver=model.solver_,
                    relative_duality_gap=float(model.relative_duality_gap_),
                    n_iter=int(model.n_iter_), n_smo_steps=int(model.n_smo_steps_),
                    kernels=len(model.kernel_names_),
+                   kernel_approximation=model.kernel_approximation_,
                    exact_kernels=int(model.low_rank_.exact_.sum()))
         rows.append(row)
         print_row(problem, row)
@@ -209,6 +252,7 @@ def print_row(problem, row):
     error = row.get("approximation_error")
     print(f"{problem:<18} {row['method']:<32} {row['fit_seconds']:>9.1f} "
           f"{row['predict_seconds']:>8.2f} {row['accuracy']:>7.4f} {row['auprc']:>7.4f} "
+          f"{row['auroc']:>7.4f} "
           f"{row['peak_mb']:>8.0f} {rank!s:>6} "
           f"{'' if error is None else f'{error:.1e}':>8}", flush=True)
 
@@ -216,8 +260,12 @@ def print_row(problem, row):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", nargs="+", default=["a9a", "w8a", "synthetic-100000"])
-    parser.add_argument("--solvers", nargs="+", default=["auto"], choices=sorted(SOLVERS))
+    parser.add_argument("--solvers", nargs="+", default=["auto"],
+                        choices=sorted(SOLVERS) + [DEFAULT],
+                        help=f"{DEFAULT!r}: MKLClassifier() with no option")
     parser.add_argument("--n-components", type=int, default=500)
+    parser.add_argument("--anchor-rank", type=int, default=0,
+                        help="Nystroem's n_components (default: mklearn's total rank R)")
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--svc-points", type=int, default=20_000)
     parser.add_argument("--exact-max", type=int, default=0,
@@ -228,12 +276,13 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     print(PAPER)
     print(f"{'problem':<18} {'method':<32} {'fit s':>9} {'pred s':>8} {'acc':>7} {'auPRC':>7} "
+          f"{'auROC':>7} "
           f"{'peak MB':>8} {'rank':>6} {'error':>8}")
     results = []
     for problem in args.problems:
         data = load(problem)
         rows = mklearn_rows(problem, data, args)
-        rows += anchor_rows(problem, data, rows[0]["rank"], args)
+        rows += anchor_rows(problem, data, args.anchor_rank or rows[0]["rank"], args)
         rows += exact_rows(problem, data, args)
         results.append({"problem": problem, "n_train": int(data[0].shape[0]),
                         "n_test": int(data[2].shape[0]), "rows": rows})
