@@ -9,6 +9,12 @@ Every size is in bytes, written as a multiple of :data:`MB`.
 MB = 1 << 20  # a megabyte as LIBSVM's -m counts it (2**20 bytes)
 GIB = 1 << 30  # a gibibyte
 
+
+def byte_words(nbytes: int) -> str:
+    """``nbytes`` as a message says it: "2.19 GiB", or "140 MB" below a gibibyte."""
+    return f"{nbytes / GIB:.3g} GiB" if nbytes >= GIB else f"{nbytes / MB:.3g} MB"
+
+
 # passes over the support's rows (quadratic terms, products, rows of K(d)): a chunk of kernel
 # rows stays in a core's share of the last-level cache
 PASS_CHUNK_BYTES = 4 * MB

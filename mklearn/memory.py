@@ -19,7 +19,7 @@ import math
 
 import scipy.sparse
 
-from mklearn._sizes import GIB, MB
+from mklearn._sizes import MB, byte_words
 from mklearn.distributed.partitions import collection_bytes, is_dask_collection
 from mklearn.kernels.memory_limits import FREE, available_memory, memory_room
 from mklearn.kernels.operator import row_path_bytes
@@ -80,21 +80,17 @@ def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
 
 
 def _points_part(points_bytes: int) -> str:
-    return f" and {_gib(points_bytes)} of feature blocks" if points_bytes else ""
+    return f" and {byte_words(points_bytes)} of feature blocks" if points_bytes else ""
 
 
 def _budget_words(memory_budget: float | None, budget: int) -> tuple[str, str]:
     """How a refusal names the budget, and how to raise it: memory_budget, or the memory
     limit the default budget is half of."""
     if memory_budget is not None:
-        return f"the memory budget of {_gib(budget)}", "raise memory_budget"
+        return f"the memory budget of {byte_words(budget)}", "raise memory_budget"
     source = memory_room()[1]
-    words = f"the memory budget of {_gib(budget)} (half the room under {source})"
+    words = f"the memory budget of {byte_words(budget)} (half the room under {source})"
     return words, ("raise memory_budget" if source == FREE else f"raise {source}")
-
-
-def _gib(nbytes: int) -> str:
-    return f"{nbytes / GIB:.3g} GiB" if nbytes >= GIB else f"{nbytes / MB:.3g} MB"
 
 
 def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_size: float,
@@ -141,7 +137,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         words, raise_it = _budget_words(memory_budget, budget)
         raise ValueError(
             f"the kernel stack of {n_kernels} kernels on {n_samples} samples needs "
-            f"{_gib(stack)}, above {words}: use kernel_storage='auto' or 'rows' (rows "
+            f"{byte_words(stack)}, above {words}: use kernel_storage='auto' or 'rows' (rows "
             f"computed on demand), fewer kernels or samples, or {raise_it}")
     if storage == "auto" and not rows_only and stack <= budget:
         return "stack"
@@ -149,7 +145,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         return "rows"
     words, raise_it = _budget_words(memory_budget, budget)
     raise ValueError(
-        f"{n_kernels} kernels on {n_samples} samples need {_gib(rows)} even with rows "
+        f"{n_kernels} kernels on {n_samples} samples need {byte_words(rows)} even with rows "
         f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
         f"per-kernel values{_points_part(points_bytes)}), above {words}: lower cache_size, "
         f"use fewer kernels or samples, or {raise_it}")
@@ -172,9 +168,9 @@ def densify(X, memory_budget: float | None = None):
     if need > budget:
         words, raise_it = _budget_words(memory_budget, budget)
         raise ValueError(
-            f"the sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros) needs {_gib(need)} "
-            f"as dense points for the kernels, above {words}: select features (e.g. drop "
-            f"all-zero columns), use fewer samples, or {raise_it}")
+            f"the sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros) needs "
+            f"{byte_words(need)} as dense points for the kernels, above {words}: select "
+            f"features (e.g. drop all-zero columns), use fewer samples, or {raise_it}")
     return X.toarray()
 
 
@@ -204,9 +200,9 @@ def gathered(X, memory_budget: float | None = None, name: str = "X"):
     if nbytes > budget:
         words, raise_it = _budget_words(memory_budget, budget)
         raise ValueError(
-            f"{name} is a Dask collection of {_gib(nbytes)}, above {words}: a fit gathers its "
-            "training points into this process (prediction runs partition by partition). "
-            f"Fit on a sample of the rows, in float32 ({name}.astype('float32')), or "
+            f"{name} is a Dask collection of {byte_words(nbytes)}, above {words}: a fit "
+            "gathers its training points into this process (prediction runs partition by "
+            f"partition). Fit on a sample of the rows, in float32 ({name}.astype('float32')), or "
             f"{raise_it}")
     return X.compute()
 
@@ -236,5 +232,5 @@ def check_dense_output(n_rows: int, n_cols: int, *, what: str, fix: str,
     need = 8 * int(n_rows) * int(n_cols)
     if need > budget:
         words, raise_it = _budget_words(memory_budget, budget)
-        raise ValueError(f"{what} needs {_gib(need)} ({n_rows} x {n_cols} float64), above "
+        raise ValueError(f"{what} needs {byte_words(need)} ({n_rows} x {n_cols} float64), above "
                          f"{words}: {fix}, or {raise_it}")

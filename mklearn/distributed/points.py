@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mklearn._sizes import byte_words
 from mklearn.distributed.feature_rows import PartitionedFeatures, by_partition
 from mklearn.distributed.partitions import is_dask_collection
 from mklearn.kernels.low_rank import (
@@ -26,7 +27,6 @@ from mklearn.kernels.low_rank import (
     SMALLEST_AUTO,
     LowRankMap,
     error_sample,
-    gib,
     group_block,
     low_rank_bytes,
     plan_words,
@@ -74,17 +74,17 @@ class WorkerMemory:
 def worker_memory(client, budget: int) -> WorkerMemory:
     """The :class:`WorkerMemory` of ``client``'s workers (None: this process)."""
     if client is None:
-        return WorkerMemory(1, 1, budget, f"the memory budget of {gib(budget)} in this "
+        return WorkerMemory(1, 1, budget, f"the memory budget of {byte_words(budget)} in this "
                                           "process")
     workers = client.scheduler_info()["workers"].values()
     limits = [w.get("memory_limit") or 0 for w in workers]
     threads = max([w.get("nthreads", 1) for w in workers] or [1])
     if not limits or min(limits) <= 0:
         return WorkerMemory(max(len(limits), 1), threads, budget,
-                            f"the memory budget of {gib(budget)}")
+                            f"the memory budget of {byte_words(budget)}")
     return WorkerMemory(len(limits), threads, int(_DASK_TARGET * min(limits)),
                         f"{_DASK_TARGET:.0%} of the smallest worker memory limit, "
-                        f"{gib(min(limits))}")
+                        f"{byte_words(min(limits))}")
 
 
 def scattered_rows(X, client):
@@ -311,9 +311,9 @@ class PartitionPlan:
     def words(self, memory: WorkerMemory, n_parts: int) -> str:
         where = f"in {n_parts} partitions on {memory.workers} worker(s), "
         if self.hold:
-            return where + f"features held, {gib(self.per_worker)} each"
-        return where + (f"features recomputed from X at each pass ({gib(self.per_worker)} "
-                        f"each; held they would need {gib(self.held_per_worker)}, above "
+            return where + f"features held, {byte_words(self.per_worker)} each"
+        return where + (f"features recomputed from X at each pass ({byte_words(self.per_worker)} "
+                        f"each; held they would need {byte_words(self.held_per_worker)}, above "
                         f"{memory.words})")
 
 
@@ -352,8 +352,8 @@ def _planned_map(bank, points, approximation, n_components, dtype, random_state,
             raise ValueError(
                 f"the low-rank features (rank {mapping.rank}, n_components={components}, "
                 f"{np.dtype(dtype).name}) of {n} points in {sizes.size} partitions of up to "
-                f"{int(sizes.max())} rows need {gib(held)} on each of {memory.workers} "
-                f"worker(s) held, {gib(recomputed)} recomputed at each pass, above "
+                f"{int(sizes.max())} rows need {byte_words(held)} on each of {memory.workers} "
+                f"worker(s) held, {byte_words(recomputed)} recomputed at each pass, above "
                 f"{memory.words}: use more partitions (X.rechunk), fewer components "
                 "(n_components), kernel_dtype='float32', or more workers")
         components //= 2

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from mklearn._sizes import PREDICT_BLOCK_BYTES
+from mklearn._sizes import PREDICT_BLOCK_BYTES, byte_words
 from mklearn.kernels._low_rank_numba import (
     NOT_A_LANDMARK,
     distinct_first_rows,
@@ -61,7 +61,7 @@ from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, 
 
 __all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
            "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "block_squared_norms",
-           "error_sample", "gib", "group_block",
+           "error_sample", "group_block",
            "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank",
            "representative_rows"]
 
@@ -676,10 +676,6 @@ class LowRankFit:
     plan: str
 
 
-def gib(nbytes):
-    return f"{nbytes / 2**30:.3g} GiB"
-
-
 def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
                      budget: int, dtype: Any = np.float64, random_state: Any = None
                      ) -> LowRankFit:
@@ -723,8 +719,8 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
         if not auto or components // 2 < SMALLEST_AUTO:
             raise ValueError(
                 f"the low-rank features of {bank.n_kernels} kernels on {n} samples (rank "
-                f"{mapping.rank}, n_components={components}) need {gib(need)}, above the "
-                f"memory budget of {gib(budget)}: lower n_components, use "
+                f"{mapping.rank}, n_components={components}) need {byte_words(need)}, above the "
+                f"memory budget of {byte_words(budget)}: lower n_components, use "
                 "kernel_dtype='float32' (half the bytes), raise memory_budget, or fit on "
                 "a Dask cluster")
         components //= 2
@@ -740,7 +736,7 @@ def plan_words(n_kernels, n_samples, mapping, approximation, components, need, e
     exact = int(mapping.exact_.sum())
     return (f"{n_kernels} kernels on {n_samples} samples as low-rank features: rank "
             f"{mapping.rank} ({exact} of {n_kernels} kernels exact, {approximation} with "
-            f"n_components={components} for the others), {gib(need)}; measured relative "
+            f"n_components={components} for the others), {byte_words(need)}; measured relative "
             f"error of the kernel sum {error:.2e}")
 
 
