@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from mklearn.kernels._rbf_tables import first_at_least
+
 NOT_A_LANDMARK = -1  # the code of a value that no landmark has
 
 
@@ -57,13 +59,7 @@ def landmark_codes(points, columns, scales, values, value_starts, order, codes):
     for i in prange(points.shape[0]):
         for g in range(columns.size):
             x = points[i, columns[g]] * scales[g]
-            lo, hi = value_starts[g], value_starts[g + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if values[mid] < x:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = first_at_least(values, value_starts[g], value_starts[g + 1], x)
             found = lo < value_starts[g + 1] and values[lo] == x
             codes[i, g] = order[lo] if found else NOT_A_LANDMARK
 

@@ -71,7 +71,7 @@ def row_span(task, parts, n):
 
 
 @njit(cache=True, inline="always")
-def _first_at_least(values, e0, e1, bound):
+def first_at_least(values, e0, e1, bound):
     """The first e in ``[e0, e1)`` with ``values[e] >= bound`` (``values`` sorted there), else
     e1."""
     while e0 < e1:
@@ -100,9 +100,9 @@ def _distance_row(point, blocks, packed, work, Da, lo, hi):
             c = col_base[i] + csr_cols[p]
             e0, e1 = csc_ptr[c], csc_ptr[c + 1]
             if lo > 0:
-                e0 = _first_at_least(csc_rows, e0, e1, lo)
+                e0 = first_at_least(csc_rows, e0, e1, lo)
             if hi < n:
-                e1 = _first_at_least(csc_rows, e0, e1, hi)
+                e1 = first_at_least(csc_rows, e0, e1, hi)
             for e in range(e0, e1):
                 part[np.uint64(csc_rows[e]) - base] += csc_vals[e] * q
         norm, norms, row = z_sq[i, point], z_sq[i][lo:hi], Da[i][lo:hi]
