@@ -368,7 +368,7 @@ class LowRankMap:
                                      for t in range(group.kernels.size)]
                 ranks[group.kernels] = [p.shape[1] for p in group.projections]
         self.ranks_ = ranks
-        self.starts_ = np.concatenate([[0], np.cumsum(ranks)]).astype(np.int64)
+        self.starts_ = _starts(ranks)
 
     def _exponents(self, group):
         """Per kernel of a polynomial group, its monomials' exponents as columns (the
@@ -526,26 +526,20 @@ class LowRankMap:
 
     def _sorted_landmarks(self, g):
         """The landmarks' values of one-column group g, sorted, and their order."""
-        def make():
-            group = self.groups_[g]
-            values = group_block(self.landmark_points_[group.landmarks], group)[:, 0]
-            order = np.argsort(values, kind="stable")
-            return values[order], order
-
-        return self._derived(("values", g), make)
+        group = self.groups_[g]
+        values = group_block(self.landmark_points_[group.landmarks], group)[:, 0]
+        order = np.argsort(values, kind="stable")
+        return values[order], order
 
     def _landmark_table(self, g):
         """Per kernel of exact group g, the features of its landmarks: ``K_LL P``, shape
         (n_landmarks, r_k)."""
-        def make():
-            group = self.groups_[g]
-            K_LL = self._landmark_bank_cached().transform(
-                self.landmark_points_[group.landmarks], rows=group.landmarks,
-                kernel_indices=group.kernels, prepared=True)
-            return [np.asarray(K_LL[:, :, t], dtype=np.float64) @ group.projections[t]
-                    for t in range(group.kernels.size)]
-
-        return self._derived(("table", g), make)
+        group = self.groups_[g]
+        K_LL = self._landmark_bank_cached().transform(
+            self.landmark_points_[group.landmarks], rows=group.landmarks,
+            kernel_indices=group.kernels, prepared=True)
+        return [np.asarray(K_LL[:, :, t], dtype=np.float64) @ group.projections[t]
+                for t in range(group.kernels.size)]
 
     def _landmark_bank_cached(self):
         return self._derived("landmark bank", self._landmark_bank)
@@ -819,7 +813,7 @@ def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
         mapping.groups_.append(group)
     _expect(seen.all(), "kernels without a map")
     mapping.ranks_ = ranks
-    mapping.starts_ = np.concatenate([[0], np.cumsum(ranks)]).astype(np.int64)
+    mapping.starts_ = _starts(ranks)
     mapping.exact_ = np.zeros(m, dtype=bool)
     for group in mapping.groups_:
         mapping.exact_[group.kernels] = group.exact

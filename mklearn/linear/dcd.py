@@ -153,16 +153,21 @@ def _add_ranges(Phi, i, scale, u, ranges):
             v[j] += scale * row[j]
 
 
+@njit(cache=True, inline="always")
+def _projected_gradient(grad, alpha, upper):
+    """The gradient projected on the box ``[0, upper]`` at ``alpha``."""
+    if alpha <= 0.0:
+        return min(grad, 0.0)
+    if alpha >= upper:
+        return max(grad, 0.0)
+    return grad
+
+
 @njit(cache=True)
 def _fixed_step(grad, alpha, upper, curvature):
     """The exact step along one coordinate at fixed weights (clipped to the box) and its
     projected gradient."""
-    if alpha <= 0.0:
-        pg = min(grad, 0.0)
-    elif alpha >= upper:
-        pg = max(grad, 0.0)
-    else:
-        pg = grad
+    pg = _projected_gradient(grad, alpha, upper)
     if abs(pg) <= _STEP_FLOOR:
         return 0.0, pg
     if curvature <= 0.0:
@@ -191,12 +196,7 @@ def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, lam,
     weighted, curvature = _kl_terms(d, dots, sq[row], lam)
     grad = linear[i] + signs[i] * weighted
     lower, up = -alpha[i], upper[i] - alpha[i]
-    if alpha[i] <= 0.0:
-        pg = min(grad, 0.0)
-    elif alpha[i] >= upper[i]:
-        pg = max(grad, 0.0)
-    else:
-        pg = grad
+    pg = _projected_gradient(grad, alpha[i], upper[i])
     if abs(pg) <= _STEP_FLOOR:
         return 0.0, grad, pg
     # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
@@ -265,7 +265,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
     ranges = _column_ranges(starts, kernels)
-    weights = _column_weights(starts, kernels, d)
+    weights = _column_weights(starts, kernels, d) if fixed else np.zeros(0)
     curvature = _curvatures(index, sq, kernels, d) if fixed else np.zeros(0)
     active = np.arange(n)
     n_active = n
