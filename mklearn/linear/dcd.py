@@ -85,14 +85,13 @@ def _follow_weights(kind, g, dots, sq_row, change, step, lam, q, prior, d, delta
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _kl_terms(d, dots, sq_row, lam):
-    """``(sum_k d_k dots_k, sum_k d_k (||Phi_k[i]||^2 + dots_k^2 / lam))``: the KL dual's
-    first derivative along a coordinate (up to the linear term) and minus its second."""
-    first, second = 0.0, 0.0
+def _kl_curvature(d, dots, sq_row, lam):
+    """``sum_k d_k (||Phi_k[i]||^2 + dots_k^2 / lam)``: minus the KL dual's second
+    derivative along a coordinate."""
+    second = 0.0
     for k in range(d.size):
-        first += d[k] * dots[k]
         second += d[k] * (sq_row[k] + dots[k] * dots[k] / lam)
-    return first, second
+    return second
 
 
 @njit(cache=True)
@@ -165,14 +164,17 @@ def _projected_gradient(grad, alpha, upper):
 
 @njit(cache=True)
 def _fixed_step(grad, alpha, upper, curvature):
-    """The exact step along one coordinate at fixed weights (clipped to the box) and its
-    projected gradient."""
-    pg = _projected_gradient(grad, alpha, upper)
-    if abs(pg) <= _STEP_FLOOR:
-        return 0.0, pg
+    """The exact step along one coordinate at fixed weights, clipped to the box."""
     if curvature <= 0.0:
-        return (upper - alpha if grad < 0.0 else -alpha), pg
-    return min(max(-grad / curvature, -alpha), upper - alpha), pg
+        return upper - alpha if grad < 0.0 else -alpha
+    return min(max(-grad / curvature, -alpha), upper - alpha)
+
+
+@njit(cache=True, nogil=True)
+def _fill_column_weights(starts, d, weights):
+    """``weights[j] = d_k`` on every column j of kernel k's block."""
+    for k in range(starts.size - 1):
+        weights[starts[k]:starts[k + 1]] = d[k]
 
 
 @njit(cache=True)
@@ -189,20 +191,15 @@ def block_terms(u, starts):
 
 
 @njit(cache=True)
-def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, lam, q, prior):
-    """The change of ``alpha[i]`` along which a smooth conjugate's dual rises (one Newton
-    step), its gradient and its projected gradient (of the minimised negative dual) before
-    the step."""
-    weighted, curvature = _kl_terms(d, dots, sq[row], lam)
-    grad = linear[i] + signs[i] * weighted
+def _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots, g, d, lam, q,
+                 prior):
+    """The change of ``alpha[i]`` along which a smooth conjugate's dual rises: one Newton
+    step on the concave ``phi(t) = c1 t - r*(g(t) / 2)``, clipped to the box (one pass over
+    the kernels; SMO-MKL's safeguarded line search takes one per iteration). ``grad`` is the
+    gradient of the minimised negative dual before the step."""
     lower, up = -alpha[i], upper[i] - alpha[i]
-    pg = _projected_gradient(grad, alpha[i], upper[i])
-    if abs(pg) <= _STEP_FLOOR:
-        return 0.0, grad, pg
-    # one Newton step on the concave phi(t) = c1 t - r*(g(t) / 2), clipped to the box: one
-    # pass over the kernels (SMO-MKL's safeguarded line search takes one per iteration)
     if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
-        first, second = -grad, -curvature
+        first, second = -grad, -_kl_curvature(d, dots, sq[row], lam)
     else:
         b = np.empty(g.size)
         for k in range(g.size):
@@ -210,10 +207,8 @@ def _smooth_step(kind, i, row, alpha, upper, signs, linear, sq, dots, g, d, lam,
         first, second = line_derivatives(0.0, g, sq[row], b, kind, lam, q, prior,
                                          -linear[i])
     if second < 0.0:
-        step = min(max(-first / second, lower), up)
-    else:
-        step = up if first > 0.0 else lower
-    return step, grad, pg
+        return min(max(-first / second, lower), up)
+    return up if first > 0.0 else lower
 
 
 @njit(cache=True, nogil=True)  # partitions descend side by side on threads
@@ -265,7 +260,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
     ranges = _column_ranges(starts, kernels)
-    weights = _column_weights(starts, kernels, d) if fixed else np.zeros(0)
+    weights = _column_weights(starts, kernels, d)
     curvature = _curvatures(index, sq, kernels, d) if fixed else np.zeros(0)
     active = np.arange(n)
     n_active = n
@@ -280,13 +275,8 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
         while s < n_active:
             i = active[s]
             row = index[i]
-            if fixed:
-                grad = linear[i] + signs[i] * _weighted_dot(Phi, row, u, weights, ranges)
-                step, pg = _fixed_step(grad, alpha[i], upper[i], curvature[i])
-            else:
-                _block_dots(Phi, row, u, starts, product, dots)
-                step, grad, pg = _smooth_step(kind, i, row, alpha, upper, signs, linear, sq,
-                                              dots, g, d, lam, q, prior)
+            grad = linear[i] + signs[i] * _weighted_dot(Phi, row, u, weights, ranges)
+            pg = _projected_gradient(grad, alpha[i], upper[i])
             if shrinking and ((alpha[i] <= 0.0 and grad > upper_bar)
                               or (alpha[i] >= upper[i] and grad < lower_bar)):
                 n_active -= 1
@@ -294,6 +284,14 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 continue
             high, low = max(high, pg), min(low, pg)
             s += 1
+            if abs(pg) <= _STEP_FLOOR:
+                continue
+            if fixed:
+                step = _fixed_step(grad, alpha[i], upper[i], curvature[i])
+            else:
+                _block_dots(Phi, row, u, starts, product, dots)
+                step = _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots,
+                                    g, d, lam, q, prior)
             if step == 0.0:
                 continue
             steps += 1
@@ -306,9 +304,11 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
             if not fixed:
                 _follow_weights(kind, g, dots, sq[row], step * signs[i], step, lam, q, prior,
                                 d, delta)
+                _fill_column_weights(starts, d, weights)
         if not fixed:  # no drift of the running terms
             g[:] = block_terms(u, starts)
             kernel_weights(g, kind, lam, q, prior, d)
+            _fill_column_weights(starts, d, weights)
         if n_active == 0:
             high, low = 0.0, 0.0
         if high - low <= eps:
