@@ -32,12 +32,17 @@ of ``sin(2 x0) x1 + x2^2 - 1 + 0.5 x3 x4`` (a non-linear boundary), 20% held out
 :func:`tabular`), kept for checking the default estimator (``--solvers default``:
 ``MKLClassifier()`` with no option) against ``Nystroem(n_components=1000)``
 (``--anchor-rank 1000``) and ``SVC()`` on 20,000 rows; nothing in mklearn was tuned on it.
+``a9a-rbf50`` and ``w8a-rbf50`` are a9a and w8a with the 50 RBF kernels of
+``bench_large_scale.py`` (10 widths on 5 feature blocks), whose exact MKL fits in minutes:
+with ``--exact-max 50000`` the low-rank fit is compared with exact MKL on the same kernels.
 
     python benchmarks/bench_million.py --problems a9a w8a synthetic-100000
     python benchmarks/bench_million.py --problems c-elegans
     python benchmarks/bench_million.py --problems synthetic-1000000 --dtype float32
     python benchmarks/bench_million.py --problems tabular-300000 --solvers default \
         --anchor-rank 1000
+    python benchmarks/bench_million.py --problems w8a-rbf50 a9a-rbf50 --n-components 100 \
+        --exact-max 50000 --run exact-rbf50
 """
 
 from __future__ import annotations
@@ -128,6 +133,9 @@ def split(X, y, seed=0):
     return X[train], y[train], X[test], y[test]
 
 
+RBF50 = "-rbf50"  # suffix of a9a and w8a with 50 RBF kernels: exact MKL fits beside them
+
+
 def load(problem):
     """(X_train, y_train, X_test, y_test, kernels) of a problem name."""
     from sklearn.datasets import load_svmlight_file
@@ -136,6 +144,11 @@ def load(problem):
         return (*synthetic(int(problem.split("-")[1])), synthetic_kernels())
     if problem.startswith("tabular-"):
         return (*tabular(int(problem.split("-")[1])), "svc+feature_rbf")
+    if problem.endswith(RBF50):  # a9a or w8a with the 50 RBF kernels of bench_large_scale
+        from bench_large_scale import kernel_specs
+
+        X, y, Xt, yt, _ = load(problem[:-len(RBF50)])
+        return X, y, Xt, yt, kernel_specs(X, seed=0)[0]
     if problem == "a9a":
         X, y = load_svmlight_file(str(DATA / "a9a" / "a9a"), n_features=123)
         Xt, yt = load_svmlight_file(str(DATA / "a9a" / "a9a.t"), n_features=123)
@@ -148,8 +161,8 @@ def load(problem):
 
         seqs, y = load_c_elegans_acceptor_large(window=None)
         return (*split(one_hot(seqs), y), "svc+feature_rbf")
-    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, c-elegans, synthetic-N or "
-                     "tabular-N")
+    raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, a9a-rbf50, w8a-rbf50, "
+                     "c-elegans, synthetic-N or tabular-N")
 
 
 def peak_mb():
@@ -185,14 +198,16 @@ DEFAULT = "default"  # MKLClassifier() itself: no option at all
 WARM_UP_POINTS = 4000  # a first fit on this many points compiles what the timed fit runs
 
 
-def warmed_up(model, X, y):
-    """``model``, after a fit of its low-rank path on the first ``WARM_UP_POINTS`` points (the
-    default estimator chooses exact kernels there: it is told low rank), so that the timed
-    fit compiles nothing."""
+def warmed_up(model, X, y, low_rank=True):
+    """``model``, after a fit of its path (low rank: the default estimator chooses exact
+    kernels on so few points, it is told low rank) on the first ``WARM_UP_POINTS`` points,
+    so that the timed fit compiles nothing."""
     from sklearn.base import clone
 
-    warm = clone(model).set_params(kernel_approximation="nystroem",
-                                   n_components=min(500, WARM_UP_POINTS // 4))
+    warm = clone(model)
+    if low_rank:
+        warm.set_params(kernel_approximation="nystroem",
+                        n_components=min(500, WARM_UP_POINTS // 4))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warm.fit(X[:WARM_UP_POINTS], y[:WARM_UP_POINTS]).decision_function(X[:10])
@@ -256,7 +271,8 @@ def exact_rows(problem, data, args):
     X, y, X_test, y_test, kernels = data
     if X.shape[0] > args.exact_max:
         return []
-    model = MKLClassifier(kernels=kernels, kernel_approximation="exact", n_jobs=-1)
+    model = warmed_up(MKLClassifier(kernels=kernels, kernel_approximation="exact", n_jobs=-1),
+                      X, y, low_rank=False)
     row = timed(model, X, y, X_test, y_test)
     row.update(method="mklearn exact (auto)", solver=model.solver_,
                relative_duality_gap=float(model.relative_duality_gap_))
