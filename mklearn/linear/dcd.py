@@ -192,19 +192,19 @@ def block_terms(u, starts):
 
 @njit(cache=True)
 def _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots, g, d, lam, q,
-                 prior):
+                 prior, signed):
     """The change of ``alpha[i]`` along which a smooth conjugate's dual rises: one Newton
     step on the concave ``phi(t) = c1 t - r*(g(t) / 2)``, clipped to the box (one pass over
     the kernels; SMO-MKL's safeguarded line search takes one per iteration). ``grad`` is the
-    gradient of the minimised negative dual before the step."""
+    gradient of the minimised negative dual before the step; ``signed`` (shape (m,)) is
+    scratch for the lp step's signed products."""
     lower, up = -alpha[i], upper[i] - alpha[i]
     if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
         first, second = -grad, -_kl_curvature(d, dots, sq[row], lam)
     else:
-        b = np.empty(g.size)
         for k in range(g.size):
-            b[k] = signs[i] * dots[k]
-        first, second = line_derivatives(0.0, g, sq[row], b, kind, lam, q, prior,
+            signed[k] = signs[i] * dots[k]
+        first, second = line_derivatives(0.0, g, sq[row], signed, kind, lam, q, prior,
                                          -linear[i])
     if second < 0.0:
         return min(max(-first / second, lower), up)
@@ -254,7 +254,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     np.random.seed(seed)
     n = signs.size
     m = starts.size - 1
-    dots, delta, product = np.zeros(m), np.zeros(m), np.zeros(starts[-1])
+    dots, delta, signed, product = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(starts[-1])
     fixed = kind == KIND_FIXED
     g = block_terms(u, starts) if not fixed else np.zeros(m)
     if not fixed:
@@ -291,7 +291,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
             else:
                 _block_dots(Phi, row, u, starts, product, dots)
                 step = _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots,
-                                    g, d, lam, q, prior)
+                                    g, d, lam, q, prior, signed)
             if step == 0.0:
                 continue
             steps += 1
