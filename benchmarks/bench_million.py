@@ -26,7 +26,9 @@ Problems: ``a9a`` (the a9a and a9a.t files), ``w8a`` (a seeded 80/20 split of th
 file), ``c-elegans`` (the 100,000 C. elegans acceptor candidates of
 ``load_c_elegans_acceptor_large``, all 398 nt one-hot coded as 1,592 binary features, a
 seeded 80/20 split; auPRC is its paper's measure: Sonnenburg et al., BMC Bioinformatics
-2007), and ``synthetic-N``: N points of 20 standard normal features whose label is the sign
+2007), ``c-elegans-strings`` (the same split as sequences, with the string kernels of
+:func:`string_kernels`; the anchors read the one-hot features), and ``synthetic-N``: N
+points of 20 standard normal features whose label is the sign
 of ``sin(2 x0) x1 + x2^2 - 1 + 0.5 x3 x4`` (a non-linear boundary), 20% held out, and
 ``tabular-N``: N rows of a census-like table, numeric and one-hot features (see
 :func:`tabular`), kept for checking the default estimator (``--solvers default``:
@@ -38,6 +40,8 @@ with ``--exact-max 50000`` the low-rank fit is compared with exact MKL on the sa
 
     python benchmarks/bench_million.py --problems a9a w8a synthetic-100000
     python benchmarks/bench_million.py --problems c-elegans
+    python benchmarks/bench_million.py --problems c-elegans-strings --n-components 200 \
+        --run c-elegans-strings
     python benchmarks/bench_million.py --problems synthetic-1000000 --dtype float32
     python benchmarks/bench_million.py --problems tabular-300000 --solvers default \
         --anchor-rank 1000
@@ -118,6 +122,21 @@ def synthetic_kernels(n_features=20):
     return kernels
 
 
+WD_ORDER = 20  # the weighted-degree order of the splice-site papers
+WD_BLOCK = 50  # positions per WD sub-kernel
+SPECTRUM_ORDERS = (3, 4, 5, 6)
+
+
+def string_kernels(length):
+    """The kernels of ``c-elegans-strings``: the WD kernel of order ``WD_ORDER`` split into
+    sub-kernels on blocks of ``WD_BLOCK`` positions (Sonnenburg et al., JMLR 2006, section
+    4.1), and spectrum kernels of the orders ``SPECTRUM_ORDERS``."""
+    from mklearn.kernels import Spectrum, wd_sub_kernels
+
+    wd = wd_sub_kernels(WD_ORDER, by="position", block_size=WD_BLOCK).specs(length)
+    return wd + [Spectrum(order) for order in SPECTRUM_ORDERS]
+
+
 def one_hot(seqs):
     """(n, 4 L) binary features of ``n`` DNA sequences of length L: one column per base and
     position, A, C, G then T."""
@@ -156,13 +175,16 @@ def load(problem):
     if problem == "w8a":
         X, y = load_svmlight_file(str(DATA / "w8a" / "w8a"), n_features=300)
         return (*split(X.toarray(), y), "svc+feature_rbf")
-    if problem == "c-elegans":
+    if problem.startswith("c-elegans"):
         from mklearn.datasets import load_c_elegans_acceptor_large
 
         seqs, y = load_c_elegans_acceptor_large(window=None)
-        return (*split(one_hot(seqs), y), "svc+feature_rbf")
+        if problem == "c-elegans-strings":
+            return (*split(np.asarray(seqs), y), string_kernels(len(seqs[0])))
+        if problem == "c-elegans":
+            return (*split(one_hot(seqs), y), "svc+feature_rbf")
     raise SystemExit(f"unknown problem {problem!r}: a9a, w8a, a9a-rbf50, w8a-rbf50, "
-                     "c-elegans, synthetic-N or tabular-N")
+                     "c-elegans, c-elegans-strings, synthetic-N or tabular-N")
 
 
 def peak_mb():
@@ -246,6 +268,8 @@ def anchor_rows(problem, data, rank, args):
     from mklearn.memory import available_memory
 
     X, y, X_test, y_test, _ = data
+    if X.dtype.kind == "U":  # sequences: the anchors read their one-hot features
+        X, X_test = one_hot(X), one_hot(X_test)
     gamma = 1.0 / X.shape[1]  # SVC's "scale" on standardised features
     rows = []
     fits = 2 * 8 * X.shape[0] * rank <= 0.5 * available_memory()

@@ -201,9 +201,11 @@ class _KernelInput:
                 and getattr(self, "kernel_storage", "auto") == "auto")
 
     def _low_rank_expansions(self, X):
-        """``Phi(x) . coef_[c]`` of each test point and model c, shape (n_test, n_models)."""
-        X = validate_numeric(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
-        X = X.toarray() if scipy.sparse.issparse(X) else X
+        """``Phi(x) . coef_[c]`` of each test point and model c, shape (n_test, n_models)
+        (sequences are checked by the string bank, numeric X here)."""
+        if not self.bank_.reads_sequences:
+            X = validate_numeric(self, X, dtype=np.float64, reset=False, accept_sparse="csr")
+            X = X.toarray() if scipy.sparse.issparse(X) else X
         features = self.low_rank_.transform(X)
         return np.asarray(features @ np.atleast_2d(self.coef_).T.astype(features.dtype),
                           dtype=np.float64)
@@ -1155,9 +1157,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.__dict__.pop("support_vectors_", None)
         if self._precomputed:
             self.support_vectors_ = np.empty((0, 0))
+        elif strings:
+            return
         elif getattr(self, "low_rank_", None) is not None:  # the model is coef_ on features
             self.support_vectors_ = np.empty((0, self.n_features_in_))
-        elif not strings:
+        else:
             self.support_vectors_ = self.bank_.X_fit_[self.support_]
 
     def _check_before_kernels(self, bank):

@@ -8,7 +8,8 @@ solvers read (:class:`~mklearn.kernels.base.KernelOperator`): a stack
 (:class:`~mklearn.kernels.columns.StackColumns`), rows computed from X
 (:class:`~mklearn.kernels.columns.KernelColumns`, behind a row cache
 :class:`~mklearn.kernels.operator.RowKernels`), string kernels, low-rank features
-(:mod:`mklearn.kernels.low_rank`), or their Dask forms (:mod:`mklearn.distributed`).
+(:mod:`mklearn.kernels.low_rank`; of string kernels :mod:`mklearn.kernels.string_low_rank`),
+or their Dask forms (:mod:`mklearn.distributed`).
 
 The estimator is the plan: its parameters (``kernels``, ``kernel_storage``,
 ``memory_budget``, ``cache_size``, ``kernel_dtype``, ...) and its plan hooks
@@ -42,9 +43,10 @@ from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
 from mklearn.kernels.bank import feature_block_bytes
 from mklearn.kernels.columns import KernelColumns, StackColumns
-from mklearn.kernels.low_rank import low_rank_bytes, low_rank_kernels
+from mklearn.kernels.low_rank import LowRankMap, low_rank_bytes, low_rank_kernels
 from mklearn.kernels.operator import RowKernels, row_path_bytes
-from mklearn.kernels.string_input import string_training_stack
+from mklearn.kernels.string_input import fit_string_bank, string_training_stack
+from mklearn.kernels.string_low_rank import StringLowRankMap
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.memory import budget_bytes, densify, stack_bytes
 from mklearn.validation import (
@@ -128,8 +130,8 @@ def _operator(estimator, X, y, columns, feature_solver):
     estimator.kernel_approximation_ = "exact"
     estimator._held_plan, estimator._approximable = None, False
     strings = is_string_kernels(estimator.kernels)
-    if estimator._precomputed or strings or is_views(X):
-        estimator._exact_only("precomputed or string kernels and multi-view input")
+    if estimator._precomputed or is_views(X):
+        estimator._exact_only("precomputed kernels and multi-view input")
     if estimator._precomputed:
         return _precomputed_operator(estimator, X, y, columns)
     estimator.views_ = None
@@ -139,7 +141,7 @@ def _operator(estimator, X, y, columns, feature_solver):
     # on a Dask cluster the kernels stay rows, computed where they are needed
     rows_only = columns or (client is not None and estimator.kernel_storage == "auto")
     if strings:
-        return _string_operator(estimator, X, y, columns, rows_only, client)
+        return _string_operator(estimator, X, y, columns, rows_only, client, feature_solver)
     return _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solver)
 
 
@@ -161,9 +163,15 @@ def _precomputed_operator(estimator, X, y, columns):
     return SumOfKernels(stack, kernel_sum=kernel_sum), y
 
 
-def _string_operator(estimator, X, y, columns, rows_only, client):
+def _string_operator(estimator, X, y, columns, rows_only, client, feature_solver):
     start = time.perf_counter()
-    kernels, y = string_training_stack(estimator, X, y, True if rows_only else None)
+    y = fit_string_bank(estimator, X, y)
+    estimator._approximable = True
+    estimator.kernel_approximation_ = estimator._approximation(estimator.n_train_,
+                                                               feature_solver, client)
+    if estimator.kernel_approximation_ != "exact":
+        return _low_rank_operator(estimator, StringLowRankMap), y
+    kernels = string_training_stack(estimator, True if rows_only else None)
     if isinstance(kernels, np.ndarray):
         estimator.kernel_storage_ = "stack"
         estimator._hold(f"{kernels.shape[2]} string kernels on {kernels.shape[0]} samples "
@@ -208,7 +216,8 @@ def _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solve
     estimator.kernel_approximation_ = estimator._approximation(X.shape[0], feature_solver,
                                                                client)
     if estimator.kernel_approximation_ != "exact":
-        return _low_rank_operator(estimator, X, names), y
+        estimator.bank_.fit(X)
+        return _low_rank_operator(estimator, LowRankMap, names), y
     points_bytes = feature_block_bytes(specs, X, standardize=standardize)
     estimator.kernel_storage_ = estimator._plan_storage(
         X.shape[0], estimator.bank_.n_kernels, rows_only, points_bytes)
@@ -268,16 +277,16 @@ def _stack_operator(estimator, X, names):
     return SumOfKernels(stack, kernel_sum=kernel_sum)
 
 
-def _low_rank_operator(estimator, X, names):
-    """The low-rank operator of X (:func:`~mklearn.kernels.low_rank.low_rank_kernels`):
-    sets ``low_rank_``, ``approximation_error_`` and says the plan in verbose output."""
+def _low_rank_operator(estimator, map_type, names=None):
+    """The low-rank operator of the estimator's fitted bank (:func:`~mklearn.kernels.
+    low_rank.low_rank_kernels` with ``map_type``, the map of its kernels): sets
+    ``low_rank_``, ``approximation_error_`` and says the plan in verbose output."""
     start = time.perf_counter()
     bank = estimator.bank_
-    bank.fit(X)
     fitted = low_rank_kernels(
         bank, estimator.kernel_approximation_, estimator.n_components,
         budget=budget_bytes(estimator.memory_budget), dtype=np.dtype(estimator.kernel_dtype),
-        random_state=estimator.random_state)
+        random_state=estimator.random_state, map_type=map_type)
     # the model needs the landmarks only, not the training points
     bank.X_fit_ = fitted.map.landmark_points_
     estimator.low_rank_ = fitted.map
@@ -286,7 +295,7 @@ def _low_rank_operator(estimator, X, names):
     estimator.kernel_storage_ = "features"
     if getattr(estimator, "verbose", 0):
         print(f"mklearn: {fitted.plan}", file=sys.stderr)
-    n, itemsize = X.shape[0], np.dtype(estimator.kernel_dtype).itemsize
+    n, itemsize = fitted.operator.n_samples, np.dtype(estimator.kernel_dtype).itemsize
     if fitted.map.rank >= n:
         warnings.warn(
             f"{type(estimator).__name__}: the low-rank features have rank {fitted.map.rank}, "

@@ -19,12 +19,13 @@ were added.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def wd_block(A, B, symmetric, range_lo, range_hi, spec_range, tables, out):
-    """WD sub-kernels between the rows of A and of B, written to ``out[m, i, j]``.
+    """WD sub-kernels between the rows of A and of B, written to ``out[m, i, j]``; the rows
+    of A split over numba's threads.
 
     Parameters
     ----------
@@ -44,9 +45,9 @@ def wd_block(A, B, symmetric, range_lo, range_hi, spec_range, tables, out):
     n_ranges = range_lo.shape[0]
     n_specs, width = tables.shape
     d_max = width - 1
-    run = np.zeros(length + 1, dtype=np.int64)
-    hist = np.zeros((n_ranges, width), dtype=np.int64)
-    for i in range(n_a):
+    for i in prange(n_a):
+        run = np.zeros(length + 1, dtype=np.int64)
+        hist = np.zeros((n_ranges, width), dtype=np.int64)
         x = A[i]
         start = i if symmetric else 0
         for j in range(start, n_b):

@@ -59,9 +59,10 @@ from mklearn.kernels.base import KernelOperator
 from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.specs import KIND_LAPLACIAN, KIND_LINEAR, KIND_POLYNOMIAL, KIND_RBF
 
-__all__ = ["APPROXIMATIONS", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
+__all__ = ["APPROXIMATIONS", "FeatureMap", "LowRankKernels", "LowRankMap", "ONE_FEATURE_RANK",
            "SMALLEST_AUTO", "SPECTRUM_FLOOR", "TrainingPoints", "block_squared_norms",
-           "error_sample", "group_block",
+           "block_starts", "error_of_blocks", "error_sample", "floored_inverse_root",
+           "group_block", "warn_rank_deficient",
            "low_rank_bytes", "plan_words", "polynomial_exponents", "polynomial_rank",
            "representative_rows"]
 
@@ -207,7 +208,37 @@ class TrainingPoints:
         return self.X[np.asarray(indices, dtype=np.int64)]
 
 
-class LowRankMap:
+class FeatureMap:
+    """The base of the low-rank maps: kernel k's features are the columns
+    ``starts_[k]:starts_[k + 1]`` of :meth:`transform`; ``landmark_rows_`` are the training
+    points the map was built on (none for exact and random-feature maps), and
+    :meth:`error_on` measures it on a sample."""
+
+    @property
+    def rank(self) -> int:
+        """``R``, the columns of the features."""
+        return int(self.starts_[-1])
+
+    @staticmethod
+    def training_size(bank: Any) -> int:
+        """The training points of a fitted bank."""
+        raise NotImplementedError
+
+    def training_points(self, rows: Any = None) -> Any:
+        """The bank's training points as the map reads them (``rows`` of them)."""
+        raise NotImplementedError
+
+    def fit(self) -> FeatureMap:
+        raise NotImplementedError
+
+    def transform(self, X: Any, prepared: bool = False) -> np.ndarray:
+        raise NotImplementedError
+
+    def error_on(self, points: Any, features: np.ndarray) -> tuple[float, np.ndarray]:
+        raise NotImplementedError
+
+
+class LowRankMap(FeatureMap):
     """Feature maps ``Phi_k`` of the kernels of a fitted bank (see the module docstring).
 
     Parameters
@@ -368,7 +399,7 @@ class LowRankMap:
                                      for t in range(group.kernels.size)]
                 ranks[group.kernels] = [p.shape[1] for p in group.projections]
         self.ranks_ = ranks
-        self.starts_ = _starts(ranks)
+        self.starts_ = block_starts(ranks)
 
     def _exponents(self, group):
         """Per kernel of a polynomial group, its monomials' exponents as columns (the
@@ -388,19 +419,12 @@ class LowRankMap:
             trace_scales=bank.trace_scales_, X_fit=self.landmark_points_)
 
     def _inverse_root(self, K_LL, group, t):
-        """``U_+ S_+^(-1/2)``: K_LL's eigenvectors above the floor, scaled."""
-        values, vectors = np.linalg.eigh(0.5 * (K_LL + K_LL.T))
-        top = float(values[-1]) if values.size else 0.0
-        keep = values > SPECTRUM_FLOOR * max(top, 0.0)
-        if top <= 0.0 or not keep.any():
-            return np.zeros((K_LL.shape[0], 1))
-        if group.uniform and keep.sum() < RANK_WARNING_SHARE * K_LL.shape[0]:
-            spec = self.bank.specs[group.kernels[t]]
-            warnings.warn(
-                f"the landmarks of {spec.name} give a rank-deficient K_LL: kept rank "
-                f"{int(keep.sum())} of {K_LL.shape[0]} landmarks (eigenvalues below "
-                f"{SPECTRUM_FLOOR:g} of the largest dropped)", UserWarning, stacklevel=4)
-        return vectors[:, keep] / np.sqrt(values[keep])
+        """``U_+ S_+^(-1/2)`` (:func:`floored_inverse_root`), with a warning when a random
+        draw keeps less than ``RANK_WARNING_SHARE`` of its rank."""
+        root = floored_inverse_root(K_LL)
+        if group.uniform:
+            warn_rank_deficient(self.bank.specs[group.kernels[t]].name, root, K_LL.shape[0])
+        return root
 
     def _draw_features(self, group, rng):
         width = self._width(group)
@@ -417,12 +441,16 @@ class LowRankMap:
             else:  # exp(-gamma ||x - z||_1): Cauchy of scale gamma per coordinate
                 group.projections.append(gamma * cauchy)
 
-    # ------------------------------------------------------------- transform
-    @property
-    def rank(self) -> int:
-        """``R``, the columns of the features."""
-        return int(self.starts_[-1])
+    @staticmethod
+    def training_size(bank: KernelBank) -> int:
+        """The training points of a fitted bank."""
+        return bank.X_fit_.shape[0]
 
+    def training_points(self, rows: Any = None) -> np.ndarray:
+        """The bank's standardised training points (``rows`` of them)."""
+        return self.bank.X_fit_ if rows is None else self.bank.X_fit_[rows]
+
+    # ------------------------------------------------------------- transform
     def transform(self, X: Any, prepared: bool = False) -> np.ndarray:
         """The features of the points X, shape (n, R), in blocks of points.
 
@@ -513,11 +541,11 @@ class LowRankMap:
                 "scales": np.array([1.0 if self.groups_[g].scales is None
                                     else self.groups_[g].scales[0] for g in groups]),
                 "values": np.concatenate([values for values, _ in sorted_values]),
-                "value_starts": _starts([values.size for values, _ in sorted_values]),
+                "value_starts": block_starts([values.size for values, _ in sorted_values]),
                 "order": np.concatenate([order for _, order in sorted_values]).astype(np.int64),
                 "group_of": np.asarray(group_of, dtype=np.int64),
                 "tables": np.concatenate([table.ravel() for table in tables]),
-                "table_starts": _starts([table.size for table in tables])[:-1],
+                "table_starts": block_starts([table.size for table in tables])[:-1],
                 "widths": widths,
                 "out_starts": self.starts_[np.asarray(kernels)].astype(np.int64),
             }
@@ -563,25 +591,60 @@ class LowRankMap:
             mean=np.zeros(bank.n_features_in_), scale=np.ones(bank.n_features_in_),
             trace_scales=bank.trace_scales_, X_fit=points)
         m = bank.n_kernels
-        errors = np.zeros(m)
-        total_exact = np.zeros((points.shape[0], points.shape[0]))
-        total_diff = np.zeros_like(total_exact)
         chunk = max(1, PREDICT_BLOCK_BYTES // (8 * points.shape[0] ** 2))
-        for first in range(0, m, chunk):
-            kernels = np.arange(first, min(m, first + chunk))
-            exact = sample.transform(points, kernel_indices=kernels)
-            for t, k in enumerate(kernels):
-                block = features[:, self.starts_[k]:self.starts_[k + 1]].astype(np.float64)
-                K = np.asarray(exact[:, :, t], dtype=np.float64)
-                diff = K - block @ block.T
-                errors[k] = np.linalg.norm(diff) / max(np.linalg.norm(K), 1e-300)
-                total_exact += K
-                total_diff += diff
-        error = np.linalg.norm(total_diff) / max(np.linalg.norm(total_exact), 1e-300)
-        return float(error), errors
+
+        def kernels():
+            for first in range(0, m, chunk):
+                indices = np.arange(first, min(m, first + chunk))
+                exact = sample.transform(points, kernel_indices=indices)
+                yield from ((k, exact[:, :, t]) for t, k in enumerate(indices))
+
+        return error_of_blocks(kernels(), features, self.starts_)
 
 
-def _starts(sizes):
+def floored_inverse_root(K_LL: np.ndarray) -> np.ndarray:
+    """``U_+ S_+^(-1/2)`` of a landmark block ``K_LL``: its eigenvectors with eigenvalues
+    above ``SPECTRUM_FLOOR`` times the largest, scaled; one zero column when none is
+    positive. Shape (n_landmarks, r)."""
+    values, vectors = np.linalg.eigh(0.5 * (K_LL + K_LL.T))
+    top = float(values[-1]) if values.size else 0.0
+    keep = values > SPECTRUM_FLOOR * max(top, 0.0)
+    if top <= 0.0 or not keep.any():
+        return np.zeros((K_LL.shape[0], 1))
+    return vectors[:, keep] / np.sqrt(values[keep])
+
+
+def warn_rank_deficient(name: str, root: np.ndarray, n_landmarks: int) -> None:
+    """A UserWarning when the landmarks of kernel ``name`` keep less than
+    ``RANK_WARNING_SHARE`` of their rank (duplicate landmarks; none for a zero kernel)."""
+    if root.any() and root.shape[1] < RANK_WARNING_SHARE * n_landmarks:
+        warnings.warn(
+            f"the landmarks of {name} give a rank-deficient K_LL: kept rank {root.shape[1]} "
+            f"of {n_landmarks} landmarks (eigenvalues below {SPECTRUM_FLOOR:g} of the largest "
+            "dropped)", UserWarning, stacklevel=5)
+
+
+def error_of_blocks(kernels: Any, features: np.ndarray, starts: np.ndarray
+                    ) -> tuple[float, np.ndarray]:
+    """``(||sum_k (K_k - Phi_k Phi_k')||_F / ||sum_k K_k||_F, per-kernel relative errors)``
+    over a sample's entries, from the pairs ``(k, K_k)`` of ``kernels`` (every kernel once,
+    each of shape (s, s)) and the sample's ``features``, shape (s, R); shapes ``()`` and
+    (n_kernels,)."""
+    errors = np.zeros(starts.size - 1)
+    total_exact = np.zeros((features.shape[0], features.shape[0]))
+    total_diff = np.zeros_like(total_exact)
+    for k, K in kernels:
+        block = features[:, starts[k]:starts[k + 1]].astype(np.float64)
+        K = np.asarray(K, dtype=np.float64)
+        diff = K - block @ block.T
+        errors[k] = np.linalg.norm(diff) / max(np.linalg.norm(K), 1e-300)
+        total_exact += K
+        total_diff += diff
+    error = np.linalg.norm(total_diff) / max(np.linalg.norm(total_exact), 1e-300)
+    return float(error), errors
+
+
+def block_starts(sizes):
     """Offsets of consecutive pieces of ``sizes``, int64 of shape (len(sizes) + 1,)."""
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
@@ -671,14 +734,14 @@ class LowRankFit:
 
 
 def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
-                     budget: int, dtype: Any = np.float64, random_state: Any = None
-                     ) -> LowRankFit:
+                     budget: int, dtype: Any = np.float64, random_state: Any = None,
+                     map_type: Any = None) -> LowRankFit:
     """The low-rank operator of a fitted bank's training points, planned before the
     ``(n, R)`` features are allocated.
 
     Parameters
     ----------
-    bank : KernelBank
+    bank : KernelBank or StringKernelBank
         Fitted on the training points.
     approximation : {"nystroem", "rff"}
     n_components : int or "auto"
@@ -686,6 +749,9 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
         (at most n), halved while the features do not fit in ``budget``.
     budget : int
         Bytes the fit may plan for.
+    map_type : class, default :class:`LowRankMap`
+        The map of the bank's kernels (:class:`~mklearn.kernels.string_low_rank.
+        StringLowRankMap` for string kernels).
 
     Returns
     -------
@@ -698,7 +764,8 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
         budget (naming the bytes and the fixes); "rff" for kernels that are not
         shift-invariant.
     """
-    n = bank.X_fit_.shape[0]
+    map_type = LowRankMap if map_type is None else map_type
+    n = map_type.training_size(bank)
     itemsize = np.dtype(dtype).itemsize
     auto = isinstance(n_components, str)
     if not auto and n_components > n:
@@ -706,7 +773,7 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
                          f"at most n landmarks; choose n_components <= {n} (or 'auto')")
     components = min(AUTO_COMPONENTS, n) if auto else int(n_components)
     while True:
-        mapping = LowRankMap(bank, approximation, components, random_state, dtype).fit()
+        mapping = map_type(bank, approximation, components, random_state, dtype).fit()
         need = low_rank_bytes(n, mapping.rank, itemsize)
         if need <= budget:
             break
@@ -718,7 +785,7 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
                 "kernel_dtype='float32' (half the bytes), raise memory_budget, or fit on "
                 "a Dask cluster")
         components //= 2
-    features = mapping.transform(bank.X_fit_, prepared=True)
+    features = mapping.transform(mapping.training_points(), prepared=True)
     error, kernel_errors = _sample_error(mapping, features, random_state)
     plan = plan_words(bank.n_kernels, n, mapping, approximation, components, need, error)
     return LowRankFit(LowRankKernels(features, mapping.starts_), mapping, error,
@@ -750,7 +817,7 @@ def error_sample(mapping, n_samples, random_state) -> np.ndarray:
 def _sample_error(mapping, features, random_state):
     """The map's error on the points of :func:`error_sample`."""
     sample = error_sample(mapping, features.shape[0], random_state)
-    return mapping.error_on(mapping.bank.X_fit_[sample], features[sample])
+    return mapping.error_on(mapping.training_points(sample), features[sample])
 
 
 def map_state(mapping: LowRankMap) -> tuple[dict, dict]:
@@ -813,7 +880,7 @@ def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
         mapping.groups_.append(group)
     _expect(seen.all(), "kernels without a map")
     mapping.ranks_ = ranks
-    mapping.starts_ = _starts(ranks)
+    mapping.starts_ = block_starts(ranks)
     mapping.exact_ = np.zeros(m, dtype=bool)
     for group in mapping.groups_:
         mapping.exact_[group.kernels] = group.exact

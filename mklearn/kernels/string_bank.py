@@ -246,6 +246,23 @@ class StringKernelBank:
             return self._train_counts[order]
         return _spectrum_counts(seqs, order, self._vocabularies[order])
 
+    def explicit_rank(self, k: int) -> int | None:
+        """The columns of kernel k's explicit feature map on the training vocabulary (a
+        spectrum kernel's distinct d-mers seen in training), or None (a WD kernel, whose
+        map is not kept)."""
+        spec = self.specs[k]
+        if isinstance(spec, Spectrum):
+            return int(self._vocabularies[spec.order].size)
+        return None
+
+    def explicit_features(self, seqs: Sequences, k: int) -> np.ndarray:
+        """Kernel k's explicit features of ``seqs``, ``sqrt(s_k)`` times the counts of the
+        training vocabulary's d-mers, dense of shape (n, ``explicit_rank(k)``): their inner
+        products are ``s_k K_k`` between the sequences and any training sequence."""
+        order = self.specs[k].order
+        counts = _spectrum_counts(seqs, order, self._vocabularies[order])
+        return np.sqrt(self.trace_scales_[k]) * counts.toarray()
+
     def kernel_values(self, A: Sequences, B: Sequences, *, symmetric: bool = False,
                       kernels: np.ndarray | None = None, a_is_train: bool = False,
                       b_is_train: bool = False) -> np.ndarray:

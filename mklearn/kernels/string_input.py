@@ -10,16 +10,12 @@ from sklearn.utils.validation import check_consistent_length, column_or_1d
 from .string_bank import StringColumns, StringKernelBank
 from .strings import resolve_string_kernels
 
-__all__ = ["string_training_stack"]
+__all__ = ["fit_string_bank", "string_training_stack"]
 
 
-def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
-    """Fit a :class:`StringKernelBank` on the sequences X for ``estimator``.
-
-    Sets ``bank_``, ``n_train_`` and ``kernel_names_`` on the estimator and returns the training
-    stack ``(n, n, m)`` (or, with ``columns``, a :class:`StringColumns` provider) and y; with
-    ``columns=None`` the estimator's ``_plan_storage(n, m, False)`` chooses ("stack" or
-    "rows").
+def fit_string_bank(estimator: Any, X: Any, y: Any):
+    """Fit a :class:`StringKernelBank` on the sequences X for ``estimator``: sets ``bank_``,
+    ``n_train_`` and ``kernel_names_`` on it and returns y.
 
     Raises
     ------
@@ -37,9 +33,17 @@ def string_training_stack(estimator: Any, X: Any, y: Any, columns: bool):
     estimator.bank_ = bank
     estimator.n_train_ = bank.X_fit_.n_samples
     estimator.kernel_names_ = list(bank.kernel_names)
+    return y
+
+
+def string_training_stack(estimator: Any, columns: bool):
+    """The training kernels of the estimator's fitted string bank (:func:`fit_string_bank`):
+    the stack ``(n, n, m)`` or, with ``columns``, a :class:`StringColumns` provider; with
+    ``columns=None`` the estimator's ``_plan_storage(n, m, False)`` chooses ("stack" or
+    "rows")."""
+    bank = estimator.bank_
     if columns is None:
         columns = estimator._plan_storage(bank.X_fit_.n_samples, bank.n_kernels, False) == "rows"
     if columns:
-        return StringColumns(bank), y
-    return bank._stack(bank.X_fit_, bank.X_fit_, symmetric=True, kernels=None), y
-
+        return StringColumns(bank)
+    return bank._stack(bank.X_fit_, bank.X_fit_, symmetric=True, kernels=None)
