@@ -56,6 +56,22 @@ def test_wd_and_spectrum_values_match_the_definitions():
             assert np.allclose(stack[i, j], expected, atol=1e-12)
 
 
+@pytest.mark.parametrize("table_codes", [1 << 24, 1])  # vocabulary by table, by sorting
+@pytest.mark.parametrize("dense_bytes", [64 << 20, 0])  # products against dense, sparse
+def test_spectrum_cross_kernels_match_the_definition_on_every_path(monkeypatch, table_codes,
+                                                                   dense_bytes):
+    monkeypatch.setattr("mklearn.kernels.string_bank.PRESENCE_TABLE_CODES", table_codes)
+    monkeypatch.setattr("mklearn.kernels.string_bank.PREDICT_BLOCK_BYTES", dense_bytes)
+    train = np.array(["ACGTTGCA" * 3, "AAAACCCCGG", "GATTACAGATTACA", "CCCGGGTTTAAA", "TA"])
+    test = np.array(["ACGTACGTAC", "GGGGGGGG", "TTACAGAT", "NNACGT".replace("N", "A")])
+    bank = StringKernelBank([Spectrum(2), Spectrum(3), Spectrum(6)], normalize="trace")
+    cross = bank.fit(train).transform(test)
+    for t, order in enumerate((2, 3, 6)):
+        trace = sum(_spectrum_definition(x, x, order) for x in train)
+        expected = [[_spectrum_definition(x, z, order) / trace for z in train] for x in test]
+        np.testing.assert_allclose(cross[:, :, t], expected, atol=1e-12)
+
+
 def test_spectrum_accepts_unequal_lengths_and_lower_case():
     seqs = np.array(["acgtacgt", "ACG", "TTTTACGTA", "gattaca"])
     stack = StringKernelBank([Spectrum(2)], normalize=None).fit_transform(seqs)

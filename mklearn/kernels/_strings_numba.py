@@ -69,7 +69,7 @@ def wd_block(A, B, symmetric, range_lo, range_hi, spec_range, tables, out):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def kmer_codes(codes, lengths, k, alphabet_size):
     """Integer code of every k-mer: ``(n, max_len - k + 1)`` int64, -1 past a sequence's end.
 
@@ -78,12 +78,73 @@ def kmer_codes(codes, lengths, k, alphabet_size):
     n, max_len = codes.shape
     width = max(max_len - k + 1, 0)
     out = np.full((n, width), -1, dtype=np.int64)
-    for i in range(n):
+    for i in prange(n):
         for p in range(lengths[i] - k + 1):
             value = 0
             for t in range(k):
                 value = value * alphabet_size + codes[i, p + t]
             out[i, p] = value
+    return out
+
+
+@njit(cache=True, parallel=True)
+def kmer_columns(kmers, vocabulary, columns, counts, sizes):
+    """Each sequence's distinct k-mers found in ``vocabulary`` (sorted codes), as ascending
+    column indices into it with their counts: row i's first ``sizes[i]`` entries of
+    ``columns`` and ``counts`` (each of the shape of ``kmers``, -1 codes skipped)."""
+    n, width = kmers.shape
+    for i in prange(n):
+        row = np.sort(kmers[i])
+        size = 0
+        t = 0
+        while t < width:
+            code = row[t]
+            run = 1
+            while t + run < width and row[t + run] == code:
+                run += 1
+            if code >= 0:
+                column = np.searchsorted(vocabulary, code)
+                if column < vocabulary.size and vocabulary[column] == code:
+                    columns[i, size] = column
+                    counts[i, size] = run
+                    size += 1
+            t += run
+        sizes[i] = size
+
+
+@njit(cache=True, parallel=True)
+def sparse_rows_times(indptr, indices, data, dense, out):
+    """``out = A @ dense`` for the CSR matrix A (``indptr``, ``indices``, ``data``), its rows
+    split over numba's threads; ``out`` of shape (n_rows, dense.shape[1])."""
+    width = dense.shape[1]
+    for i in prange(out.shape[0]):
+        row = out[i]
+        row[:] = 0.0
+        for j in range(indptr[i], indptr[i + 1]):
+            value, source = data[j], dense[indices[j]]
+            for c in range(width):
+                row[c] += value * source[c]
+    return out
+
+
+@njit(cache=True, parallel=True)
+def kmer_squared_counts(kmers):
+    """``sum_u N_u(x)^2`` of each sequence's k-mer counts (the spectrum kernel's diagonal),
+    shape (n,)."""
+    n, width = kmers.shape
+    out = np.zeros(n)
+    for i in prange(n):
+        row = np.sort(kmers[i])
+        total = 0.0
+        t = 0
+        while t < width:
+            run = 1
+            while t + run < width and row[t + run] == row[t]:
+                run += 1
+            if row[t] >= 0:
+                total += run * run
+            t += run
+        out[i] = total
     return out
 
 

@@ -17,11 +17,16 @@ import numpy as np
 import scipy.sparse
 from sklearn.exceptions import NotFittedError
 
+from mklearn._sizes import PREDICT_BLOCK_BYTES
+
 from ._strings_numba import (
     kmer_codes,
+    kmer_columns,
+    kmer_squared_counts,
     linadd_add,
     linadd_combined,
     linadd_per_kernel,
+    sparse_rows_times,
     wd_block,
 )
 from .bank import _check_index_array
@@ -44,19 +49,48 @@ _DIRECT_COLUMNS = 1 << 22  # WD k-mer lengths with at most this many (position, 
 def _spectrum_counts(
     seqs: Sequences, order: int, vocabulary: np.ndarray
 ) -> scipy.sparse.csr_matrix:
-    """Counts of the d-mers of ``vocabulary`` (sorted codes) in each sequence, CSR (n, |V|)."""
-    codes = kmer_codes(seqs.codes, seqs.lengths, order, len(seqs.alphabet))
-    rows, positions = np.nonzero(codes >= 0)
-    values = codes[rows, positions]
-    cols = np.searchsorted(vocabulary, values)
-    cols = np.minimum(cols, max(vocabulary.size - 1, 0))
-    known = vocabulary[cols] == values if vocabulary.size else np.zeros(values.size, bool)
+    """Counts of the d-mers of ``vocabulary`` (sorted codes) in each sequence, CSR (n, |V|)
+    with sorted indices."""
+    kmers = kmer_codes(seqs.codes, seqs.lengths, order, len(seqs.alphabet))
+    columns = np.empty(kmers.shape, dtype=np.int32)
+    counts = np.empty(kmers.shape, dtype=np.int32)
+    sizes = np.empty(kmers.shape[0], dtype=np.int64)
+    kmer_columns(kmers, vocabulary, columns, counts, sizes)
+    kept = np.arange(kmers.shape[1]) < sizes[:, None]
+    indptr = np.concatenate([[0], np.cumsum(sizes)])
     matrix = scipy.sparse.csr_matrix(
-        (np.ones(known.sum()), (rows[known], cols[known])),
+        (counts[kept].astype(np.float64), columns[kept], indptr),
         shape=(seqs.n_samples, vocabulary.size),
     )
-    matrix.sum_duplicates()
+    matrix.has_sorted_indices = True
     return matrix
+
+
+PRESENCE_TABLE_CODES = 1 << 24  # k-mer codes below this: the vocabulary from a table
+
+
+def _vocabulary(kmers: np.ndarray, n_codes: int) -> np.ndarray:
+    """The sorted distinct codes of ``kmers`` (-1 skipped): from a presence table of
+    ``n_codes`` bytes when there are at most ``PRESENCE_TABLE_CODES``, else by sorting."""
+    seen = kmers[kmers >= 0]
+    if n_codes > PRESENCE_TABLE_CODES:
+        return np.unique(seen)
+    present = np.zeros(n_codes, dtype=bool)
+    present[seen] = True
+    return np.flatnonzero(present).astype(np.int64)
+
+
+def _count_products(left: scipy.sparse.csr_matrix, right: scipy.sparse.csr_matrix
+                    ) -> np.ndarray:
+    """``left @ right.T`` dense: against the dense transpose of ``right``, the rows of
+    ``left`` on numba's threads, where it takes at most ``PREDICT_BLOCK_BYTES`` (a few
+    landmarks or test sequences: several times faster than the sparse product), else
+    sparse."""
+    if 8 * right.shape[0] * right.shape[1] <= PREDICT_BLOCK_BYTES:
+        out = np.empty((left.shape[0], right.shape[0]))
+        return sparse_rows_times(left.indptr, left.indices, left.data,
+                                 np.ascontiguousarray(right.T.toarray()), out)
+    return (left @ right.T).toarray()
 
 
 class StringKernelBank:
@@ -149,7 +183,8 @@ class StringKernelBank:
         for spec in self.specs:
             if isinstance(spec, Spectrum) and spec.order not in self._vocabularies:
                 codes = kmer_codes(seqs.codes, seqs.lengths, spec.order, len(self.alphabet))
-                self._vocabularies[spec.order] = np.unique(codes[codes >= 0])
+                self._vocabularies[spec.order] = _vocabulary(
+                    codes, len(self.alphabet) ** spec.order)
         self.X_fit_ = seqs
         self.trace_scales_ = np.ones(self.n_kernels)
         if self.normalize is not None:
@@ -230,13 +265,9 @@ class StringKernelBank:
                 runs = np.minimum(self.length_ - np.arange(start, stop), spec.order)
                 out[:, k] = table[runs].sum()
             else:
-                counts = _spectrum_counts(seqs, spec.order, self._vocabulary_all(seqs, spec))
-                out[:, k] = np.asarray(counts.multiply(counts).sum(axis=1)).ravel()
+                out[:, k] = kmer_squared_counts(
+                    kmer_codes(seqs.codes, seqs.lengths, spec.order, len(self.alphabet)))
         return out
-
-    def _vocabulary_all(self, seqs: Sequences, spec: Spectrum) -> np.ndarray:
-        codes = kmer_codes(seqs.codes, seqs.lengths, spec.order, len(self.alphabet))
-        return np.unique(codes[codes >= 0])
 
     def _counts(self, seqs: Sequences, order: int, train: bool) -> scipy.sparse.csr_matrix:
         if train:
@@ -293,7 +324,7 @@ class StringKernelBank:
             if isinstance(spec, Spectrum):
                 left = self._counts(A, spec.order, a_is_train)
                 right = left if symmetric else self._counts(B, spec.order, b_is_train)
-                out[t] = (left @ right.T).toarray() * self.trace_scales_[k]
+                out[t] = _count_products(left, right) * self.trace_scales_[k]
         return out
 
     def _stack(self, A: Sequences, B: Sequences, *, symmetric: bool,
