@@ -82,6 +82,10 @@ class _KernelInput:
     or a column provider for solvers that read rows on demand), a precomputed stack, or
     multi-view input."""
 
+    # plan hook: a low-rank fit keeps the training points in ``bank_`` (the learned-kernel
+    # transformer's output is the kernel between new points and them), not the landmarks only
+    _keeps_training_points = False
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._precomputed

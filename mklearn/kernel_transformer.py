@@ -339,7 +339,9 @@ class MKLKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                     f"{name}={value!r} is a parameter of classification, but the weights are "
                     f"learned for {task} ({learner.__name__} has no {name!r}); leave {name} at "
                     "None or set task='classification'")
-        return learner(**params)
+        learner = learner(**params)
+        learner._keeps_training_points = True  # transform reads the kernels with them
+        return learner
 
     def _uniform_kernels(self, X):
         """The base kernels of X, fitted without y, with the uniform weights of

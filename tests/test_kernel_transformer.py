@@ -148,6 +148,34 @@ def test_transform_of_points_is_the_weighted_sum_of_their_kernels(blobs):
     assert model.n_features_in_ == 3
 
 
+@pytest.mark.parametrize("strings", [False, True])
+def test_weights_learned_on_low_rank_kernels_transform_with_every_training_point(
+        monkeypatch, strings):
+    from mklearn.kernels import Spectrum, WeightedDegree
+    from mklearn.kernels.string_bank import StringKernelBank
+
+    monkeypatch.setattr("mklearn.estimators.LOW_RANK_SAMPLES", 100)  # "auto": low rank
+    monkeypatch.setattr("mklearn.kernels.low_rank.AUTO_COMPONENTS", 60)  # 60 landmarks
+    rng = np.random.default_rng(0)
+    if strings:
+        X = np.array(["".join(rng.choice(list("ACGT"), 16)) for _ in range(160)])
+        y = np.array([s.count("A") > 4 for s in X]).astype(int)
+        kernels = [Spectrum(3), WeightedDegree(4)]
+    else:
+        X = rng.normal(size=(160, 3))
+        y = (X[:, 0] + X[:, 1] ** 2 > 1).astype(int)
+        kernels = SMALL_FAMILY
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # rank above n: fine on this small set
+        model = MKLKernel(kernels=kernels).fit(X[:120], y[:120])
+    assert model.estimator_.kernel_approximation_ == "nystroem"
+    assert model.estimator_.low_rank_.landmark_rows_.size < 120
+    bank = (StringKernelBank(kernels, normalize="diagonal") if strings
+            else KernelBank(kernels, normalize="diagonal")).fit(X[:120])
+    np.testing.assert_allclose(model.transform(X[120:]),
+                               bank.transform(X[120:]) @ model.kernel_weights_, atol=1e-10)
+
+
 # -------------------------------------------------------------------- the weights
 @pytest.mark.parametrize("params", [{}, {"regularizer": "l1"}, {"regularizer": "lp", "p": 1.5}])
 def test_weights_are_the_classifiers(blobs, params):
