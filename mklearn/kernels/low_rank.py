@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from itertools import combinations_with_replacement
 from typing import Any
@@ -208,7 +209,7 @@ class TrainingPoints:
         return self.X[np.asarray(indices, dtype=np.int64)]
 
 
-class FeatureMap:
+class FeatureMap(ABC):
     """The base of the low-rank maps: kernel k's features are the columns
     ``starts_[k]:starts_[k + 1]`` of :meth:`transform`; ``landmark_rows_`` are the training
     points the map was built on (none for exact and random-feature maps), and
@@ -220,22 +221,25 @@ class FeatureMap:
         return int(self.starts_[-1])
 
     @staticmethod
+    @abstractmethod
     def training_size(bank: Any) -> int:
         """The training points of a fitted bank."""
-        raise NotImplementedError
 
+    @abstractmethod
     def training_points(self, rows: Any = None) -> Any:
         """The bank's training points as the map reads them (``rows`` of them)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def fit(self) -> FeatureMap:
-        raise NotImplementedError
+        """Choose the routes and build the maps from the bank's training points."""
 
+    @abstractmethod
     def transform(self, X: Any, prepared: bool = False) -> np.ndarray:
-        raise NotImplementedError
+        """The features of X, shape (n, R)."""
 
+    @abstractmethod
     def error_on(self, points: Any, features: np.ndarray) -> tuple[float, np.ndarray]:
-        raise NotImplementedError
+        """The relative errors of the kernel sum and of each kernel on a sample."""
 
 
 class LowRankMap(FeatureMap):
