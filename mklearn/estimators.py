@@ -642,12 +642,15 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         fit whose every path needs more raises ``ValueError`` before any kernel is computed,
         naming the bytes needed (see :mod:`mklearn.memory`).
     kernel_approximation : {"auto", "exact", "nystroem", "rff"}
-        How base kernels computed from numeric X are held. "exact": the kernels themselves
+        How base kernels computed from X are held. "exact": the kernels themselves
         (``kernel_storage`` then chooses stack or rows). "nystroem": each kernel as low-rank
         features ``K_k ~ Phi_k Phi_k'`` (:mod:`mklearn.kernels.low_rank`): exact for linear
         kernels and for kernels on columns with at most ``n_components`` distinct rows
         (binary, one-hot and categorical features), Nystroem on ``n_components`` landmarks
-        shared by the kernels on the same columns otherwise; the solver then runs in feature
+        shared by the kernels on the same columns otherwise; string kernels on sequences
+        likewise (:mod:`mklearn.kernels.string_low_rank`: a spectrum kernel with at most
+        ``n_components`` distinct d-mers by its counts, the others on ``n_components``
+        landmark sequences); the solver then runs in feature
         space (:mod:`mklearn.solvers.feature_space`), in ``O(n R)`` memory and time per
         pass, ``R`` the total rank, never forming an ``n x n`` array. "rff": random Fourier
         features instead of Nystroem (RBF and Laplacian kernels only). "auto" (default):
