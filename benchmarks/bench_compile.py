@@ -2,7 +2,7 @@
 
 Each case fits once in a fresh Python process on 120 Sonar points (or 120 sparse count points,
 for the sparse input), after whatever the set-up command left in numba's cache, and reports
-the estimator's ``compile_time_`` (:mod:`mklearn._compile_clock`: every interval numba held
+the estimator's ``compile_time_`` (:mod:`mklearn.progress`: every interval numba held
 its compiler lock) and the whole fit's seconds. Cases: every solver on dense X, sparse X, a
 precomputed stack and float32 kernels, the regressor, one-class and the product of kernels;
 each with ``n_jobs=1`` and ``n_jobs=2``.

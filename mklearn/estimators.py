@@ -27,7 +27,6 @@ from sklearn.utils.validation import (
 )
 
 import mklearn._product_estimator as _product
-from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
 from mklearn.distributed import active_client, local_jobs
 from mklearn.distributed.partitions import is_dask_collection, on_partitions
@@ -44,7 +43,7 @@ from mklearn.kernels import (
     recipe_of,
 )
 from mklearn.memory import auto_cache_size, gathered, plan_kernel_storage
-from mklearn.progress import FitProgress, RemainingTime
+from mklearn.progress import FitProgress, RemainingTime, compile_time_of, seconds_since
 from mklearn.solvers import (
     SOLVERS,
     check_solver_options,
@@ -869,7 +868,6 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         self.n_components = n_components
 
     # ------------------------------------------------------------------ fit
-    @reports_compile_time
     def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the SVM.
 
@@ -887,6 +885,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         -------
         self : MKLClassifier
         """
+        with compile_time_of(self):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         self._validate_params()
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(
@@ -1433,7 +1435,6 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.n_components = n_components
         self.random_state = random_state
 
-    @reports_compile_time
     def fit(self, X, y, sample_weight=None):
         """Learn the kernel weights and the regression function.
 
@@ -1451,6 +1452,10 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         -------
         self : MKLRegressor
         """
+        with compile_time_of(self):
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         self._validate_params()
         if self.regularizer == "lp" and not self.p > 1:
             raise ValueError(

@@ -10,11 +10,11 @@ from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from mklearn._compile_clock import reports_compile_time, seconds_since
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.memory import gathered
+from mklearn.progress import compile_time_of, seconds_since
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
 from mklearn.validation import parameter_constraints
@@ -129,7 +129,6 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self.kernel_storage = kernel_storage
         self.memory_budget = memory_budget
 
-    @reports_compile_time
     def fit(self, X, y=None):
         """Learn the kernel weights and the support of X.
 
@@ -143,6 +142,10 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         -------
         self : OneClassMKL
         """
+        with compile_time_of(self):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         self._validate_params()
         X = gathered(X, self.memory_budget)
         regularizer = make_regularizer("l1", p=2.0, lam=1.0)

@@ -28,7 +28,6 @@ import warnings
 import numpy as np
 import scipy.sparse
 
-from mklearn._compile_clock import seconds_since
 from mklearn._sizes import BAND_BYTES
 from mklearn.distributed import DaskColumns, DaskKernels, active_client
 from mklearn.distributed.partitions import is_dask_collection
@@ -49,6 +48,7 @@ from mklearn.kernels.string_input import fit_string_bank, string_training_stack
 from mklearn.kernels.string_low_rank import StringLowRankMap
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.memory import budget_bytes, densify, stack_bytes
+from mklearn.progress import seconds_since
 from mklearn.validation import (
     check_kernel_stack,
     feature_range,

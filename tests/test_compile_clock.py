@@ -8,8 +8,8 @@ import time
 import numpy as np
 from numba import njit
 
-from mklearn._compile_clock import compile_clock
 from mklearn.cli import main
+from mklearn.progress import compile_clock
 
 
 def test_clock_measures_a_first_call_only():
