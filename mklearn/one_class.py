@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from mklearn.distributed.partitions import on_partitions
-from mklearn.estimators import _fit_task, _KernelInput
+from mklearn.estimators.kernel_input import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
 from mklearn.memory import gathered
 from mklearn.progress import compile_time_of, seconds_since

@@ -773,7 +773,7 @@ def test_fit_refuses_more_landmarks_than_points_in_one_line(capsys):
 @pytest.fixture
 def pass_takes(monkeypatch):
     """Make a pass over the kernel rows take ``seconds`` (by construction, not by a clock)."""
-    import mklearn.estimators as estimators
+    import mklearn.estimators.kernel_input as estimators
 
     def make(seconds):
         monkeypatch.setattr(estimators, "row_pass_seconds",

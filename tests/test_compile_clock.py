@@ -31,7 +31,7 @@ def test_clock_measures_a_first_call_only():
 def _compile_in_the_kernel_phase(monkeypatch):
     """Make every fit compile a fresh jitted function while it builds its kernels, as a
     first run does."""
-    from mklearn.estimators import _KernelInput
+    from mklearn.estimators.kernel_input import _KernelInput
 
     build = _KernelInput._training_kernels
 

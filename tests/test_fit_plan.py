@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-import mklearn.estimators as estimators
+import mklearn.estimators.kernel_input as estimators
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.fit_plan import (
     LONG_FIT_SECONDS,

@@ -154,7 +154,7 @@ def test_weights_learned_on_low_rank_kernels_transform_with_every_training_point
     from mklearn.kernels import Spectrum, WeightedDegree
     from mklearn.kernels.string_bank import StringKernelBank
 
-    monkeypatch.setattr("mklearn.estimators.LOW_RANK_SAMPLES", 100)  # "auto": low rank
+    monkeypatch.setattr("mklearn.estimators.kernel_input.LOW_RANK_SAMPLES", 100)  # "auto": low rank
     monkeypatch.setattr("mklearn.kernels.low_rank.AUTO_COMPONENTS", 60)  # 60 landmarks
     rng = np.random.default_rng(0)
     if strings:

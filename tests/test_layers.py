@@ -4,11 +4,11 @@ never called back up (a callback from a lower layer, a decorator defined below i
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tomllib
 
 from mklearn import MKLClassifier, MKLRegressor
 from mklearn.datasets import load_sonar
@@ -77,6 +77,6 @@ def test_X_goes_down_the_layers_only(estimator):
     X = np.ascontiguousarray(X[picked], dtype=np.float64)
     y = 10 * X[:, 0] if isinstance(estimator, MKLRegressor) else y[picked]
     modules, climbs = _walk_of_X(estimator, X, y)
-    assert modules[0] == "mklearn.estimators"
+    assert modules[0].startswith("mklearn.estimators.")
     assert climbs == []
     assert len(modules) <= 10, modules

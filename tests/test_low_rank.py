@@ -427,7 +427,7 @@ def test_auto_is_low_rank_from_the_threshold_on_unless_a_storage_is_named(monkey
     from mklearn.kernels import low_rank
 
     X, y = _mixed_points(n=80)
-    monkeypatch.setattr("mklearn.estimators.LOW_RANK_SAMPLES", 50)
+    monkeypatch.setattr("mklearn.estimators.kernel_input.LOW_RANK_SAMPLES", 50)
     assert low_rank.LOW_RANK_SAMPLES == 20_000
     assert MKLClassifier(n_components=20).fit(X, y).kernel_storage_ == "features"
     assert MKLClassifier(kernel_storage="rows").fit(X, y).kernel_approximation_ == "exact"

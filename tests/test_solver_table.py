@@ -104,7 +104,7 @@ def test_a_solver_s_former_operator_name_still_works_with_a_future_warning(name,
 @pytest.mark.parametrize(("storage", "threads"), [("stack", True), ("rows", False)])
 def test_one_vs_rest_classes_share_an_operator_on_threads_only_when_it_says_it_may(
         monkeypatch, storage, threads):
-    import mklearn.estimators as estimators
+    import mklearn.estimators.classifier as estimators
 
     used = []
     real = estimators.Parallel

@@ -119,7 +119,7 @@ def test_string_kernels_refuse_random_features_and_unknown_letters():
 def test_auto_is_low_rank_for_many_sequences_and_a_low_rank_string_model_is_not_saved(
         monkeypatch, tmp_path):
     seqs, y = _sequences(n=80)
-    monkeypatch.setattr("mklearn.estimators.LOW_RANK_SAMPLES", 50)
+    monkeypatch.setattr("mklearn.estimators.kernel_input.LOW_RANK_SAMPLES", 50)
     model = MKLClassifier(kernels=KERNELS, n_components=30, random_state=0).fit(seqs, y)
     assert model.kernel_approximation_ == "nystroem"
     assert MKLClassifier(kernels=KERNELS).fit(seqs[:40], y[:40]).kernel_approximation_ == (
