@@ -102,6 +102,10 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         nu=[Interval(Real, 0, 1, closed="right")],
     )
 
+    # its dual has sum(alpha) = 1, not a balance: a kernel's constant part moves the
+    # objective, so low-rank features keep it
+    _drops_constants = False
+
     def __init__(
         self,
         *,

@@ -14,9 +14,9 @@ or their Dask forms (:mod:`mklearn.distributed`).
 The estimator is the plan: its parameters (``kernels``, ``kernel_storage``,
 ``memory_budget``, ``cache_size``, ``kernel_dtype``, ...) and its plan hooks
 (``_plan_storage``, ``_approximation``, ``_cache_megabytes``, ``_hold``, ``_hold_rows``,
-``_check_before_kernels``, ``_exact_only``, ``_keeps_training_points``) decide how the
-kernels are held; this module builds what they decide and sets the fitted attributes that
-describe it (``bank_``, ``kernel_names_``, ``kernel_storage_``, ``n_train_``, ...).
+``_check_before_kernels``, ``_exact_only``, ``_keeps_training_points``,
+``_drops_constants``) decide how the kernels are held; this module builds what they decide
+and sets the fitted attributes that describe it (``bank_``, ``kernel_names_``, ``kernel_storage_``, ``n_train_``, ...).
 """
 
 from __future__ import annotations
@@ -286,7 +286,8 @@ def _low_rank_operator(estimator, map_type, names=None):
     fitted = low_rank_kernels(
         bank, estimator.kernel_approximation_, estimator.n_components,
         budget=budget_bytes(estimator.memory_budget), dtype=np.dtype(estimator.kernel_dtype),
-        random_state=estimator.random_state, map_type=map_type)
+        random_state=estimator.random_state, map_type=map_type,
+        drop_constants=estimator._drops_constants)
     if not estimator._keeps_training_points:  # the model needs the landmarks only
         bank.X_fit_ = fitted.map.landmark_points_
     estimator.low_rank_ = fitted.map

@@ -30,6 +30,7 @@ from mklearn.solvers.feature_space import (
     smooth_dual_features,
     spg_features,
 )
+from mklearn.solvers.kernel_sums import feature_kernel_sums, kernel_sums
 from mklearn.solvers.mirror import mirror_features
 from mklearn.solvers.tasks import RegressionTask
 
@@ -201,6 +202,60 @@ def test_kernels_on_few_distinct_rows_and_linear_kernels_are_exact():
     assert error < 1e-8 and errors.max() < 1e-8
 
 
+def _dropped(X, kernels):
+    """(map without constant parts, its operator, the true stack) of ``kernels`` on X."""
+    specs, standardize = resolve_kernels(kernels, X)
+    bank = KernelBank(specs, standardize=standardize, normalize="diagonal").fit(X)
+    mapping = LowRankMap(bank, "nystroem", 30, random_state=0, drop_constants=True).fit()
+    features = mapping.transform(bank.X_fit_, prepared=True)
+    operator = LowRankKernels(features, mapping.starts_, mapping.constant_parts_)
+    return mapping, operator, bank.transform(X)
+
+
+def test_exact_kernels_drop_their_constant_part_one_column_each():
+    X, _ = _mixed_points()
+    kept, _, _ = _low_rank(X)
+    mapping, operator, stack = _dropped(X, "svc+feature_rbf")
+    dropped = mapping.constant_parts_ > 0
+    assert np.array_equal(dropped, mapping.exact_) and dropped.sum() == 3  # 2 binary, 1 of 4
+    np.testing.assert_array_equal(mapping.ranks_, kept.ranks_ - dropped)
+    rows = np.moveaxis(operator.rows(np.arange(X.shape[0])), 0, 2)  # with c_k added back
+    np.testing.assert_allclose(rows[:, :, dropped], stack[:, :, dropped], atol=1e-10)
+    np.testing.assert_allclose(operator.diagonal().T, np.diagonal(rows).T, atol=1e-12)
+    error, errors = mapping.error_on(mapping.bank.X_fit_, operator.features)
+    assert errors[dropped].max() < 1e-8
+
+
+@pytest.mark.parametrize("frobenius", [False, True])
+def test_kernel_sums_from_features_add_the_constant_parts_back(frobenius):
+    X, y = _mixed_points()
+    _, operator, _ = _dropped(X, "svc+feature_rbf")
+    values = np.moveaxis(operator.rows(np.arange(X.shape[0])), 0, 2)
+    expected = kernel_sums(StackColumns(values), y, frobenius=frobenius)
+    found = feature_kernel_sums(operator, y, frobenius=frobenius)
+    for name in ("row_sums", "yky", "squares") + (("frobenius",) if frobenius else ()):
+        np.testing.assert_allclose(getattr(found, name), getattr(expected, name),
+                                   rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("solver", ["smo", "spg", "fheuristic", "easymkl"])
+def test_dropped_constant_parts_leave_the_model_as_it_was(solver, monkeypatch):
+    from mklearn.estimators import kernel_input
+
+    X, y = _mixed_points(n=200)
+    models = []
+    for drop in (False, True):
+        monkeypatch.setattr(kernel_input._KernelInput, "_drops_constants", drop)
+        models.append(MKLClassifier(kernel_approximation="nystroem", n_components=40,
+                                    solver=solver, tol=1e-7, random_state=0).fit(X, y))
+    kept, dropped = models
+    assert dropped.low_rank_.rank == kept.low_rank_.rank - 3
+    assert dropped.objective_ == pytest.approx(kept.objective_, rel=1e-6)
+    np.testing.assert_allclose(dropped.kernel_weights_, kept.kernel_weights_, atol=1e-3)
+    np.testing.assert_allclose(dropped.decision_function(X), kept.decision_function(X),
+                               atol=1e-3)
+
+
 def test_one_column_exact_features_by_lookup_equal_the_kernels_and_new_values_compute_them():
     X, _ = _mixed_points()
     specs = [RBF(sigma=1.0, features=[3]), RBF(sigma=2.0, features=[3]),
@@ -320,9 +375,10 @@ def test_the_estimators_fit_and_predict_on_low_rank_kernels():
     multi = MKLClassifier(kernel_approximation="nystroem", n_components=40, random_state=0)
     labels = np.digitize(X[:, 0], [-0.5, 0.5])
     assert multi.fit(X, labels).decision_function(X).shape == (200, 3)
-    regressor = MKLRegressor(kernel_approximation="nystroem", n_components=200,
+    # every point a landmark: the exact problem, both solved well below the comparison's scale
+    regressor = MKLRegressor(kernel_approximation="nystroem", n_components=200, tol=1e-6,
                              random_state=0).fit(X, X[:, 0] ** 2)
-    reference = MKLRegressor(kernel_approximation="exact").fit(X, X[:, 0] ** 2)
+    reference = MKLRegressor(kernel_approximation="exact", tol=1e-6).fit(X, X[:, 0] ** 2)
     assert regressor.objective_ == pytest.approx(reference.objective_, rel=1e-3)
     np.testing.assert_allclose(regressor.predict(X), reference.predict(X), rtol=5e-3, atol=1e-2)
 
@@ -386,6 +442,8 @@ def test_a_low_rank_model_file_predicts_as_the_model(tmp_path, approximation):
         save_model(model, tmp_path / "model.npz")
         loaded = load_model(tmp_path / "model.npz")
         assert loaded.kernel_storage_ == "features"
+        np.testing.assert_array_equal(loaded.low_rank_.constant_parts_,
+                                      model.low_rank_.constant_parts_)
         np.testing.assert_allclose(loaded.decision_function(X), model.decision_function(X),
                                    rtol=1e-12, atol=1e-12)
     regressor = MKLRegressor(kernel_approximation=approximation, n_components=20,

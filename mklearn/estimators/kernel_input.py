@@ -55,6 +55,9 @@ class _KernelInput:
     # plan hook: a low-rank fit keeps the training points in ``bank_`` (the learned-kernel
     # transformer's output is the kernel between new points and them), not the landmarks only
     _keeps_training_points = False
+    # plan hook: low-rank features of exact kernels leave out their constant parts, which
+    # the duals of SVMs with an intercept do not see (mklearn.kernels.low_rank.LowRankMap)
+    _drops_constants = True
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,7 +14,13 @@ approximation:
   ``n_components`` distinct values (binary, one-hot, categorical features: the default
   family's one-feature kernels on them) is ``Phi = K(X, L) K_LL^(-1/2)`` with the distinct
   rows as landmarks L: every point is a landmark, so ``Phi Phi' = K`` (up to the floor on
-  ``K_LL``'s spectrum);
+  ``K_LL``'s spectrum). For the SVMs with an intercept (``drop_constants``) such a kernel
+  loses its constant part: on v distinct rows, ``K_LL = c 1 1' + G`` with
+  ``c = 1 / (1' K_LL^-1 1)`` and G positive semi-definite of rank v - 1, and the features
+  are those of G (``Phi = K(X, L) K_LL^-1 G^(1/2)``, one column fewer). Their duals have
+  ``sum_i v_i = 0`` (``v = y * alpha``), so ``v' K v = v' G v`` and ``K v = G v`` up to a
+  constant that the intercept absorbs: the optimum, the kernel weights and the predictions
+  are those of K (``constant_parts_`` keeps c, which kernel values add back);
 - **Nystrom** (Williams and Seeger, NIPS 2001): the same formula on ``n_components``
   landmarks drawn uniformly from the distinct rows, shared by the kernels that read the same
   columns (one draw, one ``K(X, L)`` pass for them all); a kernel on one continuous column
@@ -211,9 +217,10 @@ class TrainingPoints:
 
 class FeatureMap(ABC):
     """The base of the low-rank maps: kernel k's features are the columns
-    ``starts_[k]:starts_[k + 1]`` of :meth:`transform`; ``landmark_rows_`` are the training
-    points the map was built on (none for exact and random-feature maps), and
-    :meth:`error_on` measures it on a sample."""
+    ``starts_[k]:starts_[k + 1]`` of :meth:`transform` (its values ``Phi_k Phi_k' +
+    constant_parts_[k]``); ``landmark_rows_`` are the training points the map was built on
+    (none for exact and random-feature maps), and :meth:`error_on` measures it on a
+    sample."""
 
     @property
     def rank(self) -> int:
@@ -257,11 +264,17 @@ class LowRankMap(FeatureMap):
     random_state : int, RandomState or None
     dtype : numpy.dtype
         Of the features (float32 halves their memory).
+    drop_constants : bool
+        Exact kernels on few distinct rows lose their constant part (one column each; see
+        the module docstring): for duals with ``sum_i y_i alpha_i = 0`` only (SVMs with an
+        intercept), not for the one-class SVM.
 
     Attributes
     ----------
     ranks_ : ndarray of shape (n_kernels,)
         ``r_k``, the columns of each kernel's block.
+    constant_parts_ : ndarray of shape (n_kernels,)
+        ``c_k``: ``K_k = Phi_k Phi_k' + c_k 1 1'`` (0 where nothing was dropped).
     exact_ : ndarray of shape (n_kernels,), bool
         Whether the kernel's map is exact.
     starts_ : int64 ndarray of shape (n_kernels + 1,)
@@ -281,12 +294,13 @@ class LowRankMap(FeatureMap):
 
     def __init__(self, bank: KernelBank, approximation: str = "nystroem",
                  n_components: int = 1000, random_state: Any = None,
-                 dtype: Any = np.float64) -> None:
+                 dtype: Any = np.float64, drop_constants: bool = False) -> None:
         self.bank = bank
         self.approximation = approximation
         self.n_components = int(n_components)
         self.random_state = random_state
         self.dtype = np.dtype(dtype)
+        self.drop_constants = bool(drop_constants)
 
     # ------------------------------------------------------------------ fit
     def fit(self, points: Any = None) -> LowRankMap:
@@ -383,6 +397,7 @@ class LowRankMap(FeatureMap):
         features' projections; the ranks and block starts."""
         ranks = np.zeros(self.bank.n_kernels, dtype=np.int64)
         self.exact_ = np.zeros(self.bank.n_kernels, dtype=bool)
+        self.constant_parts_ = np.zeros(self.bank.n_kernels)
         landmark_bank = self._landmark_bank()
         for group in self.groups_:
             self.exact_[group.kernels] = group.exact
@@ -401,9 +416,19 @@ class LowRankMap(FeatureMap):
                                                kernel_indices=group.kernels)
                 group.projections = [self._inverse_root(K_LL[:, :, t], group, t)
                                      for t in range(group.kernels.size)]
+                if group.exact and self.drop_constants:
+                    self._drop_constants(group, K_LL)
                 ranks[group.kernels] = [p.shape[1] for p in group.projections]
         self.ranks_ = ranks
         self.starts_ = block_starts(ranks)
+
+    def _drop_constants(self, group, K_LL):
+        """Each kernel's projection without its constant part (:func:`without_constant`),
+        where its landmark block has one."""
+        for t, k in enumerate(group.kernels):
+            projection, constant = without_constant(K_LL[:, :, t], group.projections[t])
+            group.projections[t] = projection
+            self.constant_parts_[k] = constant
 
     def _exponents(self, group):
         """Per kernel of a polynomial group, its monomials' exponents as columns (the
@@ -603,7 +628,7 @@ class LowRankMap(FeatureMap):
                 exact = sample.transform(points, kernel_indices=indices)
                 yield from ((k, exact[:, :, t]) for t, k in enumerate(indices))
 
-        return error_of_blocks(kernels(), features, self.starts_)
+        return error_of_blocks(kernels(), features, self.starts_, self.constant_parts_)
 
 
 def floored_inverse_root(K_LL: np.ndarray) -> np.ndarray:
@@ -618,6 +643,26 @@ def floored_inverse_root(K_LL: np.ndarray) -> np.ndarray:
     return vectors[:, keep] / np.sqrt(values[keep])
 
 
+def without_constant(K_LL: np.ndarray, inverse_root: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(P, c)``: the projection ``K_LL^+ G^(1/2)`` of the landmarks' block without its
+    constant part, ``G = K_LL - c 1 1'`` with ``c = 1 / (1' K_LL^+ 1)`` the largest constant
+    that leaves G positive semi-definite (of rank one less), and c. ``(inverse_root, 0)``
+    where the block does not hold the constant vector in its range (a floored spectrum) or
+    has a single landmark (nothing would be left)."""
+    ones = np.ones(K_LL.shape[0])
+    pseudo_inverse = inverse_root @ inverse_root.T
+    a = pseudo_inverse @ ones
+    total = float(ones @ a)
+    if K_LL.shape[0] < 2 or not total > 0.0 or not np.allclose(K_LL @ a, ones, atol=1e-8):
+        return inverse_root, 0.0
+    constant = 1.0 / total
+    values, vectors = np.linalg.eigh(K_LL - constant)
+    keep = values > SPECTRUM_FLOOR * max(float(values[-1]), 0.0)
+    if not keep.any():
+        return inverse_root, 0.0
+    return pseudo_inverse @ (vectors[:, keep] * np.sqrt(values[keep])), constant
+
+
 def warn_rank_deficient(name: str, root: np.ndarray, n_landmarks: int) -> None:
     """A UserWarning when the landmarks of kernel ``name`` keep less than
     ``RANK_WARNING_SHARE`` of their rank (duplicate landmarks; none for a zero kernel)."""
@@ -628,19 +673,20 @@ def warn_rank_deficient(name: str, root: np.ndarray, n_landmarks: int) -> None:
             "dropped)", UserWarning, stacklevel=5)
 
 
-def error_of_blocks(kernels: Any, features: np.ndarray, starts: np.ndarray
-                    ) -> tuple[float, np.ndarray]:
-    """``(||sum_k (K_k - Phi_k Phi_k')||_F / ||sum_k K_k||_F, per-kernel relative errors)``
-    over a sample's entries, from the pairs ``(k, K_k)`` of ``kernels`` (every kernel once,
-    each of shape (s, s)) and the sample's ``features``, shape (s, R); shapes ``()`` and
-    (n_kernels,)."""
+def error_of_blocks(kernels: Any, features: np.ndarray, starts: np.ndarray,
+                    constants: Any = None) -> tuple[float, np.ndarray]:
+    """``(||sum_k (K_k - Phi_k Phi_k' - c_k)||_F / ||sum_k K_k||_F, per-kernel relative
+    errors)`` over a sample's entries, from the pairs ``(k, K_k)`` of ``kernels`` (every
+    kernel once, each of shape (s, s)), the sample's ``features``, shape (s, R), and the
+    kernels' dropped ``constants`` c_k (default none); shapes ``()`` and (n_kernels,)."""
+    constants = np.zeros(starts.size - 1) if constants is None else constants
     errors = np.zeros(starts.size - 1)
     total_exact = np.zeros((features.shape[0], features.shape[0]))
     total_diff = np.zeros_like(total_exact)
     for k, K in kernels:
         block = features[:, starts[k]:starts[k + 1]].astype(np.float64)
         K = np.asarray(K, dtype=np.float64)
-        diff = K - block @ block.T
+        diff = K - block @ block.T - constants[k]
         errors[k] = np.linalg.norm(diff) / max(np.linalg.norm(K), 1e-300)
         total_exact += K
         total_diff += diff
@@ -663,7 +709,13 @@ def block_squared_norms(features: np.ndarray, starts: Any) -> np.ndarray:
 
 
 class LowRankKernels(KernelOperator):
-    """Base kernels ``K_k = Phi_k Phi_k'`` held as their features (no ``n x n`` array).
+    """Base kernels ``K_k = Phi_k Phi_k' + c_k 1 1'`` held as their features (no ``n x n``
+    array).
+
+    The feature-space solvers read ``features`` alone: the constant parts ``c_k`` are those
+    a map dropped for SVMs with an intercept (:class:`LowRankMap`, ``drop_constants``),
+    which their duals do not see; the kernel values (``rows``, ``diagonal``, products and
+    quadratic terms) add them back.
 
     Parameters
     ----------
@@ -671,20 +723,24 @@ class LowRankKernels(KernelOperator):
         The blocks side by side.
     starts : int64 array of shape (n_kernels + 1,)
         Kernel k's columns: ``starts[k]:starts[k + 1]``.
+    constants : ndarray of shape (n_kernels,), optional
+        ``c_k`` (default 0).
 
     Attributes
     ----------
     squared_norms : ndarray of shape (n_samples, n_kernels)
-        ``||Phi_k[i]||^2 = K_k[i, i]``.
+        ``||Phi_k[i]||^2`` (``K_k[i, i] - c_k``).
     """
 
     capabilities = Capabilities(trusted=True, feature_blocks=True, feature_rows=True)
 
-    def __init__(self, features: np.ndarray, starts: Any) -> None:
+    def __init__(self, features: np.ndarray, starts: Any, constants: Any = None) -> None:
         self.features = features
         self.starts = np.asarray(starts, dtype=np.int64)
         self.n_samples = features.shape[0]
         self.n_kernels = self.starts.size - 1
+        self.constants = (np.zeros(self.n_kernels) if constants is None
+                          else np.asarray(constants, dtype=np.float64))
         self.value_dtype = features.dtype
         self.squared_norms = block_squared_norms(features, self.starts)
 
@@ -692,25 +748,30 @@ class LowRankKernels(KernelOperator):
         return np.asarray(self.features[:, self.starts[k]:self.starts[k + 1]],
                           dtype=np.float64)
 
+    def _kernels(self, kernels):
+        return range(self.n_kernels) if kernels is None else np.asarray(kernels)
+
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
-        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
-        return np.stack([self._block(k)[indices] @ self._block(k).T for k in kernels])
+        return np.stack([self._block(k)[indices] @ self._block(k).T + self.constants[k]
+                         for k in self._kernels(kernels)])
 
     def diagonal(self) -> np.ndarray:
-        return self.squared_norms.T.copy()
+        return self.squared_norms.T + self.constants[:, None]
 
     def products(self, v: np.ndarray, kernels: Any = None) -> np.ndarray:
         v = np.asarray(v, dtype=np.float64)
-        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
-        return np.stack([self._block(k) @ (self._block(k).T @ v) for k in kernels])
+        total = v.sum()
+        return np.stack([self._block(k) @ (self._block(k).T @ v) + self.constants[k] * total
+                         for k in self._kernels(kernels)])
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels: Any = None) -> np.ndarray:
-        u = np.asarray(self.features.T @ np.asarray(v, dtype=self.features.dtype),
-                       dtype=np.float64)
-        kernels = range(self.n_kernels) if kernels is None else np.asarray(kernels)
+        v = np.asarray(v, dtype=np.float64)
+        u = np.asarray(self.features.T @ v.astype(self.features.dtype), dtype=np.float64)
+        total = v.sum()
         return np.array([u[self.starts[k]:self.starts[k + 1]] @
-                         u[self.starts[k]:self.starts[k + 1]] for k in kernels])
+                         u[self.starts[k]:self.starts[k + 1]] + self.constants[k] * total ** 2
+                         for k in self._kernels(kernels)])
 
     def gradient_and_products(self, v: np.ndarray, kernels: Any = None) -> Any:
         products = self.products(v, kernels)
@@ -739,7 +800,7 @@ class LowRankFit:
 
 def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
                      budget: int, dtype: Any = np.float64, random_state: Any = None,
-                     map_type: Any = None) -> LowRankFit:
+                     map_type: Any = None, drop_constants: bool = False) -> LowRankFit:
     """The low-rank operator of a fitted bank's training points, planned before the
     ``(n, R)`` features are allocated.
 
@@ -756,6 +817,9 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
     map_type : class, default :class:`LowRankMap`
         The map of the bank's kernels (:class:`~mklearn.kernels.string_low_rank.
         StringLowRankMap` for string kernels).
+    drop_constants : bool
+        Exact kernels lose their constant part (:class:`LowRankMap`): for SVMs with an
+        intercept only.
 
     Returns
     -------
@@ -777,7 +841,8 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
                          f"at most n landmarks; choose n_components <= {n} (or 'auto')")
     components = min(AUTO_COMPONENTS, n) if auto else int(n_components)
     while True:
-        mapping = map_type(bank, approximation, components, random_state, dtype).fit()
+        mapping = map_type(bank, approximation, components, random_state, dtype,
+                           drop_constants).fit()
         need = low_rank_bytes(n, mapping.rank, itemsize)
         if need <= budget:
             break
@@ -792,8 +857,8 @@ def low_rank_kernels(bank: KernelBank, approximation: str, n_components: Any, *,
     features = mapping.transform(mapping.training_points(), prepared=True)
     error, kernel_errors = _sample_error(mapping, features, random_state)
     plan = plan_words(bank.n_kernels, n, mapping, approximation, components, need, error)
-    return LowRankFit(LowRankKernels(features, mapping.starts_), mapping, error,
-                      kernel_errors, plan)
+    return LowRankFit(LowRankKernels(features, mapping.starts_, mapping.constant_parts_),
+                      mapping, error, kernel_errors, plan)
 
 
 def plan_words(n_kernels, n_samples, mapping, approximation, components, need, error):
@@ -847,6 +912,8 @@ def map_state(mapping: LowRankMap) -> tuple[dict, dict]:
             arrays[f"low_rank_{g}_phases"] = group.phases
     header = {"approximation": mapping.approximation, "n_components": mapping.n_components,
               "dtype": mapping.dtype.name, "groups": groups}
+    if mapping.constant_parts_.any():
+        header["constant_parts"] = mapping.constant_parts_.tolist()
     return header, arrays
 
 
@@ -888,6 +955,11 @@ def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
     mapping.exact_ = np.zeros(m, dtype=bool)
     for group in mapping.groups_:
         mapping.exact_[group.kernels] = group.exact
+    constants = np.asarray(header.get("constant_parts", np.zeros(m)), dtype=np.float64)
+    _expect(constants.shape == (m,) and np.isfinite(constants).all(),
+            "constant parts that do not fit its kernels")
+    mapping.constant_parts_ = constants
+    mapping.drop_constants = bool(constants.any())
     return mapping
 
 

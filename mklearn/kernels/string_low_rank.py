@@ -84,7 +84,7 @@ class StringLowRankMap(FeatureMap):
 
     def __init__(self, bank: StringKernelBank, approximation: str = "nystroem",
                  n_components: int = 1000, random_state: Any = None,
-                 dtype: Any = np.float64) -> None:
+                 dtype: Any = np.float64, drop_constants: bool = False) -> None:
         if approximation != "nystroem":
             raise ValueError(
                 f"kernel_approximation={approximation!r} needs shift-invariant kernels on "
@@ -95,6 +95,7 @@ class StringLowRankMap(FeatureMap):
         self.n_components = int(n_components)
         self.random_state = random_state
         self.dtype = np.dtype(dtype)
+        self.drop_constants = bool(drop_constants)  # string maps keep every column
 
     @staticmethod
     def training_size(bank: StringKernelBank) -> int:
@@ -129,6 +130,7 @@ class StringLowRankMap(FeatureMap):
         self.ranks_ = ranks.astype(np.int64)
         self.starts_ = block_starts(self.ranks_)
         self.exact_ = counted | (rows.size == n)
+        self.constant_parts_ = np.zeros(bank.n_kernels)
         return self
 
     def transform(self, X: Any, prepared: bool = False) -> np.ndarray:

@@ -119,25 +119,30 @@ def kernel_sums(operator, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
 
 
 def feature_kernel_sums(operator, y, *, frobenius=False) -> KernelSums:
-    """The sums of :func:`kernel_sums` on low-rank kernels ``K_k = Phi_k Phi_k'`` (capability
-    ``feature_blocks``) from the features alone: ``K_k 1 = Phi_k (Phi_k' 1)``,
-    ``y'K_k y = ||Phi_k' y||^2`` and ``<K_k, K_l>_F = ||Phi_k' Phi_l||_F^2`` (one
-    ``R x R`` Gram matrix, ``O(n R^2)`` flops, for ``frobenius``; the diagonal blocks only
-    otherwise), never an ``n x n`` array."""
-    features, starts = operator.features, operator.starts
-    m = starts.size - 1
+    """The sums of :func:`kernel_sums` on low-rank kernels ``K_k = Phi_k Phi_k' + c_k 1 1'``
+    (capability ``feature_blocks``; ``c_k`` the operator's ``constants``) from the features
+    alone: ``K_k 1 = Phi_k (Phi_k' 1) + c_k n``, ``y'K_k y = ||Phi_k' y||^2 + c_k (1'y)^2``
+    and ``<K_k, K_l>_F = ||Phi_k' Phi_l||_F^2 + c_l ||Phi_k' 1||^2 + c_k ||Phi_l' 1||^2 +
+    c_k c_l n^2`` (one ``R x R`` Gram matrix, ``O(n R^2)`` flops, for ``frobenius``; the
+    diagonal blocks only otherwise), never an ``n x n`` array."""
+    features, starts, c = operator.features, operator.starts, operator.constants
+    n, m = features.shape[0], starts.size - 1
     y = np.ascontiguousarray(y, dtype=np.float64)
     blocks = [slice(starts[k], starts[k + 1]) for k in range(m)]
     column_sums = np.asarray(features.sum(axis=0), dtype=np.float64)
     row_sums = np.stack([np.asarray(features[:, b] @ column_sums[b], dtype=np.float64)
-                         for b in blocks])
+                         for b in blocks]) + c[:, None] * n
     projected = np.asarray(features.T @ y.astype(features.dtype), dtype=np.float64)
-    yky = np.array([projected[b] @ projected[b] for b in blocks])
+    yky = np.array([projected[b] @ projected[b] for b in blocks]) + c * y.sum() ** 2
+    sum_norms = np.array([column_sums[b] @ column_sums[b] for b in blocks])  # ||Phi_k' 1||^2
     if frobenius:
         gram = np.asarray(features.T @ features, dtype=np.float64)
         products = np.array([[np.sum(gram[a, b] ** 2) for b in blocks] for a in blocks])
+        products += (np.outer(sum_norms, c) + np.outer(c, sum_norms)
+                     + np.outer(c, c) * float(n) ** 2)
         return KernelSums(row_sums, yky, products, np.diag(products).copy(), y)
     squares = np.array([np.sum(np.asarray(features[:, b].T @ features[:, b],
                                           dtype=np.float64) ** 2) for b in blocks])
+    squares += 2.0 * c * sum_norms + c ** 2 * float(n) ** 2
     return KernelSums(row_sums, yky, None, squares, y)
 
