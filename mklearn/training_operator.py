@@ -16,7 +16,8 @@ The estimator is the plan: its parameters (``kernels``, ``kernel_storage``,
 (``_plan_storage``, ``_approximation``, ``_cache_megabytes``, ``_hold``, ``_hold_rows``,
 ``_check_before_kernels``, ``_exact_only``, ``_keeps_training_points``,
 ``_drops_constants``) decide how the kernels are held; this module builds what they decide
-and sets the fitted attributes that describe it (``bank_``, ``kernel_names_``, ``kernel_storage_``, ``n_train_``, ...).
+and sets the fitted attributes that describe it (``bank_``, ``kernel_names_``,
+``kernel_storage_``, ``n_train_``, ...).
 """
 
 from __future__ import annotations

@@ -154,7 +154,8 @@ def _round(part, local_index, signs, linear, upper, alpha, starts, u, d, kernels
     before = local.copy()
     _, steps, _ = coordinate_descent(Phi, local_index, starts, signs, linear, upper, alpha,
                                      local, sigma * d, squared, kernels, KIND_FIXED, 1.0, 2.0,
-                                     _NO_PRIOR, eps, LOCAL_EPOCHS, shrinking, seed)
+                                     _NO_PRIOR, eps, LOCAL_EPOCHS, shrinking, seed,
+                                     np.zeros(starts.size - 1))
     return (alpha, local - before, float(pg.max()), float(pg.min()), steps, picked,
             np.asarray(Phi[rows], dtype=np.float64), squared[rows])
 
@@ -316,7 +317,8 @@ class PartitionedRows(FeatureRows):
         _, steps, _ = coordinate_descent(rows, np.arange(picked.size), self.starts,
                                          signs[picked], linear[picked], upper[picked], chosen,
                                          u, d, squared, kernels, KIND_FIXED, 1.0, 2.0,
-                                         _NO_PRIOR, eps, WORKING_EPOCHS, shrinking, seed)
+                                         _NO_PRIOR, eps, WORKING_EPOCHS, shrinking, seed,
+                                         np.zeros(self.starts.size - 1))
         alpha[picked] = chosen
         return steps
 

@@ -20,7 +20,8 @@ approximation:
   are those of G (``Phi = K(X, L) K_LL^-1 G^(1/2)``, one column fewer). Their duals have
   ``sum_i v_i = 0`` (``v = y * alpha``), so ``v' K v = v' G v`` and ``K v = G v`` up to a
   constant that the intercept absorbs: the optimum, the kernel weights and the predictions
-  are those of K (``constant_parts_`` keeps c, which kernel values add back);
+  are those of K (``constant_parts_`` keeps c, which kernel values add back, and which
+  coordinate descent follows as the balance ``y' alpha``: :mod:`mklearn.linear.dcd`);
 - **Nystrom** (Williams and Seeger, NIPS 2001): the same formula on ``n_components``
   landmarks drawn uniformly from the distinct rows, shared by the kernels that read the same
   columns (one draw, one ``K(X, L)`` pass for them all); a kernel on one continuous column

@@ -177,6 +177,15 @@ def _fill_column_weights(starts, d, weights):
         weights[starts[k]:starts[k + 1]] = d[k]
 
 
+@njit(cache=True, nogil=True)
+def _constant_weight(constants, d, kernels):
+    """``sum_k d_k c_k`` over ``kernels``: the weight of the kernels' constant parts."""
+    total = 0.0
+    for k in kernels:
+        total += d[k] * constants[k]
+    return total
+
+
 @njit(cache=True)
 def block_terms(u, starts):
     """``g_k = ||u_k||^2`` of every block, shape (m,)."""
@@ -191,20 +200,20 @@ def block_terms(u, starts):
 
 
 @njit(cache=True)
-def _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots, g, d, lam, q,
+def _smooth_step(kind, i, grad, alpha, upper, signs, linear, sq_row, dots, g, d, lam, q,
                  prior, signed):
     """The change of ``alpha[i]`` along which a smooth conjugate's dual rises: one Newton
     step on the concave ``phi(t) = c1 t - r*(g(t) / 2)``, clipped to the box (one pass over
     the kernels; SMO-MKL's safeguarded line search takes one per iteration). ``grad`` is the
-    gradient of the minimised negative dual before the step; ``signed`` (shape (m,)) is
-    scratch for the lp step's signed products."""
+    gradient of the minimised negative dual before the step; ``sq_row`` the row's
+    ``K_k[i, i]``; ``signed`` (shape (m,)) is scratch for the lp step's signed products."""
     lower, up = -alpha[i], upper[i] - alpha[i]
     if kind == KIND_KL:  # at t = 0 the KL weights are d itself: no exponential
-        first, second = -grad, -_kl_curvature(d, dots, sq[row], lam)
+        first, second = -grad, -_kl_curvature(d, dots, sq_row, lam)
     else:
         for k in range(g.size):
             signed[k] = signs[i] * dots[k]
-        first, second = line_derivatives(0.0, g, sq[row], signed, kind, lam, q, prior,
+        first, second = line_derivatives(0.0, g, sq_row, signed, kind, lam, q, prior,
                                          -linear[i])
     if second < 0.0:
         return min(max(-first / second, lower), up)
@@ -213,7 +222,7 @@ def _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots, g, d
 
 @njit(cache=True, nogil=True)  # partitions descend side by side on threads
 def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq, kernels,
-                       kind, lam, q, prior, eps, max_epochs, shrinking, seed):
+                       kind, lam, q, prior, eps, max_epochs, shrinking, seed, constants):
     """Epochs of dual coordinate descent until ``max PG - min PG <= eps`` over every point.
 
     Parameters
@@ -245,6 +254,12 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     shrinking : bool
     seed : int
         Seed of the random order of each epoch.
+    constants : ndarray of shape (m,)
+        The constant parts ``c_k`` the features left out (``K_k = Phi_k Phi_k' + c_k 1 1'``,
+        :class:`mklearn.kernels.low_rank.LowRankMap`): the descent runs on K_k itself, the
+        constant's column kept as the balance ``h = signs' alpha`` (its ``u`` entry is
+        ``sqrt(c_k) h``). An SVM's optimum does not depend on them, but a fixed-bias
+        problem does: they hold ``h`` near 0 while the bias is searched.
 
     Returns
     -------
@@ -256,12 +271,19 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     m = starts.size - 1
     dots, delta, signed, product = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(starts[-1])
     fixed = kind == KIND_FIXED
-    g = block_terms(u, starts) if not fixed else np.zeros(m)
+    constant = constants.any()
+    balance = 0.0
+    if constant:
+        for t in range(n):
+            balance += signs[t] * alpha[t]
+    sq_row = np.zeros(m)
+    g = block_terms(u, starts) + constants * balance * balance if not fixed else np.zeros(m)
     if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
     ranges = _column_ranges(starts, kernels)
     weights = _column_weights(starts, kernels, d)
-    curvature = _curvatures(index, sq, kernels, d) if fixed else np.zeros(0)
+    rho = _constant_weight(constants, d, kernels)
+    curvature = _curvatures(index, sq, kernels, d) + rho if fixed else np.zeros(0)
     active = np.arange(n)
     n_active = n
     upper_bar, lower_bar = np.inf, -np.inf
@@ -275,7 +297,8 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
         while s < n_active:
             i = active[s]
             row = index[i]
-            grad = linear[i] + signs[i] * _weighted_dot(Phi, row, u, weights, ranges)
+            grad = linear[i] + signs[i] * (_weighted_dot(Phi, row, u, weights, ranges)
+                                           + rho * balance)
             pg = _projected_gradient(grad, alpha[i], upper[i])
             if shrinking and ((alpha[i] <= 0.0 and grad > upper_bar)
                               or (alpha[i] >= upper[i] and grad < lower_bar)):
@@ -290,7 +313,10 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 step = _fixed_step(grad, alpha[i], upper[i], curvature[i])
             else:
                 _block_dots(Phi, row, u, starts, product, dots)
-                step = _smooth_step(kind, i, row, grad, alpha, upper, signs, linear, sq, dots,
+                for k in range(m):
+                    dots[k] += constants[k] * balance
+                    sq_row[k] = sq[row, k] + constants[k]
+                step = _smooth_step(kind, i, grad, alpha, upper, signs, linear, sq_row, dots,
                                     g, d, lam, q, prior, signed)
             if step == 0.0:
                 continue
@@ -301,14 +327,18 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
             elif alpha[i] >= upper[i] or upper[i] - alpha[i] <= 1e-14 * upper[i]:
                 alpha[i] = upper[i]
             _add_ranges(Phi, row, step * signs[i], u, ranges)
+            balance += step * signs[i]
             if not fixed:
-                _follow_weights(kind, g, dots, sq[row], step * signs[i], step, lam, q, prior,
+                _follow_weights(kind, g, dots, sq_row, step * signs[i], step, lam, q, prior,
                                 d, delta)
                 _fill_column_weights(starts, d, weights)
+                if constant:
+                    rho = _constant_weight(constants, d, kernels)
         if not fixed:  # no drift of the running terms
-            g[:] = block_terms(u, starts)
+            g[:] = block_terms(u, starts) + constants * balance * balance
             kernel_weights(g, kind, lam, q, prior, d)
             _fill_column_weights(starts, d, weights)
+            rho = _constant_weight(constants, d, kernels)
         if n_active == 0:
             high, low = 0.0, 0.0
         if high - low <= eps:
