@@ -675,19 +675,19 @@ def warn_rank_deficient(name: str, root: np.ndarray, n_landmarks: int) -> None:
 
 
 def error_of_blocks(kernels: Any, features: np.ndarray, starts: np.ndarray,
-                    constants: Any = None) -> tuple[float, np.ndarray]:
+                    constant_parts: Any = None) -> tuple[float, np.ndarray]:
     """``(||sum_k (K_k - Phi_k Phi_k' - c_k)||_F / ||sum_k K_k||_F, per-kernel relative
     errors)`` over a sample's entries, from the pairs ``(k, K_k)`` of ``kernels`` (every
     kernel once, each of shape (s, s)), the sample's ``features``, shape (s, R), and the
-    kernels' dropped ``constants`` c_k (default none); shapes ``()`` and (n_kernels,)."""
-    constants = np.zeros(starts.size - 1) if constants is None else constants
+    kernels' dropped ``constant_parts`` c_k (default none); shapes ``()`` and (n_kernels,)."""
+    constant_parts = np.zeros(starts.size - 1) if constant_parts is None else constant_parts
     errors = np.zeros(starts.size - 1)
     total_exact = np.zeros((features.shape[0], features.shape[0]))
     total_diff = np.zeros_like(total_exact)
     for k, K in kernels:
         block = features[:, starts[k]:starts[k + 1]].astype(np.float64)
         K = np.asarray(K, dtype=np.float64)
-        diff = K - block @ block.T - constants[k]
+        diff = K - block @ block.T - constant_parts[k]
         errors[k] = np.linalg.norm(diff) / max(np.linalg.norm(K), 1e-300)
         total_exact += K
         total_diff += diff
@@ -724,7 +724,7 @@ class LowRankKernels(KernelOperator):
         The blocks side by side.
     starts : int64 array of shape (n_kernels + 1,)
         Kernel k's columns: ``starts[k]:starts[k + 1]``.
-    constants : ndarray of shape (n_kernels,), optional
+    constant_parts : ndarray of shape (n_kernels,), optional
         ``c_k`` (default 0).
 
     Attributes
@@ -735,13 +735,13 @@ class LowRankKernels(KernelOperator):
 
     capabilities = Capabilities(trusted=True, feature_blocks=True, feature_rows=True)
 
-    def __init__(self, features: np.ndarray, starts: Any, constants: Any = None) -> None:
+    def __init__(self, features: np.ndarray, starts: Any, constant_parts: Any = None) -> None:
         self.features = features
         self.starts = np.asarray(starts, dtype=np.int64)
         self.n_samples = features.shape[0]
         self.n_kernels = self.starts.size - 1
-        self.constants = (np.zeros(self.n_kernels) if constants is None
-                          else np.asarray(constants, dtype=np.float64))
+        self.constant_parts = (np.zeros(self.n_kernels) if constant_parts is None
+                               else np.asarray(constant_parts, dtype=np.float64))
         self.value_dtype = features.dtype
         self.squared_norms = block_squared_norms(features, self.starts)
 
@@ -754,16 +754,16 @@ class LowRankKernels(KernelOperator):
 
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         indices = np.atleast_1d(np.asarray(indices, dtype=np.int64))
-        return np.stack([self._block(k)[indices] @ self._block(k).T + self.constants[k]
+        return np.stack([self._block(k)[indices] @ self._block(k).T + self.constant_parts[k]
                          for k in self._kernels(kernels)])
 
     def diagonal(self) -> np.ndarray:
-        return self.squared_norms.T + self.constants[:, None]
+        return self.squared_norms.T + self.constant_parts[:, None]
 
     def products(self, v: np.ndarray, kernels: Any = None) -> np.ndarray:
         v = np.asarray(v, dtype=np.float64)
         total = v.sum()
-        return np.stack([self._block(k) @ (self._block(k).T @ v) + self.constants[k] * total
+        return np.stack([self._block(k) @ (self._block(k).T @ v) + self.constant_parts[k] * total
                          for k in self._kernels(kernels)])
 
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels: Any = None) -> np.ndarray:
@@ -771,7 +771,7 @@ class LowRankKernels(KernelOperator):
         u = np.asarray(self.features.T @ v.astype(self.features.dtype), dtype=np.float64)
         total = v.sum()
         return np.array([u[self.starts[k]:self.starts[k + 1]] @
-                         u[self.starts[k]:self.starts[k + 1]] + self.constants[k] * total ** 2
+                         u[self.starts[k]:self.starts[k + 1]] + self.constant_parts[k] * total ** 2
                          for k in self._kernels(kernels)])
 
     def gradient_and_products(self, v: np.ndarray, kernels: Any = None) -> Any:
@@ -956,11 +956,11 @@ def map_from_state(bank: KernelBank, header: dict, read) -> LowRankMap:
     mapping.exact_ = np.zeros(m, dtype=bool)
     for group in mapping.groups_:
         mapping.exact_[group.kernels] = group.exact
-    constants = np.asarray(header.get("constant_parts", np.zeros(m)), dtype=np.float64)
-    _expect(constants.shape == (m,) and np.isfinite(constants).all(),
+    constant_parts = np.asarray(header.get("constant_parts", np.zeros(m)), dtype=np.float64)
+    _expect(constant_parts.shape == (m,) and np.isfinite(constant_parts).all(),
             "constant parts that do not fit its kernels")
-    mapping.constant_parts_ = constants
-    mapping.drop_constants = bool(constants.any())
+    mapping.constant_parts_ = constant_parts
+    mapping.drop_constants = bool(constant_parts.any())
     return mapping
 
 

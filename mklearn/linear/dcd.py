@@ -178,11 +178,11 @@ def _fill_column_weights(starts, d, weights):
 
 
 @njit(cache=True, nogil=True)
-def _constant_weight(constants, d, kernels):
+def _constant_weight(constant_parts, d, kernels):
     """``sum_k d_k c_k`` over ``kernels``: the weight of the kernels' constant parts."""
     total = 0.0
     for k in kernels:
-        total += d[k] * constants[k]
+        total += d[k] * constant_parts[k]
     return total
 
 
@@ -222,7 +222,7 @@ def _smooth_step(kind, i, grad, alpha, upper, signs, linear, sq_row, dots, g, d,
 
 @njit(cache=True, nogil=True)  # partitions descend side by side on threads
 def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq, kernels,
-                       kind, lam, q, prior, eps, max_epochs, shrinking, seed, constants):
+                       kind, lam, q, prior, eps, max_epochs, shrinking, seed, constant_parts):
     """Epochs of dual coordinate descent until ``max PG - min PG <= eps`` over every point.
 
     Parameters
@@ -254,7 +254,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     shrinking : bool
     seed : int
         Seed of the random order of each epoch.
-    constants : ndarray of shape (m,)
+    constant_parts : ndarray of shape (m,)
         The constant parts ``c_k`` the features left out (``K_k = Phi_k Phi_k' + c_k 1 1'``,
         :class:`mklearn.kernels.low_rank.LowRankMap`): the descent runs on K_k itself, the
         constant's column kept as the balance ``h = signs' alpha`` (its ``u`` entry is
@@ -271,18 +271,18 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     m = starts.size - 1
     dots, delta, signed, product = np.zeros(m), np.zeros(m), np.zeros(m), np.zeros(starts[-1])
     fixed = kind == KIND_FIXED
-    constant = constants.any()
+    any_constant = constant_parts.any()
     balance = 0.0
-    if constant:
+    if any_constant:
         for t in range(n):
             balance += signs[t] * alpha[t]
     sq_row = np.zeros(m)
-    g = block_terms(u, starts) + constants * balance * balance if not fixed else np.zeros(m)
+    g = block_terms(u, starts) + constant_parts * balance * balance if not fixed else np.zeros(m)
     if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
     ranges = _column_ranges(starts, kernels)
     weights = _column_weights(starts, kernels, d)
-    rho = _constant_weight(constants, d, kernels)
+    rho = _constant_weight(constant_parts, d, kernels)
     curvature = _curvatures(index, sq, kernels, d) + rho if fixed else np.zeros(0)
     active = np.arange(n)
     n_active = n
@@ -314,8 +314,8 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
             else:
                 _block_dots(Phi, row, u, starts, product, dots)
                 for k in range(m):
-                    dots[k] += constants[k] * balance
-                    sq_row[k] = sq[row, k] + constants[k]
+                    dots[k] += constant_parts[k] * balance
+                    sq_row[k] = sq[row, k] + constant_parts[k]
                 step = _smooth_step(kind, i, grad, alpha, upper, signs, linear, sq_row, dots,
                                     g, d, lam, q, prior, signed)
             if step == 0.0:
@@ -332,13 +332,13 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 _follow_weights(kind, g, dots, sq_row, step * signs[i], step, lam, q, prior,
                                 d, delta)
                 _fill_column_weights(starts, d, weights)
-                if constant:
-                    rho = _constant_weight(constants, d, kernels)
+                if any_constant:
+                    rho = _constant_weight(constant_parts, d, kernels)
         if not fixed:  # no drift of the running terms
-            g[:] = block_terms(u, starts) + constants * balance * balance
+            g[:] = block_terms(u, starts) + constant_parts * balance * balance
             kernel_weights(g, kind, lam, q, prior, d)
             _fill_column_weights(starts, d, weights)
-            rho = _constant_weight(constants, d, kernels)
+            rho = _constant_weight(constant_parts, d, kernels)
         if n_active == 0:
             high, low = 0.0, 0.0
         if high - low <= eps:

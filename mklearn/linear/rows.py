@@ -33,7 +33,7 @@ class FeatureRows:
     starts : int64 ndarray of shape (m + 1,)
     squared_norms : ndarray of shape (n, m)
         ``||Phi_k[i]||^2``.
-    constants : ndarray of shape (m,), optional
+    constant_parts : ndarray of shape (m,), optional
         The constant parts the features left out (``K_k = Phi_k Phi_k' + c_k 1 1'``;
         default none): the descent runs on K_k.
     """
@@ -41,12 +41,12 @@ class FeatureRows:
     smooth_descent = True  # descend takes the smooth conjugates (KIND_LP, KIND_KL)
 
     def __init__(self, features: np.ndarray, starts: Any, squared_norms: np.ndarray,
-                 constants: Any = None) -> None:
+                 constant_parts: Any = None) -> None:
         self.features = features
         self.starts = np.asarray(starts, dtype=np.int64)
         self.squared_norms = squared_norms
-        self.constants = (np.zeros(self.starts.size - 1) if constants is None
-                          else np.asarray(constants, dtype=np.float64))
+        self.constant_parts = (np.zeros(self.starts.size - 1) if constant_parts is None
+                               else np.asarray(constant_parts, dtype=np.float64))
         self.n_samples = features.shape[0]
 
     def products(self, v: np.ndarray) -> np.ndarray:
@@ -78,7 +78,7 @@ class FeatureRows:
         epochs, steps, _ = coordinate_descent(
             self.features, index, self.starts, signs, linear, upper, alpha, u, d,
             self.squared_norms, kernels, kind, lam, q, prior, eps, max_epochs, shrinking, seed,
-            self.constants)
+            self.constant_parts)
         return epochs, steps
 
 
@@ -90,4 +90,4 @@ def feature_rows(operator) -> FeatureRows:
     if own is not None:
         return own
     return FeatureRows(operator.features, operator.starts, operator.squared_norms,
-                       operator.constants)
+                       operator.constant_parts)

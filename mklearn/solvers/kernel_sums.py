@@ -120,12 +120,12 @@ def kernel_sums(operator, y, *, frobenius=False, block_mb=64.0) -> KernelSums:
 
 def feature_kernel_sums(operator, y, *, frobenius=False) -> KernelSums:
     """The sums of :func:`kernel_sums` on low-rank kernels ``K_k = Phi_k Phi_k' + c_k 1 1'``
-    (capability ``feature_blocks``; ``c_k`` the operator's ``constants``) from the features
+    (capability ``feature_blocks``; ``c_k`` the operator's ``constant_parts``) from the features
     alone: ``K_k 1 = Phi_k (Phi_k' 1) + c_k n``, ``y'K_k y = ||Phi_k' y||^2 + c_k (1'y)^2``
     and ``<K_k, K_l>_F = ||Phi_k' Phi_l||_F^2 + c_l ||Phi_k' 1||^2 + c_k ||Phi_l' 1||^2 +
     c_k c_l n^2`` (one ``R x R`` Gram matrix, ``O(n R^2)`` flops, for ``frobenius``; the
     diagonal blocks only otherwise), never an ``n x n`` array."""
-    features, starts, c = operator.features, operator.starts, operator.constants
+    features, starts, c = operator.features, operator.starts, operator.constant_parts
     n, m = features.shape[0], starts.size - 1
     y = np.ascontiguousarray(y, dtype=np.float64)
     blocks = [slice(starts[k], starts[k + 1]) for k in range(m)]
