@@ -279,14 +279,23 @@ def anchor_rows(problem, data, rank, args):
         X, X_test = one_hot(X), one_hot(X_test)
     gamma = 1.0 / X.shape[1]  # SVC's "scale" on standardised features
     rows = []
-    fits = 2 * 8 * X.shape[0] * rank <= 0.5 * available_memory()
+    features = 8 * X.shape[0] * rank  # the pipeline's float64 Nystroem features
+    fits = 2 * features <= 0.5 * available_memory()
     learner = LinearSVC() if fits else SGDClassifier(loss="hinge", random_state=0)
-    nystroem = make_pipeline(StandardScaler(), Nystroem(gamma=gamma, n_components=rank,
-                                                        random_state=0), learner)
-    row = timed(nystroem, X, y, X_test, y_test)
-    row.update(method=f"Nystroem({rank}) + {type(learner).__name__}", rank=rank)
-    rows.append(row)
-    print_row(problem, row)
+    method = f"Nystroem({rank}) + {type(learner).__name__}"
+    if features > 0.5 * available_memory():
+        row = {"method": method, "rank": rank, "skipped": (
+            f"its {X.shape[0]} x {rank} float64 features need {features / 2**30:.1f} GiB, "
+            f"above half the {available_memory() / 2**30:.1f} GiB available")}
+        print(f"{problem:<18} {method:<32} skipped: {row['skipped']}", flush=True)
+        rows.append(row)
+    else:
+        nystroem = make_pipeline(StandardScaler(), Nystroem(gamma=gamma, n_components=rank,
+                                                            random_state=0), learner)
+        row = timed(nystroem, X, y, X_test, y_test)
+        row.update(method=method, rank=rank)
+        rows.append(row)
+        print_row(problem, row)
     points = min(args.svc_points, X.shape[0])
     pick = np.random.default_rng(0).choice(X.shape[0], points, replace=False)
     row = timed(make_pipeline(StandardScaler(), SVC()), X[pick], y[pick], X_test, y_test)
@@ -377,20 +386,27 @@ def main(argv=None):
           f"{'auROC':>7} "
           f"{'peak MB':>8} {'rank':>6} {'error':>8}")
     results = []
-    for problem in args.problems:
-        data = load(problem)
-        if args.dcd_rank:
-            rows = dcd_scaling_rows(problem, data, args)
-        else:
-            rows = mklearn_rows(problem, data, args)
-            rows += anchor_rows(problem, data, args.anchor_rank or rows[0]["rank"], args)
-            rows += exact_rows(problem, data, args)
-        results.append({"problem": problem, "n_train": int(data[0].shape[0]),
-                        "n_test": int(data[2].shape[0]), "rows": rows})
-        # kept after every problem: a run stopped later keeps what it measured
+
+    def keep():  # after every step: a run stopped later keeps what it measured
         save_run({"machine": machine_info(),
                   "arguments": vars(args) | {"output": str(args.output)},
                   "paper": PAPER, "problems": results}, args.output, args.run)
+
+    for problem in args.problems:
+        data = load(problem)
+        rows = []
+        results.append({"problem": problem, "n_train": int(data[0].shape[0]),
+                        "n_test": int(data[2].shape[0]), "rows": rows})
+        if args.dcd_rank:
+            rows += dcd_scaling_rows(problem, data, args)
+            keep()
+            continue
+        rows += mklearn_rows(problem, data, args)
+        keep()
+        rows += anchor_rows(problem, data, args.anchor_rank or rows[0]["rank"], args)
+        keep()
+        rows += exact_rows(problem, data, args)
+        keep()
 
 
 if __name__ == "__main__":
