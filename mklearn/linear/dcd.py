@@ -186,6 +186,17 @@ def _constant_weight(constant_parts, d, kernels):
     return total
 
 
+@njit(cache=True, nogil=True)
+def _with_constant_parts(dots, sq_row, constant_parts, balance, out):
+    """The row's ``K_k[i, i]`` into ``out`` (returned) and its dots ``(K_k v)_i`` in
+    ``dots``, each with the kernels' constant parts (their columns' ``u`` entries are
+    ``sqrt(c_k) balance``)."""
+    for k in range(dots.size):
+        dots[k] += constant_parts[k] * balance
+        out[k] = sq_row[k] + constant_parts[k]
+    return out
+
+
 @njit(cache=True)
 def block_terms(u, starts):
     """``g_k = ||u_k||^2`` of every block, shape (m,)."""
@@ -276,7 +287,7 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
     if any_constant:
         for t in range(n):
             balance += signs[t] * alpha[t]
-    sq_row = np.zeros(m)
+    row_buffer = np.zeros(m)
     g = block_terms(u, starts) + constant_parts * balance * balance if not fixed else np.zeros(m)
     if not fixed:
         kernel_weights(g, kind, lam, q, prior, d)
@@ -313,9 +324,10 @@ def coordinate_descent(Phi, index, starts, signs, linear, upper, alpha, u, d, sq
                 step = _fixed_step(grad, alpha[i], upper[i], curvature[i])
             else:
                 _block_dots(Phi, row, u, starts, product, dots)
-                for k in range(m):
-                    dots[k] += constant_parts[k] * balance
-                    sq_row[k] = sq[row, k] + constant_parts[k]
+                sq_row = sq[row]
+                if any_constant:
+                    sq_row = _with_constant_parts(dots, sq[row], constant_parts, balance,
+                                                  row_buffer)
                 step = _smooth_step(kind, i, grad, alpha, upper, signs, linear, sq_row, dots,
                                     g, d, lam, q, prior, signed)
             if step == 0.0:
