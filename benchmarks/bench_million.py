@@ -272,7 +272,7 @@ def anchor_rows(problem, data, rank, args):
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, LinearSVC
 
-    from mklearn.memory import available_memory
+    from mklearn.kernels.memory_limits import available_memory
 
     X, y, X_test, y_test, _ = data
     if X.dtype.kind == "U":  # sequences: the anchors read their one-hot features

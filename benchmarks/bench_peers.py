@@ -135,8 +135,8 @@ def fit_checks(name, train, y, test, y_test, C, threads):
     test) at EasyMKL's weights, which are found, and ``K(d)`` combined, before the clock."""
     from mklearn.cli.warm_up import _paths_at_any_size
     from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.kernels.stack_checks import check_kernel_stack, check_learned_kernel
     from mklearn.solvers.easymkl import easymkl
-    from mklearn.validation import check_kernel_stack, check_learned_kernel
 
     y_pm, small = _signed_labels_and_warm_up_points(y)
     with _paths_at_any_size():

@@ -14,11 +14,11 @@ from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.extending import Regularizer
 from mklearn.formulation.regularizers import REGULARIZERS
+from mklearn.kernels.checks import is_views
 from mklearn.kernels.strings import is_string_kernels
 from mklearn.memory import check_dense_output, gathered
 from mklearn.solvers import SOLVERS
 from mklearn.validation import parameter_constraints
-from mklearn.views import is_views
 
 __all__ = ["MKLKernel"]
 

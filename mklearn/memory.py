@@ -17,25 +17,15 @@ from __future__ import annotations
 
 import math
 
-import scipy.sparse
-
 from mklearn._sizes import MB, byte_words
-from mklearn.distributed.partitions import collection_bytes, is_dask_collection
-from mklearn.kernels.memory_limits import FREE, available_memory, memory_room
+from mklearn.distributed.partitions import collection_bytes
+from mklearn.kernels.checks import is_dask_collection
+from mklearn.kernels.memory_limits import budget_bytes, budget_words, stack_bytes
 from mklearn.kernels.operator import row_path_bytes
 
-__all__ = ["auto_cache_size", "available_memory", "budget_bytes", "check_dense_output",
-           "default_budget", "densify", "gathered", "plan_kernel_storage", "stack_bytes"]
+__all__ = ["auto_cache_size", "check_dense_output", "gathered", "plan_kernel_storage"]
 
-BUDGET_SHARE = 0.5  # of the room under every memory limit when the fit starts
-STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
 CACHE_SHARE = 0.5  # of the budget, for the row cache with cache_size="auto"
-
-
-def default_budget() -> int:
-    """Bytes a fit may plan for by default: half the room under every memory limit now
-    (:func:`mklearn.kernels.memory_limits.memory_room`)."""
-    return int(BUDGET_SHARE * available_memory())
 
 
 def auto_cache_size(n_samples: int, n_kernels: int, *, itemsize: int,
@@ -68,29 +58,8 @@ def auto_cache_size(n_samples: int, n_kernels: int, *, itemsize: int,
     return max(min(every_row, CACHE_SHARE * budget), 2 * row) / MB
 
 
-def budget_bytes(memory_budget: float | None) -> int:
-    """Bytes of ``memory_budget`` (MB), or of :func:`default_budget` when it is None."""
-    return default_budget() if memory_budget is None else int(float(memory_budget) * MB)
-
-
-def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
-    """Bytes of the stack path: the stack plus its ``n x n`` float64 work matrices."""
-    n = int(n_samples)
-    return n * n * int(n_kernels) * int(itemsize) + STACK_WORK_MATRICES * 8 * n * n
-
-
 def _points_part(points_bytes: int) -> str:
     return f" and {byte_words(points_bytes)} of feature blocks" if points_bytes else ""
-
-
-def _budget_words(memory_budget: float | None, budget: int) -> tuple[str, str]:
-    """How a refusal names the budget, and how to raise it: memory_budget, or the memory
-    limit the default budget is half of."""
-    if memory_budget is not None:
-        return f"the memory budget of {byte_words(budget)}", "raise memory_budget"
-    source = memory_room()[1]
-    words = f"the memory budget of {byte_words(budget)} (half the room under {source})"
-    return words, ("raise memory_budget" if source == FREE else f"raise {source}")
 
 
 def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_size: float,
@@ -134,7 +103,7 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
     if storage == "stack" and not rows_only:
         if stack <= budget:
             return "stack"
-        words, raise_it = _budget_words(memory_budget, budget)
+        words, raise_it = budget_words(memory_budget, budget)
         raise ValueError(
             f"the kernel stack of {n_kernels} kernels on {n_samples} samples needs "
             f"{byte_words(stack)}, above {words}: use kernel_storage='auto' or 'rows' (rows "
@@ -143,35 +112,12 @@ def plan_kernel_storage(n_samples: int, n_kernels: int, *, itemsize: int, cache_
         return "stack"
     if rows <= budget:
         return "rows"
-    words, raise_it = _budget_words(memory_budget, budget)
+    words, raise_it = budget_words(memory_budget, budget)
     raise ValueError(
         f"{n_kernels} kernels on {n_samples} samples need {byte_words(rows)} even with rows "
         f"computed on demand (cache_size={cache_size:g} MB plus {n_kernels} x {n_samples} "
         f"per-kernel values{_points_part(points_bytes)}), above {words}: lower cache_size, "
         f"use fewer kernels or samples, or {raise_it}")
-
-
-def densify(X, memory_budget: float | None = None):
-    """A scipy.sparse X as a dense float64 array when it fits in the budget (kernel rows are
-    computed from dense points; the kernels' own memory is planned separately); dense X is
-    returned as it is.
-
-    Raises
-    ------
-    ValueError
-        If the dense copy needs more than the budget (the message gives the bytes).
-    """
-    if not scipy.sparse.issparse(X):
-        return X
-    budget = budget_bytes(memory_budget)
-    need = 8 * X.shape[0] * X.shape[1]
-    if need > budget:
-        words, raise_it = _budget_words(memory_budget, budget)
-        raise ValueError(
-            f"the sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} non-zeros) needs "
-            f"{byte_words(need)} as dense points for the kernels, above {words}: select "
-            f"features (e.g. drop all-zero columns), use fewer samples, or {raise_it}")
-    return X.toarray()
 
 
 def gathered(X, memory_budget: float | None = None, name: str = "X"):
@@ -198,7 +144,7 @@ def gathered(X, memory_budget: float | None = None, name: str = "X"):
             f"mask): its bytes cannot be planned; call {name}.compute_chunk_sizes() first")
     budget = budget_bytes(memory_budget)
     if nbytes > budget:
-        words, raise_it = _budget_words(memory_budget, budget)
+        words, raise_it = budget_words(memory_budget, budget)
         raise ValueError(
             f"{name} is a Dask collection of {byte_words(nbytes)}, above {words}: a fit "
             "gathers its training points into this process (prediction runs partition by "
@@ -231,6 +177,6 @@ def check_dense_output(n_rows: int, n_cols: int, *, what: str, fix: str,
     budget = budget_bytes(memory_budget)
     need = 8 * int(n_rows) * int(n_cols)
     if need > budget:
-        words, raise_it = _budget_words(memory_budget, budget)
+        words, raise_it = budget_words(memory_budget, budget)
         raise ValueError(f"{what} needs {byte_words(need)} ({n_rows} x {n_cols} float64), above "
                          f"{words}: {fix}, or {raise_it}")

@@ -13,12 +13,12 @@ from sklearn.utils.validation import check_is_fitted
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators.kernel_input import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
+from mklearn.kernels.checks import is_views
 from mklearn.memory import gathered
 from mklearn.progress import compile_time_of, seconds_since
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU, OneClassTask
 from mklearn.validation import parameter_constraints
-from mklearn.views import is_views
 
 BOUNDARY_MARGIN = 1e-10
 

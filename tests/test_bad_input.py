@@ -14,9 +14,10 @@ from mklearn.cli import main
 from mklearn.datasets import load_data_file
 from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels import RBF, KernelBank, Polynomial
+from mklearn.kernels.stack_checks import check_learned_kernel
 from mklearn.persistence import atomic_write
 from mklearn.solvers import SOLVERS, solvers_for
-from mklearn.validation import DegenerateModelWarning, check_learned_kernel
+from mklearn.validation import DegenerateModelWarning
 
 FAMILY = [RBF(sigma=1.0), RBF(sigma=3.0), Polynomial(degree=2)]
 

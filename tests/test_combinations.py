@@ -7,8 +7,8 @@ import pytest
 
 from mklearn.formulation.combinations import SumOfKernels, kernel_major
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
+from mklearn.kernels.stack_checks import check_kernel_stack
 from mklearn.kernels.threads import numba_threads
-from mklearn.validation import check_kernel_stack
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -143,7 +143,7 @@ def test_threaded_passes_over_the_stack_give_the_serial_results_bit_for_bit():
         serial = [combination.matrix(d), *combination.gradient_and_products(sparse),
                   *combination.gradient_and_products(dense)]
     with (numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1),
-          patch("mklearn.formulation.combinations.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
+          patch("mklearn.kernels.stack_ops.PARALLEL_COMBINE_MIN_SAMPLES", 1)):
         threaded = [combination.matrix(d), *combination.gradient_and_products(sparse),
                     *combination.gradient_and_products(dense)]
     for a, b in zip(serial, threaded, strict=True):

@@ -14,8 +14,8 @@ import dask  # noqa: E402
 from distributed import Client, LocalCluster, wait  # noqa: E402
 
 from mklearn import MKLClassifier, MKLKernel, MKLRegressor, OneClassMKL  # noqa: E402
-from mklearn.distributed.partitions import is_dask_collection  # noqa: E402
 from mklearn.kernels import RBF, KernelBank  # noqa: E402
+from mklearn.kernels.checks import is_dask_collection  # noqa: E402
 
 METHODS = {
     "classifier": ["predict", "decision_function", "predict_proba", "predict_log_proba"],

@@ -79,4 +79,4 @@ def test_X_goes_down_the_layers_only(estimator):
     modules, climbs = _walk_of_X(estimator, X, y)
     assert modules[0].startswith("mklearn.estimators.")
     assert climbs == []
-    assert len(modules) <= 10, modules
+    assert len(modules) <= 8, modules

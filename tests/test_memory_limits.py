@@ -9,7 +9,6 @@ import textwrap
 import numpy as np
 import pytest
 
-import mklearn.memory
 from mklearn import MKLClassifier
 from mklearn._sizes import GIB, MB
 from mklearn.cli import main
@@ -165,8 +164,8 @@ def test_refusal_under_a_cgroup_limit_is_one_cli_line(monkeypatch, tmp_path, cap
 
 
 def test_budget_without_limits_is_half_the_free_memory(monkeypatch):
-    monkeypatch.setattr(mklearn.memory, "available_memory", lambda: 4 * GIB)
-    assert mklearn.memory.default_budget() == 2 * GIB
+    monkeypatch.setattr(memory_limits, "available_memory", lambda: 4 * GIB)
+    assert memory_limits.default_budget() == 2 * GIB
 
 
 @pytest.mark.slow

@@ -11,8 +11,9 @@ from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels import RBF, KernelBank, Polynomial
 from mklearn.kernels.cache import MB
 from mklearn.kernels.columns import KernelColumns
+from mklearn.kernels.memory_limits import stack_bytes
 from mklearn.kernels.operator import RowKernels
-from mklearn.memory import auto_cache_size, plan_kernel_storage, stack_bytes
+from mklearn.memory import auto_cache_size, plan_kernel_storage
 from mklearn.one_class import OneClassMKL
 
 KERNELS = [RBF(sigma=s) for s in (1.0, 3.0, 10.0)] + [
@@ -261,8 +262,8 @@ def test_cli_takes_an_auto_or_positive_cache_size(capsys):
 def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
     """Fits in parallel processes each plan their cache from the memory available at their
     start: the cache looks again as it grows and stops below the reserve, then recycles."""
-    import mklearn.memory
     from mklearn.kernels import cache as cache_module
+    from mklearn.kernels import memory_limits
     from mklearn.kernels.cache import RowCache
 
     X, y = data
@@ -288,7 +289,7 @@ def test_row_cache_stops_growing_when_the_machine_runs_short(data, monkeypatch):
     assert len(cache) == 6 and cache.misses > provider.n_samples
 
     monkeypatch.setattr(cache_module, "touched_room", lambda: 1 << 20)
-    monkeypatch.setattr(mklearn.memory, "available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(memory_limits, "available_memory", lambda: 1 << 20)
     short = MKLClassifier(kernels=KERNELS, solver="smo", regularizer="lp", p=2.0,
                           memory_budget=1e4, **TIGHT).fit(X, y)
     monkeypatch.undo()

@@ -4,7 +4,7 @@ negative diagonal; and the check of the learned kernel."""
 import numpy as np
 import pytest
 
-from mklearn.validation import check_kernel_stack
+from mklearn.kernels.stack_checks import check_kernel_stack
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_negative_diagonal_is_named(stack_and_labels):
 
 
 def test_cancelling_asymmetries_are_caught_in_the_learned_kernel(stack_and_labels):
-    from mklearn.validation import check_learned_kernel
+    from mklearn.kernels.stack_checks import check_learned_kernel
 
     stack, y = stack_and_labels
     scale = np.abs(np.einsum("iik->k", stack)).max()
@@ -80,7 +80,7 @@ def test_psd_factorisation_in_place_gives_the_copy_s_answer_and_restores_the_mat
     one), also when the factorisation stops at a negative pivot."""
     import tracemalloc
 
-    from mklearn.validation import _factorises
+    from mklearn.kernels.stack_checks import _factorises
 
     rng = np.random.default_rng(3)
     n = 400

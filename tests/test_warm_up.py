@@ -3,9 +3,9 @@ were (its fits compile the threaded passes at any size)."""
 
 import numpy as np
 
-from mklearn import MKLClassifier, MKLRegressor, OneClassMKL, validation
+from mklearn import MKLClassifier, MKLRegressor, OneClassMKL
 from mklearn.cli.warm_up import INPUTS, _fits, _paths_at_any_size
-from mklearn.kernels import base_store, threads
+from mklearn.kernels import base_store, stack_checks, threads
 from mklearn.solvers import SOLVERS as REGISTERED
 
 
@@ -28,13 +28,13 @@ def test_every_registered_solver_and_input_kind_is_warmed_up():
 
 def test_thresholds_are_restored_after_the_warm_up():
     before = (threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS, base_store.MIN_BLOCK,
-              validation._EXACT_EIGEN_N)
+              stack_checks._EXACT_EIGEN_N)
     try:
         with _paths_at_any_size():
             assert threads.PARALLEL_MIN_VALUES == 0 and base_store.MIN_BLOCK == 16
-            assert validation._EXACT_EIGEN_N == 0  # the in-place Cholesky test is compiled
+            assert stack_checks._EXACT_EIGEN_N == 0  # the in-place Cholesky test is compiled
             raise RuntimeError("a fit failed")
     except RuntimeError:
         pass
     assert (threads.PARALLEL_MIN_VALUES, threads.PARALLEL_MIN_POINTS,
-            base_store.MIN_BLOCK, validation._EXACT_EIGEN_N) == before
+            base_store.MIN_BLOCK, stack_checks._EXACT_EIGEN_N) == before

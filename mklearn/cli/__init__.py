@@ -17,13 +17,14 @@ from mklearn.datasets._readers import csv_feature_names
 from mklearn.estimators import MKLClassifier, MKLRegressor
 from mklearn.extending import COMBINATIONS, REGULARIZERS
 from mklearn.fit_plan import LongFitWarning, command_line_words, duration
+from mklearn.kernels.checks import feature_order
 from mklearn.kernels.recipes import SVC_KERNEL_LAM
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence import atomic_write, check_writable, load_model, save_model
 from mklearn.plotting import _pyplot, save_plots
 from mklearn.solvers import SOLVERS, solvers_for
 from mklearn.solvers.tasks import DEFAULT_NU
-from mklearn.validation import check_regression_targets, feature_order
+from mklearn.validation import check_regression_targets
 
 TOP_WEIGHTS = 15  # kernels the fit summary lists, largest weights first: one screen
 

@@ -31,15 +31,13 @@ def _paths_at_any_size():
     """Every size threshold that picks a compiled path at its least (restored after): those
     below which a pass stays on one thread, and the size from which the PSD test factorises
     (in place, then mirrored by numba) instead of computing eigenvalues."""
-    from mklearn import validation
-    from mklearn.formulation import combinations
-    from mklearn.kernels import base_store, rbf_tables, threads
+    from mklearn.kernels import base_store, rbf_tables, stack_checks, stack_ops, threads
     from mklearn.linear import blocks
 
     places = [(threads, "PARALLEL_MIN_VALUES", 0), (threads, "PARALLEL_MIN_POINTS", 0),
               (base_store, "MIN_BLOCK", 16), (rbf_tables, "SPAN_MIN_POINTS", 16),
-              (rbf_tables, "SUM_MIN_LOADS", 0), (combinations, "PARALLEL_COMBINE_MIN_SAMPLES", 1),
-              (validation, "_EXACT_EIGEN_N", 0), (blocks, "PARALLEL_WORK", 0)]
+              (rbf_tables, "SUM_MIN_LOADS", 0), (stack_ops, "PARALLEL_COMBINE_MIN_SAMPLES", 1),
+              (stack_checks, "_EXACT_EIGEN_N", 0), (blocks, "PARALLEL_WORK", 0)]
     saved = [getattr(module, name) for module, name, _ in places]
     try:
         for module, name, least in places:

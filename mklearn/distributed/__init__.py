@@ -11,6 +11,7 @@ whose per-kernel state changes at every iteration, keeps its blocks in Dask acto
 from mklearn.distributed.backend import active_client, check_workers, in_dask_worker, local_jobs
 from mklearn.distributed.mwu import DaskColumns, DaskMWUBlocks
 from mklearn.distributed.operator import DaskKernels
+from mklearn.distributed.placement import DASK, DaskPlacement
 
-__all__ = ["DaskColumns", "DaskKernels", "DaskMWUBlocks", "active_client", "check_workers",
-           "in_dask_worker", "local_jobs"]
+__all__ = ["DASK", "DaskColumns", "DaskKernels", "DaskMWUBlocks", "DaskPlacement",
+           "active_client", "check_workers", "in_dask_worker", "local_jobs"]

@@ -24,16 +24,9 @@ import warnings
 
 import numpy as np
 
-__all__ = ["collection_bytes", "is_dask_collection", "on_partitions"]
+from mklearn.kernels.checks import is_dask_collection
 
-
-def is_dask_collection(X) -> bool:
-    """Whether ``X`` is a Dask collection (array, dataframe, bag)."""
-    if "dask" not in sys.modules:
-        return False
-    from dask.base import is_dask_collection as dask_says
-
-    return bool(dask_says(X))
+__all__ = ["collection_bytes", "on_partitions"]
 
 
 def _is_dask_dataframe(X) -> bool:

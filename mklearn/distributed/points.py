@@ -21,7 +21,7 @@ import numpy as np
 
 from mklearn._sizes import byte_words
 from mklearn.distributed.feature_rows import PartitionedFeatures, by_partition
-from mklearn.distributed.partitions import is_dask_collection
+from mklearn.kernels.checks import is_dask_collection
 from mklearn.kernels.low_rank import (
     AUTO_COMPONENTS,
     SMALLEST_AUTO,

@@ -18,7 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_i
 
 import mklearn.estimators.products as _product
 from mklearn.distributed import local_jobs
-from mklearn.distributed.partitions import is_dask_collection, on_partitions
+from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators.kernel_input import (
     _WEIGHT_EPS,
     ONE_CLASS_CHECK_POINTS,
@@ -32,20 +32,24 @@ from mklearn.estimators.kernel_input import (
 )
 from mklearn.extending import Regularizer
 from mklearn.formulation.regularizers import REGULARIZERS
-from mklearn.kernels import is_string_kernels, numba_threads
+from mklearn.kernels import (
+    has_one_kernel,
+    is_dask_collection,
+    is_string_kernels,
+    numba_threads,
+    resolve_groups,
+    warn_degenerate,
+)
 from mklearn.progress import compile_time_of, seconds_since
 from mklearn.solvers import SOLVERS, check_solver_options, get_solver
 from mklearn.svm.smo import svm_heartbeat
-from mklearn.training_operator import has_one_kernel
 from mklearn.validation import (
     at_bound,
     cap_costs,
     check_label_types,
     parameter_constraints,
-    warn_degenerate,
     warn_if_capped,
 )
-from mklearn.views import is_views, resolve_groups
 
 
 class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
@@ -595,7 +599,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         """A :class:`~mklearn.validation.DegenerateModelWarning` when the model predicts one
         class for every training point checked (at most ``ONE_CLASS_CHECK_POINTS``, evenly
         spaced) where y has several (kernels too flat for C: every point a margin error)."""
-        if is_views(X):
+        if self.views_ is not None:
             return
         n = _num_samples(X)
         picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))

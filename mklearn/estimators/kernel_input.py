@@ -16,31 +16,29 @@ from sklearn.utils.multiclass import type_of_target
 
 import mklearn.estimators.products as _product
 from mklearn._sizes import MB, PREDICT_BLOCK_BYTES
-from mklearn.distributed import active_client
-from mklearn.distributed.partitions import is_dask_collection
+from mklearn.distributed import DASK, active_client
 from mklearn.distributed.points import collection_rows, partitioned_input, scattered_rows
-from mklearn.extending import Regularizer
+from mklearn.extending import COMBINATIONS, Regularizer
 from mklearn.fit_plan import FitPlan, LongFitWarning, cheaper_routes, row_pass_seconds
 from mklearn.formulation.regularizers import REGULARIZERS, make_regularizer
 from mklearn.kernels import (
     APPROXIMATIONS,
     LOW_RANK_SAMPLES,
     SVC_KERNEL_LAM,
+    check_learned_kernel,
+    check_test_stack,
+    count_far_outside,
+    is_dask_collection,
     is_string_kernels,
+    make_operator,
     numba_threads,
     recipe_of,
+    validate_numeric,
+    warn_far_outside,
 )
 from mklearn.memory import auto_cache_size, gathered, plan_kernel_storage
 from mklearn.progress import FitProgress, RemainingTime
 from mklearn.solvers import SOLVERS, check_solver_options, choose_solver, get_solver
-from mklearn.training_operator import training_operator
-from mklearn.validation import (
-    check_learned_kernel,
-    check_test_stack,
-    count_far_outside,
-    validate_numeric,
-    warn_far_outside,
-)
 
 _WEIGHT_EPS = 1e-12  # kernel weights at or below this are reported as zero
 _LARGE_COST = 1e4  # from this C on, a ConvergenceWarning says how C enters the gap
@@ -58,6 +56,9 @@ class _KernelInput:
     # plan hook: low-rank features of exact kernels leave out their constant parts, which
     # the duals of SVMs with an intercept do not see (mklearn.kernels.low_rank.LowRankMap)
     _drops_constants = True
+    # the combination learned over the kernels the factory makes (products take their own
+    # path, mklearn.estimators.products)
+    _stack_combination = "sum"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -78,11 +79,18 @@ class _KernelInput:
 
     def _training_kernels(self, X, y, columns=False, feature_solver=None, on_workers=False):
         """The base kernels as the operator the solver reads, and y
-        (:func:`mklearn.training_operator.training_operator`: a stack, a provider of rows
-        with ``columns``, or low-rank features when ``kernel_approximation`` asks for them and
-        the solver runs on them, ``feature_solver`` its feature-space function)."""
-        return training_operator(self, X, y, columns=columns, feature_solver=feature_solver,
-                                 on_workers=on_workers)
+        (:func:`mklearn.kernels.factory.make_operator`: a stack, a provider of rows with
+        ``columns``, or low-rank features when ``kernel_approximation`` asks for them and the
+        solver runs on them, ``feature_solver`` its feature-space function), placed on Dask
+        when a cluster holds the input or runs the fit."""
+        return make_operator(self, X, y, columns=columns, feature_solver=feature_solver,
+                             on_workers=on_workers, placement=DASK)
+
+    def _stack_operator(self, stack, kernel_sum=None):
+        """Plan hook: the operator of base kernels held as an ``(n, n, m)`` stack, the
+        estimator's combination ``K(d)`` of them (its class in the registry of
+        combinations), ``kernel_sum`` their sum when known."""
+        return COMBINATIONS.lookup(self._stack_combination)(stack, kernel_sum=kernel_sum)
 
     def _exact_only(self, what):
         """ValueError when a low-rank approximation was asked for kernels that have none."""
@@ -310,8 +318,8 @@ class _KernelInput:
 
     def _check_learned_kernels(self, operator, weights):
         """A precomputed stack's learned kernels ``K(d)`` (one per row of ``weights``) must be
-        symmetric (see :func:`mklearn.validation.check_learned_kernel`); at uniform weights
-        ``K(d)`` is a multiple of the sum that :func:`check_kernel_stack` checked."""
+        symmetric (see :func:`mklearn.kernels.stack_checks.check_learned_kernel`); at uniform
+        weights ``K(d)`` is a multiple of the sum that :func:`check_kernel_stack` checked."""
         if self._precomputed:
             for row in np.atleast_2d(weights):
                 if not np.all(row == row[0]):

@@ -12,17 +12,17 @@ from mklearn.formulation.products import (
     check_distance_stack,
 )
 from mklearn.formulation.regularizers import L1Penalty, LpNorm
-from mklearn.solvers import solvers_for
-from mklearn.validation import (
+from mklearn.kernels import (
     count_far_outside,
     feature_range,
+    is_views,
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
     warn_degenerate,
     warn_far_outside,
 )
-from mklearn.views import is_views
+from mklearn.solvers import solvers_for
 
 _KERNELS_HELP = (
     "combination='product' learns one RBF width per feature: pass kernels='features' (one "

@@ -12,3 +12,6 @@
 Solvers (:mod:`mklearn.solvers`) ask these parts for capabilities, never for names; your own
 part subclasses the documented bases of :mod:`mklearn.extending`.
 """
+
+# every built-in part is registered (its family's registry) once any part is imported
+from mklearn.formulation import combinations, losses, products, regularizers  # noqa: E402, F401

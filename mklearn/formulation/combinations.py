@@ -10,21 +10,16 @@ from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.stack_ops import (
-    combine,
-    combine_parallel,
     kernel_major,
     quadratic_terms,
     quadratic_terms_support,
     quadratic_terms_support_parallel,
     rows_times,
+    weighted_sum,
 )
 from mklearn.kernels.threads import use_threads
 
 SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is under a quarter
-# K(d) on threads from this many points (measured on 2 cores, quiet: n = 300 and 1,000 were
-# 0.7x and 0.9-1.0x as fast on 2 threads, n = 1,500 and 2,000 1.2-1.6x); the quadratic terms
-# gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
-PARALLEL_COMBINE_MIN_SAMPLES = 1500
 # an SVM solve reads K(d) row by row (combined on demand) when its warm start has fewer
 # support vectors than this share of the points: it then reads about those rows (measured
 # along SPG-GMKL runs on unseen problems: 10-60% of the rows); above, single-row misses cost
@@ -43,9 +38,9 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         :class:`~mklearn.kernels.KernelBank` returns), so that ``K(d)`` reads only the kernels
         with non-zero weight, each in order (numba loops, summing in float64).
     kernel_sum : ndarray of shape (n, n), optional
-        ``sum_k K_k`` in float64, when known (:func:`~mklearn.validation.check_kernel_stack`
-        computes it): ``K(d)`` at uniform weights, where the solvers start, is then not
-        recomputed.
+        ``sum_k K_k`` in float64, when known
+        (:func:`~mklearn.kernels.stack_checks.check_kernel_stack` computes it): ``K(d)`` at
+        uniform weights, where the solvers start, is then not recomputed.
     """
 
     capabilities = Capabilities(stack=True, support_products=False, trusted=True)
@@ -110,14 +105,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def _combine(self, d):
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return self._kernel_sum if d[0] == 1.0 else d[0] * self._kernel_sum
-        # numba, even over every kernel: BLAS's d @ (m, n*n) took 1.0-1.4x as long on one
-        # thread (m = 100-2,000, n = 500-2,000); on two, 0.93-1.02x the serial loop (n < 1,500)
-        # and 1.7x the threaded one (n = 1,500)
-        active = np.flatnonzero(d)
-        if (self.n_samples >= PARALLEL_COMBINE_MIN_SAMPLES
-                and use_threads(active.size * self.n_samples * self.n_samples)):
-            return combine_parallel(self._km, d, active)
-        return combine(self._km, d, active)
+        return weighted_sum(self._km, d)
 
     def kernel_rows(self, d: np.ndarray, expected_rows: int | None = None):
         """``K(d)`` for one SVM solve that is expected to read about ``expected_rows`` rows
@@ -180,6 +168,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
             return None
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         products = np.empty((kernels.size, self.n_samples))
+        # threads gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
         run = (quadratic_terms_support_parallel
                if use_threads(kernels.size * support.size * self.n_samples)
                else quadratic_terms_support)

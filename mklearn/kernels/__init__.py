@@ -13,11 +13,26 @@
   :class:`StackColumns` reads a precomputed stack.
 - :mod:`~mklearn.kernels.strings` and :mod:`~mklearn.kernels.string_bank`: string kernels
   (spectrum, weighted degree and its sub-kernels) on sequences, with the linadd feature map.
+- :mod:`~mklearn.kernels.factory`: :func:`~mklearn.kernels.factory.make_operator`, the
+  operator a fit trains on, made from its input, kernel spec and memory plan; the checks of
+  that input (:mod:`~mklearn.kernels.checks`, :mod:`~mklearn.kernels.stack_checks`) and
+  multi-view input (:mod:`~mklearn.kernels.views`).
 """
 
 from .bank import KernelBank
 from .base import Capabilities, KernelOperator
+from .checks import count_far_outside as count_far_outside
+from .checks import feature_range as feature_range
+from .checks import is_dask_collection as is_dask_collection
+from .checks import is_views as is_views
+from .checks import rows_are_identical as rows_are_identical
+from .checks import validate_numeric as validate_numeric
+from .checks import warn_constant_model as warn_constant_model
+from .checks import warn_degenerate as warn_degenerate
+from .checks import warn_far_outside as warn_far_outside
 from .columns import KernelColumns, StackColumns
+from .factory import has_one_kernel as has_one_kernel
+from .factory import make_operator as make_operator
 from .low_rank import APPROXIMATIONS as APPROXIMATIONS
 from .low_rank import LOW_RANK_SAMPLES as LOW_RANK_SAMPLES
 from .recipes import SVC_KERNEL_LAM as SVC_KERNEL_LAM
@@ -33,10 +48,13 @@ from .recipes import (
 )
 from .recipes import recipe_of as recipe_of
 from .specs import RBF, KernelSpec, Laplacian, Linear, Polynomial, kernel_from_dict
+from .stack_checks import check_learned_kernel as check_learned_kernel
+from .stack_checks import check_test_stack as check_test_stack
 from .string_bank import StringColumns, StringKernelBank
 from .strings import Spectrum, WeightedDegree, wd_sub_kernels
 from .strings import is_string_kernels as is_string_kernels
 from .threads import numba_threads as numba_threads
+from .views import resolve_groups as resolve_groups
 
 __all__ = [
     "Linear",

@@ -726,7 +726,7 @@ class StackColumns(KernelOperator):
     ----------
     stack : ndarray of shape (n_samples, n_samples, n_kernels)
         Base kernels (float64 or float32), e.g. from
-        :func:`mklearn.validation.check_kernel_stack`. Kept kernel-major when it is the
+        :func:`mklearn.kernels.stack_checks.check_kernel_stack`. Kept kernel-major when it is the
         transposed view of a C-contiguous ``(m, n, n)`` array; a C-contiguous stack is read
         as it is for the combined kernel at uniform weights, the diagonals and
         :meth:`restricted`, and made kernel-major the first time rows or another

@@ -24,19 +24,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mklearn._sizes import GIB
+from mklearn._sizes import GIB, MB, byte_words
 
 try:
     import resource
 except ImportError:  # no resource module (Windows): no ulimit to read
     resource = None
 
-__all__ = ["address_space_room", "available_memory", "cgroup_v1_room", "cgroup_v2_room",
-           "data_segment_room", "free_memory", "memory_room", "reservable_room", "touched_room"]
+__all__ = ["address_space_room", "available_memory", "budget_bytes", "budget_words",
+           "cgroup_v1_room", "cgroup_v2_room", "data_segment_room", "default_budget",
+           "free_memory", "memory_room", "reservable_room", "stack_bytes", "touched_room"]
 
 PROC = Path("/proc")
 CGROUP = Path("/sys/fs/cgroup")
 NO_LIMIT = 1 << 62  # cgroup v1 writes "no limit" as the largest page-aligned int64 (~2**63)
+BUDGET_SHARE = 0.5  # of the room under every memory limit when the fit starts
+STACK_WORK_MATRICES = 4  # n x n float64 matrices beside the stack
 UNKNOWN_BYTES = 8 * GIB  # assumed when no source can be read at all
 
 
@@ -217,3 +220,30 @@ def reservable_room() -> int | None:
     rooms = [room for room in (address_space_room(PROC), data_segment_room(PROC))
              if room is not None]
     return min(rooms) if rooms else None
+
+
+def default_budget() -> int:
+    """Bytes a fit may plan for by default: half the room under every memory limit now
+    (:func:`mklearn.kernels.memory_limits.memory_room`)."""
+    return int(BUDGET_SHARE * available_memory())
+
+
+def budget_bytes(memory_budget: float | None) -> int:
+    """Bytes of ``memory_budget`` (MB), or of :func:`default_budget` when it is None."""
+    return default_budget() if memory_budget is None else int(float(memory_budget) * MB)
+
+
+def stack_bytes(n_samples: int, n_kernels: int, itemsize: int) -> int:
+    """Bytes of the stack path: the stack plus its ``n x n`` float64 work matrices."""
+    n = int(n_samples)
+    return n * n * int(n_kernels) * int(itemsize) + STACK_WORK_MATRICES * 8 * n * n
+
+
+def budget_words(memory_budget: float | None, budget: int) -> tuple[str, str]:
+    """How a refusal names the budget, and how to raise it: memory_budget, or the memory
+    limit the default budget is half of."""
+    if memory_budget is not None:
+        return f"the memory budget of {byte_words(budget)}", "raise memory_budget"
+    source = memory_room()[1]
+    words = f"the memory budget of {byte_words(budget)} (half the room under {source})"
+    return words, ("raise memory_budget" if source == FREE else f"raise {source}")

@@ -60,10 +60,10 @@ from mklearn.groups import KernelGroups
 from mklearn.kernels import KernelBank, kernel_from_dict
 from mklearn.kernels.bank import check_feature_indices
 from mklearn.kernels.low_rank import map_from_state, map_state
+from mklearn.kernels.views import Views
 from mklearn.one_class import OneClassMKL
 from mklearn.persistence.model_file import ModelArchive
 from mklearn.solvers import SOLVERS
-from mklearn.views import Views
 
 FORMAT = "mklearn-model"
 VERSION = 5  # the newest format this module reads and writes

@@ -14,17 +14,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from mklearn.groups import KernelGroups, check_groups
-from mklearn.kernels import resolve_kernels
 from mklearn.kernels.bank import check_samples
+from mklearn.kernels.checks import is_views
+from mklearn.kernels.recipes import resolve_kernels
 
 GROUP_RECIPES = ("view", "features")
-
-
-def is_views(X) -> bool:
-    """Whether X is multi-view input: a dict of arrays, or a list/tuple of 2-D arrays."""
-    if isinstance(X, Mapping):
-        return True
-    return isinstance(X, (list, tuple)) and len(X) > 0 and all(np.ndim(view) == 2 for view in X)
 
 
 class Views:

@@ -1,23 +1,27 @@
 """The operator a fit trains on, made from its input and kernel spec within the memory plan.
 
-:func:`training_operator` is the one entry point the estimators call: it takes the input (a
+:func:`make_operator` is the one entry point the estimators call: it takes the input (a
 numeric array, scipy.sparse, sequences for string kernels, multi-view input, a precomputed
-stack) and the estimator's kernel parameters, and returns one of the operator types the
-solvers read (:class:`~mklearn.kernels.base.KernelOperator`): a stack
-(:class:`~mklearn.formulation.combinations.SumOfKernels`), its columns
+stack, a Dask collection) and the estimator's kernel parameters, and returns one of the
+operator types the solvers read (:class:`~mklearn.kernels.base.KernelOperator`): a stack
+(the estimator's combination of it, :meth:`_stack_operator`), its columns
 (:class:`~mklearn.kernels.columns.StackColumns`), rows computed from X
 (:class:`~mklearn.kernels.columns.KernelColumns`, behind a row cache
 :class:`~mklearn.kernels.operator.RowKernels`), string kernels, low-rank features
 (:mod:`mklearn.kernels.low_rank`; of string kernels :mod:`mklearn.kernels.string_low_rank`),
-or their Dask forms (:mod:`mklearn.distributed`).
+or what a :class:`Placement` on a cluster makes of them.
 
 The estimator is the plan: its parameters (``kernels``, ``kernel_storage``,
 ``memory_budget``, ``cache_size``, ``kernel_dtype``, ...) and its plan hooks
 (``_plan_storage``, ``_approximation``, ``_cache_megabytes``, ``_hold``, ``_hold_rows``,
 ``_check_before_kernels``, ``_exact_only``, ``_keeps_training_points``,
-``_drops_constants``) decide how the kernels are held; this module builds what they decide
-and sets the fitted attributes that describe it (``bank_``, ``kernel_names_``,
-``kernel_storage_``, ``n_train_``, ...).
+``_drops_constants``, ``_stack_operator``) decide how the kernels are held; this module
+builds what they decide and sets the fitted attributes that describe it (``bank_``,
+``kernel_names_``, ``kernel_storage_``, ``n_train_``, ...).
+
+Where the kernel passes run is the :class:`Placement`'s: this process by default; the Dask
+placement (:data:`mklearn.distributed.DASK`) keeps a Dask collection in its partitions and
+spreads per-kernel passes and state over an active cluster.
 """
 
 from __future__ import annotations
@@ -30,37 +34,32 @@ import numpy as np
 import scipy.sparse
 
 from mklearn._sizes import BAND_BYTES
-from mklearn.distributed import DaskColumns, DaskKernels, active_client
-from mklearn.distributed.partitions import is_dask_collection
-from mklearn.distributed.points import (
-    default_client,
-    partitioned_low_rank,
-    summary_of,
-    traces_of,
-    worker_memory,
-)
-from mklearn.formulation.combinations import SumOfKernels
-from mklearn.kernels import KernelBank, KernelSpec, resolve_kernels
-from mklearn.kernels.bank import feature_block_bytes
-from mklearn.kernels.columns import KernelColumns, StackColumns
-from mklearn.kernels.low_rank import LowRankMap, low_rank_bytes, low_rank_kernels
-from mklearn.kernels.operator import RowKernels, row_path_bytes
-from mklearn.kernels.string_input import fit_string_bank, string_training_stack
-from mklearn.kernels.string_low_rank import StringLowRankMap
-from mklearn.kernels.strings import is_string_kernels
-from mklearn.memory import budget_bytes, densify, stack_bytes
-from mklearn.progress import seconds_since
-from mklearn.validation import (
-    check_kernel_stack,
+from mklearn.kernels.bank import KernelBank, feature_block_bytes
+from mklearn.kernels.checks import (
+    densify,
     feature_range,
+    is_dask_collection,
+    is_views,
     kernel_is_constant,
     rows_are_identical,
     validate_numeric,
     warn_constant_model,
 )
-from mklearn.views import Views, is_views
+from mklearn.kernels.columns import KernelColumns, StackColumns
+from mklearn.kernels.low_rank import LowRankMap, low_rank_bytes, low_rank_kernels
+from mklearn.kernels.memory_limits import budget_bytes, stack_bytes
+from mklearn.kernels.operator import RowKernels, row_path_bytes
+from mklearn.kernels.recipes import resolve_kernels
+from mklearn.kernels.specs import KernelSpec
+from mklearn.kernels.stack_checks import check_kernel_stack
+from mklearn.kernels.stack_ops import kernel_major, weighted_sum
+from mklearn.kernels.string_input import fit_string_bank, string_training_stack
+from mklearn.kernels.string_low_rank import StringLowRankMap
+from mklearn.kernels.strings import is_string_kernels
+from mklearn.kernels.views import Views
+from mklearn.progress import seconds_since
 
-_OVERFLOW_MESSAGE = (
+OVERFLOW_MESSAGE = (
     "the kernels computed from X overflow (entries near the largest float): the features are "
     "too large for these kernels; rescale X, e.g. with sklearn.preprocessing.StandardScaler"
 )
@@ -72,8 +71,34 @@ _CONSTANT_STRING_KERNELS = (
     "kernels that see the differences)")
 
 
-def training_operator(estimator, X, y, *, columns=False, feature_solver=None,
-                      on_workers=False):
+class Placement:
+    """Where the kernel passes of a fit run: in this process (this class, every hook a no-op)
+    or on a cluster (a subclass: :class:`mklearn.distributed.DaskPlacement`)."""
+
+    def client(self, n_jobs):
+        """The cluster a fit with ``n_jobs`` runs on, or None for this process."""
+        return None
+
+    def partitioned_operator(self, estimator, X, feature_solver):
+        """The operator of an input kept in the partitions where it lives (a Dask
+        collection): low-rank features computed there."""
+        raise ValueError("X is a partitioned collection, and this placement keeps every "
+                         "kernel in this process; compute X first (X.compute())")
+
+    def spread_rows(self, operator, client):
+        """``operator`` (rows from a cache) with its per-kernel passes run on ``client``."""
+        return operator
+
+    def spread_state(self, provider, client):
+        """``provider`` with a solver's per-kernel state kept on ``client``'s workers."""
+        return provider
+
+
+IN_PROCESS = Placement()
+
+
+def make_operator(estimator, X, y, *, columns=False, feature_solver=None, on_workers=False,
+                  placement=IN_PROCESS):
     """The base kernels of the training input as the operator a solver reads, and y.
 
     Parameters
@@ -81,7 +106,7 @@ def training_operator(estimator, X, y, *, columns=False, feature_solver=None,
     estimator : MKL estimator
         Its kernel parameters and plan hooks (see the module's docstring); the fitted
         attributes that say how the kernels are held are set on it.
-    X : array-like, sparse matrix, sequences, multi-view input or precomputed stack
+    X : array-like, sparse matrix, sequences, multi-view input, precomputed stack or Dask collection
         The training input, as the estimator's ``fit`` takes it.
     y : array-like of shape (n_samples,)
         Targets, checked against X (a placeholder where there are none).
@@ -91,8 +116,10 @@ def training_operator(estimator, X, y, *, columns=False, feature_solver=None,
         The solver's feature-space function: low-rank features may then be built
         (``kernel_approximation``).
     on_workers : bool
-        The solver keeps per-kernel state that may live on Dask workers
-        (:class:`~mklearn.distributed.DaskColumns`, when a Dask client is active).
+        The solver keeps per-kernel state that may live on a cluster's workers (when the
+        placement has a client).
+    placement : Placement
+        Where the kernel passes run (this process by default).
 
     Returns
     -------
@@ -102,12 +129,14 @@ def training_operator(estimator, X, y, *, columns=False, feature_solver=None,
     Raises
     ------
     ValueError
-        For input that does not match the kernels (see :mod:`mklearn.validation`), kernels
-        that overflow, or a plan that does not fit the memory budget.
+        For input that does not match the kernels (see :mod:`mklearn.kernels.checks`),
+        kernels that overflow, or a plan that does not fit the memory budget.
     """
-    operator, y = _operator(estimator, X, y, columns, feature_solver)
+    operator, y = _operator(estimator, X, y, columns, feature_solver, placement)
     if on_workers:
-        operator = _on_workers(estimator, operator)
+        client = placement.client(getattr(estimator, "n_jobs", None))
+        operator = _on_cluster(estimator, operator, client, placement.spread_state,
+                               "per-kernel state")
     return operator, y
 
 
@@ -124,7 +153,7 @@ def has_one_kernel(kernels, X):
     return isinstance(kernels, KernelSpec)
 
 
-def _operator(estimator, X, y, columns, feature_solver):
+def _operator(estimator, X, y, columns, feature_solver, placement):
     for name in ("_constant_rows", "_feature_range", "low_rank_", "approximation_error_",
                  "coef_"):
         estimator.__dict__.pop(name, None)
@@ -137,13 +166,15 @@ def _operator(estimator, X, y, columns, feature_solver):
         return _precomputed_operator(estimator, X, y, columns)
     estimator.views_ = None
     if is_dask_collection(X):  # kept in its partitions (the estimator's _fit_input)
-        return _partitioned_operator(estimator, X, feature_solver), y
-    client = active_client(getattr(estimator, "n_jobs", None))
+        return placement.partitioned_operator(estimator, X, feature_solver), y
+    client = placement.client(getattr(estimator, "n_jobs", None))
     # on a Dask cluster the kernels stay rows, computed where they are needed
     rows_only = columns or (client is not None and estimator.kernel_storage == "auto")
     if strings:
-        return _string_operator(estimator, X, y, columns, rows_only, client, feature_solver)
-    return _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solver)
+        return _string_operator(estimator, X, y, columns, rows_only, client, feature_solver,
+                                placement)
+    return _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solver,
+                             placement)
 
 
 def _precomputed_operator(estimator, X, y, columns):
@@ -161,10 +192,11 @@ def _precomputed_operator(estimator, X, y, columns):
                     stack.nbytes, seconds_since(start), "the time to read and check them")
     if columns:
         return StackColumns(stack, kernel_sum=kernel_sum), y
-    return SumOfKernels(stack, kernel_sum=kernel_sum), y
+    return estimator._stack_operator(stack, kernel_sum), y
 
 
-def _string_operator(estimator, X, y, columns, rows_only, client, feature_solver):
+def _string_operator(estimator, X, y, columns, rows_only, client, feature_solver,
+                     placement):
     start = time.perf_counter()
     y = fit_string_bank(estimator, X, y)
     estimator._approximable = True
@@ -178,7 +210,7 @@ def _string_operator(estimator, X, y, columns, rows_only, client, feature_solver
         estimator._hold(f"{kernels.shape[2]} string kernels on {kernels.shape[0]} samples "
                         "as a stack", kernels.nbytes, seconds_since(start),
                         "the time the stack took")
-        operator = SumOfKernels(kernels)
+        operator = estimator._stack_operator(kernels)
         if kernel_is_constant(operator.matrix(np.ones(kernels.shape[2]))):
             warn_constant_model(estimator, _CONSTANT_STRING_KERNELS)
         return operator, y
@@ -186,10 +218,11 @@ def _string_operator(estimator, X, y, columns, rows_only, client, feature_solver
     _hold_rows(estimator, kernels)
     if kernel_is_constant(_edge(kernels)):
         warn_constant_model(estimator, _CONSTANT_STRING_KERNELS)
-    return (kernels if columns else _row_operator(estimator, kernels, client)), y
+    return (kernels if columns else _row_operator(estimator, kernels, client, placement)), y
 
 
-def _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solver):
+def _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solver,
+                      placement):
     given = X
     if is_views(X):
         estimator.views_, X = Views.from_fit(X)
@@ -200,11 +233,11 @@ def _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solve
         warn_constant_model(estimator,
                             "all rows of X are identical (every feature is constant)")
         estimator._constant_rows = True
-    specs, standardize, names = _specs(estimator, X)
+    specs, standardize, names = kernel_specs(estimator, X)
     if not standardize:  # squared norms of the rows enter the kernels: keep them finite
         with np.errstate(over="ignore"):
             if not np.max(np.einsum("ij,ij->i", X, X)) <= 1e300:
-                raise ValueError(_OVERFLOW_MESSAGE)
+                raise ValueError(OVERFLOW_MESSAGE)
     estimator.bank_ = KernelBank(
         specs,
         standardize=standardize,
@@ -224,11 +257,12 @@ def _numeric_operator(estimator, X, y, columns, rows_only, client, feature_solve
         X.shape[0], estimator.bank_.n_kernels, rows_only, points_bytes)
     if columns or estimator.kernel_storage_ == "rows":
         provider = _columns_of(estimator, X, given, names, points_bytes)
-        return (provider if columns else _row_operator(estimator, provider, client)), y
+        return (provider if columns
+                else _row_operator(estimator, provider, client, placement)), y
     return _stack_operator(estimator, X, names), y
 
 
-def _specs(estimator, X):
+def kernel_specs(estimator, X):
     """(specs, standardize, names) of the kernels on X (names None: the bank's own)."""
     if estimator.views_ is not None:
         specs, standardize, names, estimator._view_codes = estimator.views_.kernel_specs(
@@ -254,7 +288,7 @@ def _columns_of(estimator, X, given, names, points_bytes):
     with np.errstate(over="ignore", invalid="ignore"):
         diagonal = provider.diagonal()
         if not np.isfinite(diagonal).all():
-            raise ValueError(_OVERFLOW_MESSAGE)
+            raise ValueError(OVERFLOW_MESSAGE)
     _hold_rows(estimator, provider, points_bytes)
     if not rows_are_identical(X) and kernel_is_constant(_edge(provider, diagonal)):
         warn_constant_model(estimator, _CONSTANT_KERNELS)
@@ -262,20 +296,20 @@ def _columns_of(estimator, X, given, names, points_bytes):
 
 
 def _stack_operator(estimator, X, names):
-    """The ``(n, n, m)`` stack of the bank fitted on X, as a :class:`SumOfKernels`."""
+    """The ``(n, n, m)`` stack of the bank fitted on X, as the estimator's stack operator."""
     stacked = time.perf_counter()
     with np.errstate(over="ignore", invalid="ignore"):
         stack = estimator.bank_.fit_transform(X)
-        kernel_sum = SumOfKernels(stack).matrix(np.ones(stack.shape[2]))
+        kernel_sum = weighted_sum(kernel_major(stack), np.ones(stack.shape[2]))
     estimator._hold(f"{stack.shape[2]} kernels on {X.shape[0]} samples as an (n, n, m) stack",
                     stack_bytes(X.shape[0], stack.shape[2], stack.itemsize),
                     seconds_since(stacked), "the time the stack took")
     estimator.kernel_names_ = names or list(estimator.bank_.kernel_names)
     if not np.isfinite(kernel_sum).all():
-        raise ValueError(_OVERFLOW_MESSAGE)
+        raise ValueError(OVERFLOW_MESSAGE)
     if not rows_are_identical(X) and kernel_is_constant(kernel_sum):
         warn_constant_model(estimator, _CONSTANT_KERNELS)
-    return SumOfKernels(stack, kernel_sum=kernel_sum)
+    return estimator._stack_operator(stack, kernel_sum)
 
 
 def _low_rank_operator(estimator, map_type, names=None):
@@ -310,53 +344,6 @@ def _low_rank_operator(estimator, map_type, names=None):
     return fitted.operator
 
 
-def _partitioned_operator(estimator, X, feature_solver):
-    """Low-rank features of a Dask array computed and kept on its partitions
-    (:mod:`mklearn.distributed.points`): the kernels from the partitions' summary, the
-    bank's standardisation and traces by passes over them; sets the fitted attributes of
-    :func:`_low_rank_operator` and says the plan in verbose output."""
-    start = time.perf_counter()
-    summary = summary_of(X)
-    if not (np.isfinite(summary.minimum).all() and np.isfinite(summary.maximum).all()):
-        raise ValueError("Input X contains NaN or infinity; remove or impute them first "
-                         "(e.g. sklearn.impute.SimpleImputer on each partition)")
-    estimator._feature_range = np.stack([summary.minimum, summary.maximum])
-    if summary.constant.all():
-        warn_constant_model(estimator,
-                            "all rows of X are identical (every feature is constant)")
-        estimator._constant_rows = True
-    specs, standardize, names = _specs(estimator, summary)
-    if not standardize and not summary.largest_squared_norm <= 1e300:
-        raise ValueError(_OVERFLOW_MESSAGE)
-    n, n_features = summary.n_samples, summary.n_features
-    bank = KernelBank.from_fitted(
-        specs, standardize=standardize, normalize=estimator.kernel_normalization,
-        dtype=np.dtype(estimator.kernel_dtype),
-        mean=summary.mean if standardize else np.zeros(n_features),
-        scale=summary.scale if standardize else np.ones(n_features),
-        trace_scales=np.ones(len(specs)), X_fit=np.zeros((1, n_features)))
-    bank.trace_scales_ = bank.scales_of_traces(traces_of(bank, X), n)
-    estimator.bank_, estimator.n_train_ = bank, n
-    estimator._approximable = True
-    estimator._check_before_kernels(bank)
-    approximation = estimator._approximation(n, feature_solver, None, partitioned=True)
-    estimator.kernel_approximation_ = approximation
-    memory = worker_memory(default_client(), budget_bytes(estimator.memory_budget))
-    operator, mapping, error, _, plan, per_worker = partitioned_low_rank(
-        bank, X, approximation, estimator.n_components, dtype=np.dtype(estimator.kernel_dtype),
-        random_state=estimator.random_state, memory=memory)
-    bank.X_fit_ = mapping.landmark_points_
-    estimator.low_rank_, estimator.approximation_error_ = mapping, error
-    estimator.kernel_names_ = names or list(bank.kernel_names)
-    estimator.kernel_storage_ = "features"
-    if getattr(estimator, "verbose", 0):
-        print(f"mklearn: {plan}", file=sys.stderr)
-    estimator._hold(f"{bank.n_kernels} kernels on {n} samples as low-rank features (rank "
-                    f"{mapping.rank}) in {operator.feature_rows.n_parts} Dask partitions",
-                    per_worker, seconds_since(start), "the time the features took")
-    return operator
-
-
 def _hold_rows(estimator, provider, points_bytes=0):
     """The estimator's plan of rows computed on demand, with the bytes of the row path."""
     n, m = provider.n_samples, provider.n_kernels
@@ -364,29 +351,23 @@ def _hold_rows(estimator, provider, points_bytes=0):
     estimator._hold_rows(provider, row_path_bytes(n, m, cache, points_bytes))
 
 
-def _row_operator(estimator, provider, client):
-    """The row-backed operator; with a Dask client (:func:`mklearn.distributed.
-    active_client`), one whose per-kernel passes run on the cluster."""
+def _row_operator(estimator, provider, client, placement):
+    """The row-backed operator; with a cluster's client, one whose per-kernel passes run
+    there."""
     operator = RowKernels(provider, estimator._cache_megabytes(provider.n_samples,
                                                                provider.n_kernels))
-    return _on_dask(estimator, operator, client, DaskKernels, "per-kernel passes")
+    return _on_cluster(estimator, operator, client, placement.spread_rows,
+                       "per-kernel passes")
 
 
-def _on_workers(estimator, provider):
-    """``provider`` as a :class:`~mklearn.distributed.DaskColumns` (the solver's
-    per-kernel state in Dask actors) when a Dask client is active, else itself."""
-    client = active_client(getattr(estimator, "n_jobs", None))
-    return _on_dask(estimator, provider, client, DaskColumns, "per-kernel state")
-
-
-def _on_dask(estimator, operator, client, wrapper, what):
-    """``wrapper(operator, client)`` when there is a client (said in verbose output),
-    else ``operator``."""
+def _on_cluster(estimator, operator, client, spread, what):
+    """``spread(operator, client)`` when there is a client (said in verbose output), else
+    ``operator``."""
     if client is None:
         return operator
     if getattr(estimator, "verbose", 0):
         print(f"mklearn: {what} on Dask ({len(client.nthreads())} workers)", file=sys.stderr)
-    return wrapper(operator, client)
+    return spread(operator, client)
 
 
 def _edge(provider, diagonal=None):
