@@ -9,6 +9,7 @@ from these, so that a part of one's own is one class with its ``name`` (see
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Iterator, Mapping, Set
 from typing import ClassVar
@@ -132,3 +133,20 @@ class _Names(Set):
 
 def _qualified(part: type) -> str:
     return f"{part.__module__}.{part.__qualname__}"
+
+
+def moved_names(module: str, moved: Mapping[str, str]):
+    """A module's ``__getattr__`` (PEP 562) for names that moved to another module: reading
+    ``module.name`` returns ``moved[name]``'s object with a ``FutureWarning`` that names the
+    new place; other names raise ``AttributeError`` as usual."""
+
+    def __getattr__(name):
+        if name not in moved:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{name} moved to {moved[name]}.{name}; import it from there "
+                      "(the old place will stop working in the next release)", FutureWarning,
+                      stacklevel=2)
+        return getattr(importlib.import_module(moved[name]), name)
+
+    return __getattr__
+

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from mklearn._registry import moved_names
 from mklearn._sizes import MB, byte_words
 from mklearn.distributed.partitions import collection_bytes
 from mklearn.kernels.checks import is_dask_collection
@@ -24,6 +25,11 @@ from mklearn.kernels.memory_limits import budget_bytes, budget_words, stack_byte
 from mklearn.kernels.operator import row_path_bytes
 
 __all__ = ["auto_cache_size", "check_dense_output", "gathered", "plan_kernel_storage"]
+
+# deprecated: the budget and densify moved to the kernels, with the operator factory
+__getattr__ = moved_names(__name__, {
+    **dict.fromkeys(["available_memory", "default_budget"], "mklearn.kernels.memory_limits"),
+    "densify": "mklearn.kernels.checks"})
 
 CACHE_SHARE = 0.5  # of the budget, for the row cache with cache_size="auto"
 

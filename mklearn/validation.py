@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import column_or_1d
 
+from mklearn._registry import moved_names
 from mklearn.extending import COMBINATIONS
 from mklearn.kernels import APPROXIMATIONS
 from mklearn.kernels.checks import DegenerateModelWarning
@@ -23,6 +24,15 @@ from mklearn.kernels.stack_checks import SAFE_KERNEL_RANGE
 __all__ = ["SHARED_CONSTRAINTS", "DegenerateModelWarning", "at_bound", "cap_costs",
            "check_label_types", "check_regression_targets", "largest_cost",
            "parameter_constraints", "warn_if_capped"]
+
+# deprecated: the checks of the input moved to the kernels, with the operator factory
+__getattr__ = moved_names(__name__, {
+    **dict.fromkeys(["align_columns", "check_unique_columns", "count_far_outside",
+                     "feature_order", "feature_range", "kernel_is_constant",
+                     "rows_are_identical", "validate_numeric", "warn_constant_model",
+                     "warn_degenerate", "warn_far_outside"], "mklearn.kernels.checks"),
+    **dict.fromkeys(["check_kernel_stack", "check_learned_kernel", "check_test_stack"],
+                    "mklearn.kernels.stack_checks")})
 
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 # scikit-learn's constraint of each parameter the estimators share, written once

@@ -100,3 +100,19 @@ def test_psd_factorisation_in_place_gives_the_copy_s_answer_and_restores_the_mat
     _factorises(K, shift, overwrite=True)
     assert K[3, 7] == K[7, 3] == original[7, 3]
     assert np.array_equal(np.diagonal(K), np.diagonal(original))
+
+
+@pytest.mark.parametrize("module, name, home", [
+    ("mklearn.validation", "check_kernel_stack", "mklearn.kernels.stack_checks"),
+    ("mklearn.validation", "validate_numeric", "mklearn.kernels.checks"),
+    ("mklearn.memory", "default_budget", "mklearn.kernels.memory_limits"),
+    ("mklearn.memory", "densify", "mklearn.kernels.checks"),
+])
+def test_moved_names_still_import_with_a_future_warning(module, name, home):
+    import importlib
+
+    with pytest.warns(FutureWarning, match=f"{module}.{name} moved to {home}.{name}"):
+        moved = getattr(importlib.import_module(module), name)
+    assert moved is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        _ = importlib.import_module(module).not_a_name
