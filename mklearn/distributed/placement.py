@@ -34,6 +34,8 @@ class DaskPlacement(Placement):
     per-kernel passes on the cluster (:class:`~mklearn.distributed.DaskKernels`) and solvers
     keep their per-kernel state in Dask actors (:class:`~mklearn.distributed.DaskColumns`)."""
 
+    name = "Dask"
+
     def client(self, n_jobs):
         """The active ``distributed.Client`` of a fit with ``n_jobs``, or None."""
         return active_client(n_jobs)

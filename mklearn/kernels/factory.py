@@ -75,6 +75,8 @@ class Placement:
     """Where the kernel passes of a fit run: in this process (this class, every hook a no-op)
     or on a cluster (a subclass: :class:`mklearn.distributed.DaskPlacement`)."""
 
+    name = "this process"  # where the passes run, in verbose output
+
     def client(self, n_jobs):
         """The cluster a fit with ``n_jobs`` runs on, or None for this process."""
         return None
@@ -135,8 +137,8 @@ def make_operator(estimator, X, y, *, columns=False, feature_solver=None, on_wor
     operator, y = _operator(estimator, X, y, columns, feature_solver, placement)
     if on_workers:
         client = placement.client(getattr(estimator, "n_jobs", None))
-        operator = _on_cluster(estimator, operator, client, placement.spread_state,
-                               "per-kernel state")
+        operator = _on_cluster(estimator, operator, client, placement,
+                               placement.spread_state, "per-kernel state")
     return operator, y
 
 
@@ -356,17 +358,18 @@ def _row_operator(estimator, provider, client, placement):
     there."""
     operator = RowKernels(provider, estimator._cache_megabytes(provider.n_samples,
                                                                provider.n_kernels))
-    return _on_cluster(estimator, operator, client, placement.spread_rows,
+    return _on_cluster(estimator, operator, client, placement, placement.spread_rows,
                        "per-kernel passes")
 
 
-def _on_cluster(estimator, operator, client, spread, what):
+def _on_cluster(estimator, operator, client, placement, spread, what):
     """``spread(operator, client)`` when there is a client (said in verbose output), else
     ``operator``."""
     if client is None:
         return operator
     if getattr(estimator, "verbose", 0):
-        print(f"mklearn: {what} on Dask ({len(client.nthreads())} workers)", file=sys.stderr)
+        print(f"mklearn: {what} on {placement.name} ({len(client.nthreads())} workers)",
+              file=sys.stderr)
     return spread(operator, client)
 
 
