@@ -274,6 +274,98 @@ def test_cache_loads_rows_together_for_a_provider_paying_per_call():
     assert provider.calls == [[10], [11]]
 
 
+class _TouchingProvider(_CountingProvider):
+    """Rows that cost ``compute`` seconds of a fake clock, plus ``touch`` when written into a
+    slot never written before (a fresh slot's page faults)."""
+
+    capabilities = Capabilities(fills_out=True)
+
+    def __init__(self, compute, touch):
+        super().__init__()
+        self.compute, self.touch, self.now, self.seen = compute, touch, 0.0, set()
+
+    def clock(self):
+        return self.now
+
+    def rows(self, indices, kernels=None, out=None):
+        self.calls.append(list(indices))
+        if out is None:  # rows copied into their slots by the cache
+            out = np.empty((self.n_kernels, len(indices), self.n_samples))
+        address = out.__array_interface__["data"][0]
+        self.now += self.compute * len(indices) + self.touch * (address not in self.seen)
+        self.seen.add(address)
+        for a, i in enumerate(indices):
+            out[:, a, :] = i
+        return out
+
+
+def _growing_cache(monkeypatch, compute, touch, start_rows=2, most_rows=20):
+    from mklearn.kernels import cache as cache_module
+
+    provider = _TouchingProvider(compute, touch)
+    monkeypatch.setattr(cache_module.time, "perf_counter", provider.clock)
+    row_mb = 8 * 4 * 50 / 2**20
+    return provider, RowCache(provider, cache_size=(most_rows + 0.5) * row_mb,
+                              start=(start_rows + 0.5) * row_mb)
+
+
+def test_a_growing_cache_doubles_when_computing_evicted_rows_cost_a_fresh_touch(monkeypatch):
+    """With ``start``, the cache holds the rows ``start`` MB hold. Rows read once never grow
+    it; it doubles (up to ``cache_size``) once the time spent computing again evicted rows
+    that twice its slots would have held reaches the time first touching as many slots as
+    it holds would take, measured on its own loads; its rows stay right throughout."""
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=5.0)
+    assert cache.capacity == 2
+    for i in range(10):  # each row read once: no row comes back
+        assert cache.get(i)[0, 0] == i
+    assert cache.capacity == 2 and len(cache) == 2 and cache.misses == 10
+    for read in range(9):  # 3 rows cycled through 2 slots: every read computes again
+        assert cache.get(read % 3)[2, 9] == read % 3
+    # rows 0-2 first come back 9 evictions after their own (four slots would not have held
+    # them), then 2 after: 6 s of rows four slots would have held < 2 slots x 5 s
+    assert cache.capacity == 2 and cache.evicted_reads == 9
+    for read in range(9, 12):
+        cache.get(read % 3)
+    assert cache.capacity == 2  # 9 s
+    cache.get(0)
+    assert cache.capacity == 4 and cache.evicted_reads == 0  # 10 s: doubled
+    misses = cache.misses
+    for _ in range(5):  # 3 rows now fit: nothing computed again, no growth
+        for i in range(3):
+            assert cache.get(i)[1, 5] == i
+    assert cache.misses <= misses + 1 and cache.capacity == 4
+    for _ in range(12):  # 25 rows through 4 slots: 8 would not hold them, no growth
+        for i in range(25):
+            assert cache.get(i)[3, 1] == i
+    assert cache.capacity == 4
+    for rows, grown in ((7, 8), (14, 16), (30, 20)):  # doubles up to cache_size
+        for _ in range(30):
+            for i in range(rows):
+                assert cache.get(i)[3, 1] == i
+        assert cache.capacity == grown
+    assert len(cache) == 20
+
+
+def test_a_growing_cache_grows_at_once_when_fresh_slots_cost_nothing_more(monkeypatch):
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=0.0)
+    for i in range(3):
+        cache.get(i)  # 0 evicted
+    cache.get(0)
+    assert cache.capacity == 4
+    # rows loaded together count alike
+    many = RowCache(provider, cache_size=10.5 * 8 * 4 * 50 / 2**20,
+                    start=2.5 * 8 * 4 * 50 / 2**20)
+    for i in range(4):
+        many.get(i)  # 0 and 1 evicted
+    many.load_many([0, 1])
+    assert many.capacity == 4 and 0 in many and 1 in many
+    # never above cache_size, nor below two rows; without start, cache_size at once
+    row_mb = 8 * 4 * 50 / 2**20
+    assert RowCache(provider, cache_size=3.5 * row_mb, start=100 * row_mb).capacity == 3
+    assert RowCache(provider, cache_size=3.5 * row_mb, start=0.0).capacity == 2
+    assert RowCache(provider, cache_size=3.5 * row_mb).capacity == 3
+
+
 def test_cache_with_kernel_columns_and_bad_budget():
     bank = KernelBank(SPEC_SETS["mixed_blocks"])
     stack = bank.fit_transform(X).transpose(2, 0, 1)

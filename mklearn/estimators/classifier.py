@@ -221,7 +221,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         Megabytes of kernel rows kept in memory when kernels are computed on demand (solvers
         "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``). "auto" (default):
         every row if they fit in half of ``memory_budget``, else that half
-        (:func:`mklearn.memory.auto_cache_size`); the megabytes used are ``cache_size_``.
+        (:func:`mklearn.memory.auto_cache_size`); the megabytes planned are ``cache_size_``.
+        SMO-MKL's cache of the base kernels' rows starts at 200 MB within it and grows only
+        where computing evicted rows again costs more than holding them
+        (:class:`mklearn.kernels.cache.RowCache`).
     kernel_storage : {"auto", "stack", "rows"}
         How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
         (fast for small n); "rows", rows computed on demand in an LRU cache of ``cache_size``

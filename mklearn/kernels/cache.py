@@ -10,6 +10,30 @@ LIBSVM's float cache): ``store[slot_of[i]]`` is row i when ``slot_of[i] >= 0``; 
 core stamps ``last_used`` on every read and returns to Python on a miss, and :meth:`load`
 computes the row into the least recently used slot. By symmetry, row i is also column i.
 
+A cache given a ``start`` holds at first only the rows ``start`` MB hold, and grows toward
+``cache_size`` only where holding more rows would have paid (:meth:`RowCache.
+note_evicted_read`). A fresh slot costs its first touch (page faults and zeroing); a row
+evicted and read again costs its computation once more. The cache times both: its loads
+into fresh slots against those into recycled ones. It counts only the rows that twice its
+slots would have held, those read again within as many evictions as it holds (their LRU
+stack distance, as a ghost list of evicted rows gives). It doubles once the seconds spent
+computing those rows again reach what first touching as many slots as it holds costs, the
+rent-or-buy rule, within twice the better choice in hindsight. The price is timed on the
+slots filled since the cache last grew: a first touch grows dearer as a process holds more
+memory (in a virtual machine, on 5,000 a9a points, from 2.6 ms for a 4.9 MB slot to 14 ms
+past 3 GB).
+
+So its size follows the rows the fit reads again, where computing them costs more than
+holding them. SMO-MKL's default fit, planned to hold every row:
+
+- abalone (9 kernels x 4,177 points): 1.21 s and 1.15 GB before, 0.63 s and 0.2 GB now;
+- 5,000 a9a points (122 kernels, 4.9 MB rows, 0.3 ms to compute): 25.8 s and 5.8 GB before,
+  19.8 s and 0.7 GB now;
+- 1,000 C. elegans sequences (1,585 kernels): 14.1 s and 6.1 GB before, 5.6 s and 0.6 GB now;
+- a9a at 20,000 points and in full, w8a in full (50 kernels read through distance rows of
+  160-320 kB): the same times within 2% (one run each), as the cache grows to what the
+  support reads again, and 14-18% less memory.
+
 The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
 processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
 So the cache checks the memory left to touch (the machine's free memory, the cgroup limit:
@@ -24,6 +48,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -36,6 +61,7 @@ __all__ = ["RowCache", "cache_capacity", "mapped_empty"]
 GROWTH_CHECK_BYTES = 256 * MB  # new slots between two looks at the available memory
 MEMORY_RESERVE = GIB  # the cache stops growing when less than this is available
 MAPPED_BYTES = 64 * MB  # arrays at least this large get their own mapping (mapped_empty)
+START_MB = 200.0  # where a growing cache starts: LIBSVM's default cache (-m 200)
 
 
 def mapped_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
@@ -117,6 +143,11 @@ class RowCache:
         The slots of a cache no longer used (a released ``K(d)``'s), taken when their shape
         and dtype fit: their pages are in memory already (on the full w8a, first touching
         fresh slots at every SVM solve cost 21 of SPG-GMKL l1's 175 s).
+    start : float, optional
+        Megabytes the cache holds at first (at least two rows), doubling toward
+        ``cache_size`` when computing again the evicted rows twice the slots would have held
+        has cost as much as first touching that many slots (module notes). None:
+        ``cache_size`` from the start.
 
     Attributes
     ----------
@@ -143,7 +174,8 @@ class RowCache:
     """
 
     def __init__(self, provider: Any, cache_size: float, most: float | None = None,
-                 on_full: Any = None, spare: np.ndarray | None = None) -> None:
+                 on_full: Any = None, spare: np.ndarray | None = None,
+                 start: float | None = None) -> None:
         m, n = provider.n_kernels, provider.n_samples
         dtype = np.dtype(provider.value_dtype)
         capacity = cache_capacity(cache_size, dtype.itemsize * m * n, n,
@@ -167,6 +199,19 @@ class RowCache:
         self.misses = 0
         self._filled = 0
         self._limit = capacity
+        self._ceiling = capacity  # where a growing cache stops (its planned rows)
+        if start is not None:
+            self._limit = min(capacity, max(min(2, n), int(float(start) * MB)
+                                            // (dtype.itemsize * m * n)))
+        # when each row was last evicted (in evictions; -1: held or never read): a row read
+        # again within ``capacity`` evictions of its own would have been held by twice the
+        # slots (the LRU stack distance)
+        self._evicted_at = np.full(n if self._limit < capacity else 0, -1, dtype=np.int64)
+        self._evictions = 0
+        self.evicted_reads = 0  # rows computed again since the cache last grew
+        self._again_seconds = 0.0  # the seconds of those twice the slots would have held
+        # [fresh slots since the cache last grew, recycled slots]: [seconds, loads]
+        self._loads = np.zeros((2, 2))
         self._check_every = max(1, GROWTH_CHECK_BYTES // (dtype.itemsize * m * n))
         self._on_full = on_full if largest > capacity else None
         self._batch = int(provider.rows_per_call)
@@ -196,6 +241,43 @@ class RowCache:
                 return False
         return True
 
+    def note_evicted_read(self, rows: np.ndarray, seconds: float, fresh: bool) -> None:
+        """Account for computing ``rows`` in ``seconds`` into fresh slots (``fresh``) or
+        recycled ones; double the rows the cache may hold (up to its planned rows) once the
+        seconds spent on rows that twice the slots would have held reach the cost of first
+        touching as many slots as it holds (module notes)."""
+        if self._evicted_at.size == 0:
+            return
+        self._loads[0 if fresh else 1] += (seconds, rows.size)
+        at = self._evicted_at[rows]
+        again = at >= 0
+        if not again.any():
+            return
+        self._evicted_at[rows] = -1
+        self.evicted_reads += int(again.sum())
+        near = again & (self._evictions - at <= self._limit)
+        self._again_seconds += seconds * near.sum() / rows.size
+        if (self._limit >= self._ceiling or self.stopped_growing
+                or not self._loads[:, 1].all()):
+            return
+        per_load = self._loads[:, 0] / self._loads[:, 1]
+        first_touch = max(per_load[0] - per_load[1], 0.0) * self._limit
+        if self._again_seconds >= first_touch:
+            self._limit = min(2 * self._limit, self._ceiling)
+            self.evicted_reads, self._again_seconds = 0, 0.0
+            self._loads[0] = 0.0  # the next slots' touch is timed anew: it grows with memory
+            if self._limit == self._ceiling:
+                self._evicted_at = self._evicted_at[:0]
+
+    def _evict(self, slots: np.ndarray) -> None:
+        """Free ``slots`` (filled ones) of their rows."""
+        rows = self.owner[slots]
+        rows = rows[rows >= 0]
+        self.slot_of[rows] = -1
+        if self._evicted_at.size:
+            self._evicted_at[rows] = self._evictions + np.arange(rows.size)
+            self._evictions += rows.size
+
     def make_room(self, rows: int) -> bool:
         """Whether ``rows`` rows fit, after asking ``on_full`` for the room up to ``most``
         (once) when they do not fit in the planned rows."""
@@ -224,21 +306,24 @@ class RowCache:
         every row fits (nothing is evicted)."""
         if self._batch > 1 and self.capacity >= self.slot_of.size:
             return self._load_batch(i, self._batch)
-        if self._may_grow():
+        fresh = self._may_grow()
+        if fresh:
             slot = self._filled
             self._filled += 1
         else:
-            slot = int(np.argmin(self.last_used[:self._limit]))
-            self.slot_of[self.owner[slot]] = -1
+            slot = int(np.argmin(self.last_used[:self._filled]))
+            self._evict(np.array([slot]))
         target = self.store[slot]
         if self._fill is None:  # a provider may fill one row without the checks of rows()
             self._fill = self.provider.row_filler() or False
         as_rows = target.reshape(target.shape[0], 1, target.shape[1])
+        began = time.perf_counter()
         if not (self._fill and self._fill(i, as_rows)):
             if self._fills_out:
                 self.provider.rows([i], out=as_rows)
             else:
                 target[...] = self.provider.rows([i])[:, 0, :]
+        self.note_evicted_read(np.array([i]), time.perf_counter() - began, fresh)
         self.owner[slot] = i
         self.slot_of[i] = slot
         self.clock[0] += 1
@@ -255,9 +340,11 @@ class RowCache:
         batch = max(1, LOAD_MANY_BYTES // self.store[0].nbytes)
         for start in range(0, indices.size, batch):
             rows = indices[start:start + batch]
+            fresh = self._filled
             slots = self._take_slots(rows.size)
-            evicted = self.owner[slots]
-            self.slot_of[evicted[evicted >= 0]] = -1
+            fresh = bool((slots >= fresh).all())
+            self._evict(slots)
+            began = time.perf_counter()
             first = int(slots[0])
             if (self.store.shape[1] == 1 and self._fills_out
                     and np.array_equal(slots, np.arange(first, first + rows.size))):
@@ -265,6 +352,7 @@ class RowCache:
                 self.provider.rows(rows, out=target.reshape(1, slots.size, -1))  # no copy
             else:
                 self.store[slots] = np.moveaxis(self.provider.rows(rows), 1, 0)
+            self.note_evicted_read(rows, time.perf_counter() - began, fresh)
             self.owner[slots] = rows
             self.slot_of[rows] = slots
             self.clock[0] += 1

@@ -27,7 +27,7 @@ import numpy as np
 
 from mklearn._sizes import MB
 from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
-from mklearn.kernels.cache import RowCache, cache_capacity
+from mklearn.kernels.cache import START_MB, RowCache, cache_capacity
 from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.stack_ops import (
     combine_rows,
@@ -308,11 +308,18 @@ class CombinedRows(CachedRows):
 
 
 class BaseRows:
-    """Rows of every base kernel of a provider, LRU-cached (the SMO-MKL step reads them)."""
+    """Rows of every base kernel of a provider, LRU-cached (the SMO-MKL step reads them).
+
+    The cache starts at ``START_MB`` (LIBSVM's default) and grows toward ``cache_size`` only
+    where computing evicted rows again costs more than holding them
+    (:class:`~mklearn.kernels.cache.RowCache`, ``start``): rows of every kernel are ``m``
+    times larger than one kernel's, and most are read once.
+    """
 
     def __init__(self, provider: Any, cache_size: float, slots: Any = None) -> None:
         # the rows the cache's slots hold: the provider's, or those of ``slots``
-        self.cache = RowCache(provider if slots is None else slots, cache_size)
+        self.cache = RowCache(provider if slots is None else slots, cache_size,
+                              start=START_MB)
         self.n_samples = provider.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
