@@ -14,6 +14,11 @@ standardised pipeline), every parameter at its default, 5-fold cross-validation.
   the solver ``solver="auto"`` chose. The goal: on no set more than ``ACCURACY_SLACK``
   (0.005) below the better anchor, and at most ``COST_GOAL`` (10) times the cost.
 
+``--memory`` measures instead the peak memory of one fit on each whole set (each fit in a
+fresh process after a fit on 60 points loaded the code, its peak resident set above that):
+the MKL default against ``SVC(cache_size=200)`` (``SVR``), with the goal ``MEMORY_GOAL``
+(4): the MKL fit's peak at most 4 times (the anchor's peak plus the data's bytes).
+
 ``--unseen`` runs sets no default was chosen on instead (a1a, w8a and two mfeat
 one-against-rest tasks from ``../shared/data``; a9a by name only: ``--unseen --sets unseen:a9a
 unseen:w8a --max-samples 5000`` measures the two large sets at a size).
@@ -36,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn import datasets as skdata
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, StratifiedKFold, cross_validate, train_test_split
 from sklearn.pipeline import make_pipeline
@@ -47,11 +53,13 @@ from mklearn.datasets import dataset_info, list_datasets, load_dataset
 from mklearn.kernels import KernelRecipe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_large_scale import _fit_peak_mb, _fit_start_mb  # noqa: E402
 from bench_small_sets import machine_info, save_run  # noqa: E402
 
 TIE = 1e-9  # equal mean accuracies differ by rounding of the fold means
 ACCURACY_SLACK = 0.005  # the goal: on no set more than this below the better anchor
 COST_GOAL = 10.0  # the goal: fit + predict at most this many times the plain anchor's
+MEMORY_GOAL = 4.0  # the goal: a fit's peak at most this times (the anchor's peak + the data)
 RESULTS = Path(__file__).resolve().parent / "results" / "defaults.json"
 SKLEARN_SETS = {
     "sklearn:iris": ("classification", skdata.load_iris),
@@ -196,6 +204,91 @@ def run(name, task, max_samples, params=None):
     }
 
 
+WARM_UP_POINTS = 60  # a first fit on this many points loads the code, little of the heap
+
+
+def _peak_child(conn, estimator, X, y, classification):
+    """In a fresh process: a first fit on ``WARM_UP_POINTS`` points loads (and compiles) the
+    code, then the peak of the fit on every point above the resident set at its start, and
+    its seconds. (A first fit on every point would leave its freed heap for the second to
+    reuse unseen.)"""
+    import time
+
+    small, _ = train_test_split(np.arange(len(y)), train_size=WARM_UP_POINTS, random_state=0,
+                                stratify=y if classification else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(estimator).fit(X[small], y[small])
+        start = _fit_start_mb()
+        began = time.perf_counter()
+        estimator.fit(X, y)
+        conn.send((_fit_peak_mb() - start, time.perf_counter() - began))
+    conn.close()
+
+
+def _fit_peak(estimator, X, y, classification):
+    """``(peak MB above the loaded data and code, seconds)`` of ``estimator.fit(X, y)`` in a
+    fresh process (spawned: a fork after OpenMP threads ran is unsafe)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    parent, end = context.Pipe(duplex=False)
+    process = context.Process(target=_peak_child, args=(end, estimator, X, y, classification))
+    process.start()
+    end.close()
+    peak, seconds = parent.recv()
+    process.join()
+    return peak, seconds
+
+
+def memory_row(name, task, max_samples):
+    """One default fit and one ``SVC(cache_size=200)`` fit on the set: their peaks and the
+    MKL fit's over (the anchor's + the data's MB)."""
+    X, y = _load(name)
+    X, y = _subsample(np.asarray(X, dtype=np.float64), np.asarray(y), task, max_samples)
+    mkl, peer = ((MKLClassifier(), SVC(cache_size=200)) if task == "classification"
+                 else (MKLRegressor(), SVR(cache_size=200)))
+    classification = task == "classification"
+    mine, mine_seconds = _fit_peak(mkl, X, y, classification)
+    anchor, anchor_seconds = _fit_peak(peer, X, y, classification)
+    data_mb = (X.nbytes + y.nbytes) / 2**20
+    ratio = mine / max(anchor + data_mb, 1e-9)
+    return {"data": name, "n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
+            "mkl_peak_mb": mine, "anchor_peak_mb": anchor, "data_mb": data_mb,
+            "mkl_fit_seconds": mine_seconds, "anchor_fit_seconds": anchor_seconds,
+            "peak_over_anchor_plus_data": ratio, "meets_memory_goal": bool(ratio <= MEMORY_GOAL)}
+
+
+def memory_main(chosen, sets, args):
+    print(f"peak memory of one fit above the loaded data (MB): the default against "
+          f"SVC(cache_size=200) / SVR; goal at most {MEMORY_GOAL:g}x (anchor + data)")
+    print(f"{'data':24} {'n':>6} {'MKL MB':>8} {'anchor':>8} {'data':>7} {'ratio':>6}  "
+          "fit s (MKL / anchor)")
+    rows = []
+    for name in chosen:
+        row = memory_row(name, sets[name], args.max_samples)
+        rows.append(row)
+        print(f"{name:24} {row['n_samples']:6d} {row['mkl_peak_mb']:8.1f} "
+              f"{row['anchor_peak_mb']:8.1f} {row['data_mb']:7.1f} "
+              f"{row['peak_over_anchor_plus_data']:6.2f}  {row['mkl_fit_seconds']:.2f} / "
+              f"{row['anchor_fit_seconds']:.2f}"
+              + ("" if row["meets_memory_goal"] else "   <- memory"), flush=True)
+    ratios = [r["peak_over_anchor_plus_data"] for r in rows]
+    print(f"\nlargest ratio {max(ratios):.2f}; within the goal on "
+          f"{sum(r['meets_memory_goal'] for r in rows)} of {len(rows)} sets")
+    document = {"date": _dt.datetime.now().isoformat(timespec="seconds"),
+                "machine": machine_info(),
+                "config": {"max_samples": args.max_samples, "mkl": "MKLClassifier() / "
+                           "MKLRegressor(), all defaults", "anchor": "SVC(cache_size=200) / "
+                           "SVR(cache_size=200)", "goal": MEMORY_GOAL,
+                           "peak": "resident set above that of the loaded data and code, in "
+                           "a fresh process after a fit on 60 points"},
+                "results": rows}
+    name = args.run or "memory"
+    save_run(document, args.output, name)
+    print(f"written {args.output} (run {name!r})")
+
+
 def summary(rows):
     """Means over the sets: the MKL default's score, each anchor's, and the cost ratio."""
     if not rows:
@@ -226,6 +319,9 @@ def main(argv=None):
     parser.add_argument("--unseen", action="store_true",
                         help="run on sets no default was chosen on (a1a, w8a, two mfeat "
                         "one-against-rest tasks, from ../shared/data) instead")
+    parser.add_argument("--memory", action="store_true",
+                        help="measure one fit's peak memory on each set instead (goal at "
+                        f"most {MEMORY_GOAL:g}x that of SVC(cache_size=200) plus the data)")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--run", default=None,
                         help="the run's name in the result file (default: 'unseen' with "
@@ -236,6 +332,8 @@ def main(argv=None):
         params["kernels"] = KernelRecipe(**args.recipe)
     sets = _sets(args.unseen)
     chosen = args.sets or [name for name in sets if name not in LARGE_UNSEEN_SETS]
+    if args.memory:
+        return memory_main(chosen, sets, args)
     rows = []
     print(f"{'data':24} {'n':>5} {'d':>4}  {'metric':8} {'MKL':>7} {'plain':>7} {'scaled':>7} "
           f"{'diff':>7} {'cost':>7}  solver  seconds (MKL fit+predict / plain)")
