@@ -11,17 +11,16 @@ core stamps ``last_used`` on every read and returns to Python on a miss, and :me
 computes the row into the least recently used slot. By symmetry, row i is also column i.
 
 A cache given a ``start`` holds at first only the rows ``start`` MB hold, and grows toward
-``cache_size`` only where holding more rows would have paid (:meth:`RowCache.
-note_evicted_read`). A fresh slot costs its first touch (page faults and zeroing); a row
-evicted and read again costs its computation once more. The cache times both: its loads
-into fresh slots against those into recycled ones. It counts only the rows that twice its
-slots would have held, those read again within as many evictions as it holds (their LRU
-stack distance, as a ghost list of evicted rows gives). It doubles once the seconds spent
-computing those rows again reach what first touching as many slots as it holds costs, the
-rent-or-buy rule, within twice the better choice in hindsight. The price is timed on the
-slots filled since the cache last grew: a first touch grows dearer as a process holds more
-memory (in a virtual machine, on 5,000 a9a points, from 2.6 ms for a 4.9 MB slot to 14 ms
-past 3 GB).
+``cache_size`` only where holding more rows would have paid. A fresh slot costs its first
+touch (page faults and zeroing); a row evicted and read again costs its computation once
+more. The cache times both: its loads into fresh slots against those into recycled ones. It
+counts only the rows that twice its slots would have held, those read again within as many
+evictions as it holds (their LRU stack distance, as a ghost list of evicted rows gives). It
+doubles once the seconds spent computing those rows again reach what first touching as many
+slots as it holds costs, the rent-or-buy rule, within twice the better choice in hindsight.
+The price is timed on the slots filled since the cache last grew: a first touch grows dearer
+as a process holds more memory (in a virtual machine, on 5,000 a9a points, from 2.6 ms for a
+4.9 MB slot to 14 ms past 3 GB).
 
 So its size follows the rows the fit reads again, where computing them costs more than
 holding them. SMO-MKL's default fit, planned to hold every row:
@@ -162,6 +161,8 @@ class RowCache:
         Read counter shared with the numba core.
     hits, misses : int
         Reads served from the cache (through :meth:`get`) and rows computed.
+    evicted_reads : int
+        With ``start``: rows computed again after their eviction since the cache last grew.
     stopped_growing : bool
         True when the cache stopped below its planned rows because the machine had less
         than ``MEMORY_RESERVE`` available (:attr:`capacity` is then the rows it holds), or
@@ -224,8 +225,9 @@ class RowCache:
 
     @property
     def capacity(self) -> int:
-        """Number of rows the cache may hold: what the budget holds, or fewer once it stopped
-        growing (:attr:`stopped_growing`)."""
+        """Number of rows the cache may hold now: what the budget holds, or fewer while a
+        cache given ``start`` has not grown to it, or once it stopped growing
+        (:attr:`stopped_growing`)."""
         return self._limit
 
     def _may_grow(self) -> bool:
@@ -241,7 +243,7 @@ class RowCache:
                 return False
         return True
 
-    def note_evicted_read(self, rows: np.ndarray, seconds: float, fresh: bool) -> None:
+    def _account_load(self, rows: np.ndarray, seconds: float, fresh: bool) -> None:
         """Account for computing ``rows`` in ``seconds`` into fresh slots (``fresh``) or
         recycled ones; double the rows the cache may hold (up to its planned rows) once the
         seconds spent on rows that twice the slots would have held reach the cost of first
@@ -307,6 +309,7 @@ class RowCache:
         if self._batch > 1 and self.capacity >= self.slot_of.size:
             return self._load_batch(i, self._batch)
         fresh = self._may_grow()
+        timed = self._evicted_at.size > 0  # a cache that may still grow weighs each load
         if fresh:
             slot = self._filled
             self._filled += 1
@@ -317,13 +320,14 @@ class RowCache:
         if self._fill is None:  # a provider may fill one row without the checks of rows()
             self._fill = self.provider.row_filler() or False
         as_rows = target.reshape(target.shape[0], 1, target.shape[1])
-        began = time.perf_counter()
+        began = time.perf_counter() if timed else 0.0
         if not (self._fill and self._fill(i, as_rows)):
             if self._fills_out:
                 self.provider.rows([i], out=as_rows)
             else:
                 target[...] = self.provider.rows([i])[:, 0, :]
-        self.note_evicted_read(np.array([i]), time.perf_counter() - began, fresh)
+        if timed:
+            self._account_load(np.array([i]), time.perf_counter() - began, fresh)
         self.owner[slot] = i
         self.slot_of[i] = slot
         self.clock[0] += 1
@@ -340,9 +344,9 @@ class RowCache:
         batch = max(1, LOAD_MANY_BYTES // self.store[0].nbytes)
         for start in range(0, indices.size, batch):
             rows = indices[start:start + batch]
-            fresh = self._filled
+            first_new = self._filled
             slots = self._take_slots(rows.size)
-            fresh = bool((slots >= fresh).all())
+            fresh = bool((slots >= first_new).all())
             self._evict(slots)
             began = time.perf_counter()
             first = int(slots[0])
@@ -352,7 +356,7 @@ class RowCache:
                 self.provider.rows(rows, out=target.reshape(1, slots.size, -1))  # no copy
             else:
                 self.store[slots] = np.moveaxis(self.provider.rows(rows), 1, 0)
-            self.note_evicted_read(rows, time.perf_counter() - began, fresh)
+            self._account_load(rows, time.perf_counter() - began, fresh)
             self.owner[slots] = rows
             self.slot_of[rows] = slots
             self.clock[0] += 1
