@@ -19,8 +19,8 @@ evictions as it holds (their LRU stack distance, as a ghost list of evicted rows
 doubles once the seconds spent computing those rows again reach what first touching as many
 slots as it holds costs, the rent-or-buy rule, within twice the better choice in hindsight.
 The price is timed on the slots filled since the cache last grew: a first touch grows dearer
-as a process holds more memory (in a virtual machine, on 5,000 a9a points, from 2.6 ms for a
-4.9 MB slot to 14 ms past 3 GB).
+as a process holds more memory (measured on 5,000 a9a points: from 2.6 ms for a 4.9 MB slot
+to 14 ms past 3 GB held).
 
 So its size follows the rows the fit reads again, where computing them costs more than
 holding them. SMO-MKL's default fit, planned to hold every row:
