@@ -596,6 +596,21 @@ def test_a_model_that_predicts_one_class_for_every_training_point_warns(data):
         MKLClassifier(kernels="precomputed", C=1e4).fit(stack, y)  # separates: no warning
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_one_class_check_on_a_stack_reads_the_decision_function_values(n_classes):
+    # the check scores training points from the fit's kernels, not through decision_function
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.arange(60) % n_classes
+    stack = KernelBank([RBF(sigma=1.0), RBF(sigma=3.0, features=[0, 1])],
+                       standardize=True).fit(X).transform(X)
+    model = MKLClassifier(kernels="precomputed", C=10.0).fit(stack, y)
+    picked = np.array([0, 7, 31, 59])
+    operator = model._stack_operator(stack)
+    np.testing.assert_allclose(model._training_scores(operator, picked),
+                               model.decision_function(stack[picked]), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("solver", sorted(solvers_for("classification")))
 def test_a_stack_of_equal_kernels_gives_the_svm_on_the_learned_kernel(data, solver):
     from sklearn.svm import SVC

@@ -591,14 +591,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         if product:
             _product.finish_product(self)
         self._store_fit_shape(X)
-        self._warn_if_one_class(X, y)
+        self._warn_if_one_class(X, y, operator)
         for name in ("probA_", "probB_"):
             self.__dict__.pop(name, None)
         if self.probability:
             self._fit_platt(X, y, sample_weight)
         return self
 
-    def _warn_if_one_class(self, X, y):
+    def _warn_if_one_class(self, X, y, operator):
         """A :class:`~mklearn.validation.DegenerateModelWarning` when the model predicts one
         class for every training point checked (at most ``ONE_CLASS_CHECK_POINTS``, evenly
         spaced) where y has several (kernels too flat for C: every point a margin error)."""
@@ -608,7 +608,10 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))
         if np.unique(y[picked]).size < 2:
             return
-        scores = np.asarray(self.decision_function(self._named(_rows_of(X, picked))))
+        if self._precomputed and getattr(self, "product_", None) is None:
+            scores = self._training_scores(operator, picked)
+        else:
+            scores = np.asarray(self.decision_function(self._named(_rows_of(X, picked))))
         labels = _class_index(scores)
         # equal decisions everywhere: constant kernels, which their own warning names
         if np.unique(labels).size == 1 and np.ptp(scores, axis=0).max() > 0:
@@ -619,6 +622,22 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
                 f"C={self.C:g} the kernels are too flat to separate any point (every point "
                 "costs less as a margin error). Raise C (search it, e.g. GridSearchCV over "
                 "C), or scale the kernels (kernel_normalization='diagonal')"))
+
+    def _training_scores(self, operator, picked):
+        """The decision values of the training points ``picked`` from the fit's own base
+        kernels (a stack already checked: :meth:`decision_function` would check and copy its
+        rows again, which took as long as an SPG-GMKL fit on 1,000 points and 100 kernels):
+        shape (len(picked),) or (len(picked), n_classes), as :meth:`decision_function`."""
+        weights = np.atleast_2d(self.kernel_weights_)
+        active = np.flatnonzero(np.any(weights > 0, axis=0))
+        scores = np.tile(self.intercept_, (picked.size, 1))
+        for c, dual in enumerate(self.dual_coef_):
+            coefficients = np.zeros(self.n_train_)
+            coefficients[self.support_] = dual
+            if active.size:
+                products = operator.kernel_rows_times(active, picked, coefficients)
+                scores[:, c] += weights[c, active] @ products
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def _named(self, rows):
         """Rows of a Dask array computed, under the feature names the fit kept (its
