@@ -43,3 +43,48 @@ def test_predicted_rescreening_unfreezes_kernels_and_keeps_the_optimum(sonar_sta
     assert with_prediction.objective_ == pytest.approx(without.objective_, rel=2e-6)
     for model in models.values():
         assert model.duality_gap_ <= 1e-6 * abs(model.objective_) * 1.0001
+
+
+def test_kept_products_move_with_v_and_agree_with_products_computed_anew():
+    from mklearn.formulation.combinations import SumOfKernels
+    from mklearn.solvers.spg_evaluator import KeptProducts
+
+    rng = np.random.default_rng(0)
+    n, m = 40, 6
+    features = rng.normal(size=(m, n, 3))
+    stack = np.einsum("kia,kja->ijk", features, features)
+    operator = SumOfKernels(stack)
+    reads = []
+
+    def fresh(v, kernels):
+        reads.append(("anew", np.count_nonzero(v)))
+        return operator.gradient_and_products(v, kernels)
+
+    kept = KeptProducts(operator, fresh)
+    v = np.where(rng.random(n) < 0.8, rng.normal(size=n), 0.0)
+    live = np.array([0, 2, 3])
+    for step in range(6):
+        kernels = np.arange(m) if step % 3 == 2 else live
+        g, P = kept.terms(v, kernels)
+        exact = np.array([v @ stack[:, :, k] @ v for k in kernels])
+        np.testing.assert_allclose(g, exact, rtol=1e-12)
+        np.testing.assert_allclose(P, np.einsum("ijk,j->ki", stack[:, :, kernels], v),
+                                   rtol=1e-12, atol=1e-12)
+        v = v.copy()
+        v[rng.choice(np.flatnonzero(v), 3, replace=False)] *= 1.5  # a few coefficients move
+    # computed anew only where no product was kept: the live kernels once, the others once
+    assert reads == [("anew", reads[0][1])] * 2
+
+
+def test_products_of_a_stack_read_the_support_of_v():
+    from mklearn.formulation.combinations import SumOfKernels
+
+    rng = np.random.default_rng(1)
+    stack = rng.random((30, 30, 4))
+    stack = stack + stack.transpose(1, 0, 2)
+    v = np.zeros(30)
+    v[[2, 7, 19]] = [1.0, -2.0, 0.5]
+    expected = np.einsum("ijk,j->ki", stack, v)
+    np.testing.assert_allclose(SumOfKernels(stack).products(v), expected, rtol=1e-12)
+    np.testing.assert_allclose(SumOfKernels(stack).products(v, [3, 1]), expected[[3, 1]],
+                               rtol=1e-12)

@@ -174,6 +174,20 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
                else quadratic_terms_support)
         return run(self._km, v, support, kernels, products), products
 
+    def products(self, v: np.ndarray, kernels=None) -> np.ndarray:
+        """``K_k v`` for ``kernels`` (all by default), reading only the rows of the support of
+        ``v`` (numba loops); float64 of shape (len(kernels), n)."""
+        v = np.asarray(v, dtype=np.float64)
+        kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
+        products = np.zeros((kernels.size, self.n_samples))
+        support = np.flatnonzero(v)
+        if support.size:
+            run = (quadratic_terms_support_parallel
+                   if use_threads(kernels.size * support.size * self.n_samples)
+                   else quadratic_terms_support)
+            run(self._km, v, support, kernels, products)
+        return products
+
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
         kernels = np.asarray(kernels, dtype=np.int64)
