@@ -314,7 +314,8 @@ class SPGGMKL:
         if phase.converged:
             state.result = phase
             return True
-        state.spent = phase.n_iter - state.n_iter  # the next record follows the phase's last
+        # the next record follows the phase's last
+        state.spent = state.history[-1]["iteration"] + 1 - state.n_iter
         point = ev.solve(phase.kernel_weights, phase.alpha, self.precision.eps)
         grad = ev.gradient(point)
         certificate.update(point, *ev.bounds(point))
