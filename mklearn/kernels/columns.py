@@ -795,8 +795,8 @@ class StackColumns(KernelOperator):
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
         indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
-        if kernels is None:
-            block = self.kernel_major[:, indices, :]
+        if kernels is None:  # take: a fancy index here lays the rows out sample-major
+            block = np.take(self.kernel_major, indices, axis=1)
         else:
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
             block = self.kernel_major[np.ix_(kernels, indices)]
