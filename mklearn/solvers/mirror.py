@@ -58,6 +58,7 @@ from mklearn.kernels.base import prepare, require
 from mklearn.linear import FeatureProblem, FeatureSVM, block_terms, seed_of
 from mklearn.solvers._renamed import former_operator_name
 from mklearn.solvers.result import Certificate, HistoryRecord, MKLResult
+from mklearn.solvers.spg_evaluator import KeptProducts
 from mklearn.solvers.tasks import ClassificationTask
 from mklearn.svm import svc_dual
 
@@ -78,18 +79,29 @@ TIGHTEST_INNER_TOL = 1e-9  # lowest floor of the SMO tolerance (rounding dominat
 
 
 class _StackSVMs:
-    """The inner SVMs on exact kernels: ``K(d)`` combined, then SMO warm started."""
+    """The inner SVMs on exact kernels: ``K(d)`` combined (on a stack, only the rows a solve
+    reads when its warm start has few support vectors), then SMO warm started. The products
+    ``K_k v`` are kept between solves (:class:`~mklearn.solvers.spg_evaluator.KeptProducts`):
+    they give every ``g_k`` and the outputs ``K(d) v`` without reading a row of ``K(d)``."""
 
     def __init__(self, operator, y, cost):
         self.operator, self.y, self.cost = operator, y, cost
+        self.rows = operator.kernel_rows if operator.capabilities.stack else None
+        self.kept = KeptProducts(operator, operator.gradient_and_products)
+        self.everything = np.arange(operator.n_kernels)
 
     def solve(self, d, alpha0, eps):
         """``(alpha, g, outputs)``: the SVM's dual point, ``g_k = v' K_k v`` and a function
         giving ``K(d) v`` (``v = alpha * y``)."""
-        K = self.operator.kernel(d)
+        expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
+        K = self.operator.kernel(d) if self.rows is None else self.rows(d, expected)
         alpha = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps).alpha
         v = alpha * self.y
-        return alpha, self.operator.kernel_gradient(d, v), lambda: K @ v
+        terms = self.kept.terms(v, self.everything)
+        if terms is None:
+            return alpha, self.operator.kernel_gradient(d, v), lambda: K @ v
+        g, P = terms
+        return alpha, g, lambda: d @ P
 
 
 class _FeatureSVMs:
