@@ -11,8 +11,8 @@ points and a target vector y,
 Each block of b rows of every kernel, ``B`` of shape (m, b, n) from ``provider.rows``, adds
 its part: ``B.sum(axis=2)``, ``(B y) y[block]`` and the Frobenius products of its columns up
 to the block's diagonal square (the kernels are symmetric: one triangle of each kernel, by
-BLAS ``syrk``) or the squared norms of its rows. Blocks hold at most ``block_mb`` MB (at least one row), so the
-memory is ``O(m n)`` plus one block whatever n.
+BLAS ``syrk``) or the squared norms of its rows. Blocks hold at most ``block_mb`` MB (at
+least one row), so the memory is ``O(m n)`` plus one block whatever n.
 
 The centred quantities (Cortes, Mohri and Rostamizadeh, "Algorithms for Learning Kernels
 Based on Centered Alignment", JMLR 13, 2012, section 2.1: ``K^c = H K H``,
