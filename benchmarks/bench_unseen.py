@@ -391,6 +391,7 @@ def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
         "fit_seconds": fit_seconds,
         "accuracy": float(model.score(kernels.test, y_test)),
         "n_svm_solves": int(getattr(model, "n_svm_solves_", 0)),
+        "n_smo_steps": int(np.sum(model.n_smo_steps_)),
         "n_iter": int(model.n_iter_),
         "relative_gap": float(getattr(model, "relative_duality_gap_", np.nan)),
         "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),

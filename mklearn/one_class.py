@@ -84,7 +84,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     n_iter_ : int
         Outer iterations: LP solves for "silp", steps of the weights for "spg".
     n_smo_steps_ : int
-        0 (these solvers count inner SVM solves, not SMO steps).
+        SMO steps of all the SVM solves of "spg"; 0 for "silp" (which counts its LP
+        solves only).
     kernel_names_ : list of str
         Readable names of the base kernels.
 

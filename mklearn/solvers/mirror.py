@@ -89,13 +89,16 @@ class _StackSVMs:
         self.rows = operator.kernel_rows if operator.capabilities.stack else None
         self.kept = KeptProducts(operator, operator.gradient_and_products)
         self.everything = np.arange(operator.n_kernels)
+        self.n_smo_steps = 0  # SMO steps of every solve
 
     def solve(self, d, alpha0, eps):
         """``(alpha, g, outputs)``: the SVM's dual point, ``g_k = v' K_k v`` and a function
         giving ``K(d) v`` (``v = alpha * y``)."""
         expected = None if alpha0 is None else int(np.count_nonzero(alpha0))
         K = self.operator.kernel(d) if self.rows is None else self.rows(d, expected)
-        alpha = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps).alpha
+        qp = svc_dual(K, self.y, self.cost, alpha0=alpha0, tol=eps)
+        self.n_smo_steps += int(qp.n_iter)
+        alpha = qp.alpha
         v = alpha * self.y
         terms = self.kept.terms(v, self.everything)
         if terms is None:
@@ -107,6 +110,8 @@ class _StackSVMs:
 class _FeatureSVMs:
     """The inner SVMs on low-rank kernels, in feature space
     (:class:`mklearn.linear.FeatureSVM`, warm started from its last solve)."""
+
+    n_smo_steps = 0  # coordinate descent in feature space: no SMO steps
 
     def __init__(self, operator, y, cost, seed):
         task = ClassificationTask(y, cost)
@@ -462,6 +467,7 @@ def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision
         relative_duality_gap=certificate.relative_gap,
         n_iter=n_iter,
         n_svm_solves=problem.n_solves,
+        n_smo_steps=problem.svms.n_smo_steps,
         converged=converged,
         history=history,
         stop_reason=stop_reason,

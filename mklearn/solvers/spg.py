@@ -435,6 +435,7 @@ class SPGGMKL:
             relative_duality_gap=certificate.relative_gap if linear else np.nan,
             n_iter=state.n_iter + state.spent,
             n_svm_solves=ev.n_solves,
+            n_smo_steps=ev.n_smo_steps,
             converged=state.converged,
             history=state.history,
             stop_reason=state.stop_reason,

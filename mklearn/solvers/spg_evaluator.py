@@ -161,6 +161,7 @@ class Evaluator:
         self.cost = self.task.upper
         self.rows = self.task.index
         self.n_solves = 0
+        self.n_smo_steps = 0  # SMO steps of every solve
         self.anchor = None  # (v, g, P) of the last full pass that kept P[k] = K_k v
         self.kept = KeptProducts(operator, features.gradient_and_products)
         self.gap_stop = None  # SVM duality gap at which every solve may stop (InnerPrecision)
@@ -182,6 +183,7 @@ class Evaluator:
         stop_below = None if reject_above is None else r - reject_above
         qp = self.task.solve(K, alpha0, tol, self.gap_stop, warm, stop_below)
         self.n_solves += 1
+        self.n_smo_steps += int(qp.n_iter)
         point = Point(d=d, K=K, qp=qp, T=r - qp.objective, tol=tol, rejected=qp.stopped_below)
         if self.planes is not None:
             v = self.task.coefficients(qp.alpha)

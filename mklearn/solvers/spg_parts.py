@@ -438,9 +438,11 @@ class MirrorFallback:
             precision_tuning=self.precision_tuning, d0=point.d, alpha0=point.qp.alpha,
         )
         evaluator.n_solves += result.n_svm_solves
-        return self._combined(certificate, result, history, n_spg, spg_solves)
+        evaluator.n_smo_steps += result.n_smo_steps
+        return self._combined(certificate, result, history, n_spg, spg_solves,
+                              evaluator.n_smo_steps)
 
-    def _combined(self, certificate, result, history, n_spg, spg_solves):
+    def _combined(self, certificate, result, history, n_spg, spg_solves, smo_steps):
         """The better model and the better bounds of SPG's run so far and the mirror's."""
         lower = max(certificate.lower, result.objective - result.duality_gap)
         if result.objective < certificate.upper:
@@ -455,7 +457,8 @@ class MirrorFallback:
         return MKLResult(
             kernel_weights=weights, alpha=alpha, intercept=bias, objective=objective,
             duality_gap=gap, relative_duality_gap=relative, n_iter=n_spg + result.n_iter,
-            n_svm_solves=spg_solves + result.n_svm_solves, converged=converged,
+            n_svm_solves=spg_solves + result.n_svm_solves, n_smo_steps=smo_steps,
+            converged=converged,
             history=history, stop_reason="converged" if converged else result.stop_reason,
         )
 
