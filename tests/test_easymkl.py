@@ -99,7 +99,7 @@ def _ill_conditioned(n=400, n_features=123, n_kernels=50, seed=0):
     return y, bank.fit_transform(X).sum(axis=2)
 
 
-def test_polishing_on_the_support_reaches_the_same_optimum_in_fewer_steps(monkeypatch):
+def test_active_set_rounds_reach_the_same_optimum_in_fewer_steps(monkeypatch):
     from mklearn.solvers import easymkl as module
 
     y, K = _ill_conditioned()
@@ -113,20 +113,35 @@ def test_polishing_on_the_support_reaches_the_same_optimum_in_fewer_steps(monkey
     assert polished[4] < plain[4] / 2  # SMO steps
 
 
-def test_a_polish_that_leaves_the_simplex_is_refused(monkeypatch):
-    """Every point in the support where the optimum leaves some at zero: the restricted solve
-    puts points below zero, and with no second round the polish gives nothing."""
+def test_active_set_rounds_from_every_point_find_the_exact_optimum(monkeypatch):
+    """From gamma uniform on each class (every point in the support, where the optimum
+    leaves some at zero) the rounds alone drop and add points until the minimiser: the
+    reference's (cvxpy with Clarabel), with no SMO step."""
     from mklearn.solvers import easymkl as module
 
     y, K = _ill_conditioned(n=150, n_kernels=10)
     monkeypatch.setattr(module, "POLISH_FLOPS_PER_SECOND", 1e30)
     rows = DenseRows(K)
-    optimum = hull_qp(rows, y, 0.9, 0.1, qp_tol=1e-10, max_checks=500)[0]
-    assert np.count_nonzero(optimum) < y.size
     uniform = module._start(y, 0.1)
-    w = rows.matvec(y * uniform)
-    monkeypatch.setattr(module, "POLISH_ROUNDS", 1)
-    assert module._Polish(rows, y, 0.9, 0.1)(uniform, w, 1.0) is None
+    found = module._Polish(rows, y, 0.9, 0.1, 1e-12)(uniform, rows.matvec(y * uniform), 1.0)
+    expected, _ = _reference(K[:, :, None], y, 0.9, 0.1)
+    assert np.count_nonzero(expected > 1e-6) < y.size
+    assert found is not None
+    F, gap = module._gap(y, 0.9, 0.1, *found)
+    assert gap <= 1e-12 * F
+    np.testing.assert_allclose(found[0], expected, atol=1e-5)
+
+
+def test_active_set_rounds_that_never_reach_the_simplices_give_nothing(monkeypatch):
+    """One round from every point puts some below zero: nothing on the simplices to keep."""
+    from mklearn.solvers import easymkl as module
+
+    y, K = _ill_conditioned(n=150, n_kernels=10)
+    monkeypatch.setattr(module, "POLISH_FLOPS_PER_SECOND", 1e30)
+    rows = DenseRows(K)
+    uniform = module._start(y, 0.1)
+    monkeypatch.setattr(module, "ACTIVE_SET_ROUNDS", 1)
+    assert module._Polish(rows, y, 0.9, 0.1, 1e-10)(uniform, rows.matvec(y * uniform), 1.0) is None
 
 
 @pytest.mark.parametrize("seed", range(5))

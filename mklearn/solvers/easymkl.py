@@ -39,14 +39,19 @@ points at zero whose gradient is above their class's support leave the passes, a
 point is back at the check.
 
 On an ill-conditioned K (many kernels summed, a small ridge) SMO converges slowly once the
-support is found. The first chunk of steps goes halfway in decades (to a relative
-gap of ``sqrt(qp_tol)``, where the support has mostly settled), so that the second half, about
-as long, is what a polish saves. At a check, when the support's rows are all cached and a
-Cholesky factorisation of its block costs less than the last chunk of SMO steps took, the QP
-restricted to the support with ``gamma >= 0`` dropped (two equality constraints) is solved
-exactly: the polished point replaces gamma when it lies on the simplices and lowers F, and
-the gap check certifies it like any other (an active-set step; Nocedal and Wright,
-"Numerical Optimization", 2006, section 16.5).
+support is found (a8a, 2,000 points, 100 kernels: 40,000 steps from a relative gap of 0.5 to
+1e-3). So after a first short chunk of steps (``FIRST_CHUNK n``) the QP is solved by
+active-set rounds from the support SMO found, when the rows are all cached (a primal-dual
+active-set method: Hintermueller, Ito and Kunisch, SIAM J. Optim. 13, 2003): each round
+solves the QP restricted to its support with ``gamma >= 0`` dropped (two equality
+constraints, one Cholesky factorisation of the support's block), then drops the points it
+put below zero and adds those outside whose gradient is below their class's level by more
+than ``qp_tol F / 4``. A round that ends on the simplices with nothing to add is the
+minimiser over them; the rounds keep their best point on the simplices when it lowers F,
+and the gap check certifies it like any other. The rounds stop at ``ACTIVE_SET_ROUNDS`` or
+when the next one would take the rounds past what the next chunk of SMO steps would cost
+(the first round's cost modelled as ``|S|^3 / 3`` flops, the others' scaled from the last
+one's time); SMO then goes on from the best point.
 
 When the ridge dominates (``b >= a max_i K_ii``, as in KOMD, whose ridge grows with n) the
 minimiser usually keeps every point; with all rows in memory, conjugate gradients on the
@@ -78,7 +83,13 @@ CHECK_EVERY = 10  # a gap check (w rebuilt, every point active again) every 10 n
 # 1.9e10 at |S| = 1,700, 1.3e10 at 600; the Cholesky alone 2.7-4e10)
 POLISH_FLOPS_PER_SECOND = 2e10
 POLISH_MAX_SUPPORT = 4000  # the support's block K_SS (and its factor) 128 MB each at most
-POLISH_ROUNDS = 3  # re-solves after dropping the points a solve puts below zero
+# active-set rounds of a polish at most (measured on a8a-2000, 100 kernels: 6-10 rounds from
+# a support SMO found in 2 n steps, 20 ms each, where SMO took 40,000 more steps in 0.2 s)
+ACTIVE_SET_ROUNDS = 12
+# SMO steps of the first chunk, per point (at least 1,000): the support it finds starts the
+# active-set rounds (measured on six stacks of 500-2,000 points: 1 n steps 0.005-0.10 s for
+# the whole QP, 2 n 0.009-0.12 s, 3 n 0.010-0.12 s)
+FIRST_CHUNK = 1
 # conjugate-gradient steps of the interior solve at most (measured on KOMD, n = 1,000-3,000:
 # 7-9 to a relative gap of 1e-6-1e-8, where SMO took 1,200-12,000 steps)
 INTERIOR_MAX_ITER = 30
@@ -314,7 +325,7 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
     floor = 1e-15 * (a * max(float(diag.max()), 0.0) + b)
     steps, history = 0, []
     chunk = CHECK_EVERY * max(n, 1000)
-    polish = _Polish(rows, y, a, b)
+    polish = _Polish(rows, y, a, b, qp_tol)
     while True:
         F, gap = _check(history, callback, y, a, b, gamma, w, start, steps)
         converged = history[-1]["relative_duality_gap"] <= qp_tol or gap <= floor or a == 0.0
@@ -325,11 +336,15 @@ def hull_qp(rows, y, a, b, *, qp_tol, max_checks, callback=None, lam_hint=None):
         # a KKT violation of tol bounds the gap by 4 tol: by target F, or by the floor
         tol = max(target * F, floor) / 4.0
         chunk_start = time.perf_counter()
-        taken = _smo_chunk(rows, diag, y, a, b, gamma, w, tol, chunk)
+        first = len(history) == 1
+        taken = _smo_chunk(rows, diag, y, a, b, gamma, w, tol,
+                           FIRST_CHUNK * max(n, 1000) if first else chunk)
         steps += taken
         w = np.asarray(rows.matvec(y * gamma), dtype=np.float64)  # shrunk points, rounding
         seconds = time.perf_counter() - chunk_start
-        better = None if _relative_gap(y, a, b, gamma, w) <= qp_tol else polish(gamma, w, seconds)
+        # the rounds may cost what the next chunk would, at this chunk's pace
+        budget = seconds * chunk / max(taken, 1)
+        better = None if _relative_gap(y, a, b, gamma, w) <= qp_tol else polish(gamma, w, budget)
         if better is not None:
             gamma, w = better
         elif taken == 0 and target == qp_tol:  # KKT met on the exact gradient: rounding
@@ -384,56 +399,96 @@ def _support_matrix(store, slots, support, ys, a, b):
 
 
 class _Polish:
-    """The exact minimiser on the support of gamma (see the module docstring): called with
-    ``(gamma, w, seconds of the last chunk)``, it returns ``(gamma, w)`` polished, or None
-    when it is not worth its cost, was tried on that support before, or does not help."""
+    """The exact minimiser from the support of gamma by active-set rounds (see the module
+    docstring): called with ``(gamma, w, budget in seconds)``, it returns
+    ``(gamma, w)`` improved, or None when the rounds are not worth their cost, were tried
+    from that support before, or do not lower F."""
 
-    def __init__(self, rows, y, a, b):
-        self.rows, self.y, self.a, self.b = rows, y, a, b
+    def __init__(self, rows, y, a, b, qp_tol):
+        self.rows, self.y, self.a, self.b, self.qp_tol = rows, y, a, b, qp_tol
         self.tried = set()
 
-    def __call__(self, gamma, w, chunk_seconds):
+    def __call__(self, gamma, w, budget):
         support = np.flatnonzero(gamma > 0.0)
-        slots = self.rows.slot_of[support]
         key = hash(support.tobytes())
-        cost = support.size ** 3 / 3.0 / POLISH_FLOPS_PER_SECOND
-        if (self.b <= 0.0 or support.size > POLISH_MAX_SUPPORT or cost >= chunk_seconds
-                or key in self.tried or (slots < 0).any()):
+        if (self.b <= 0.0 or key in self.tried or (self.rows.slot_of < 0).any()
+                or support.size > POLISH_MAX_SUPPORT or _round_seconds(support.size) >= budget):
             return None
         self.tried.add(key)
-        candidate = self._solve(support, slots)
-        if candidate is None:
-            return None
-        w_new = np.asarray(self.rows.matvec(self.y * candidate), dtype=np.float64)
         y, a, b = self.y, self.a, self.b
-        if _gap(y, a, b, candidate, w_new)[0] >= _gap(y, a, b, gamma, w)[0]:
-            return None
-        return candidate, w_new
+        best, best_F = None, _gap(y, a, b, gamma, w)[0]
+        pace = _round_seconds  # the next round's seconds: modelled, then from the last round
+        for _ in range(ACTIVE_SET_ROUNDS):
+            if support.size > POLISH_MAX_SUPPORT or pace(support.size) > budget:
+                break
+            start = time.perf_counter()
+            values = self._solve(support)
+            if values is None:
+                break
+            candidate = np.zeros(y.size)
+            candidate[support] = values
+            w_new = np.asarray(self.rows.matvec(y * candidate), dtype=np.float64)
+            added = self._violators(candidate, w_new, values, support)
+            if values.min() >= 0.0:  # on the simplices: a point F can be compared at
+                F = _gap(y, a, b, candidate, w_new)[0]
+                if F < best_F:
+                    best, best_F = (candidate, w_new), F
+                if added.size == 0:
+                    break
+            seconds = time.perf_counter() - start
+            budget -= seconds
+            pace = _measured_pace(seconds, support.size)
+            support = np.union1d(support[values > 0.0], added)
+        return best
 
-    def _solve(self, support, slots):
+    def _violators(self, gamma, w, values, support):
+        """Points outside the support whose gradient is below their class's level on the
+        support by more than ``qp_tol F / 4`` (gamma the exact minimiser on the support)."""
+        y, a, b = self.y, self.a, self.b
+        G = a * y * w + b * gamma
+        on = support[values > 0.0]
+        level = np.where(y > 0, _class_level(G, y, on, 1.0), _class_level(G, y, on, -1.0))
+        margin = self.qp_tol * float(gamma @ G) / 4.0
+        outside = np.ones(y.size, dtype=bool)
+        outside[support] = False
+        return np.flatnonzero(outside & (G < level - margin))
+
+    def _solve(self, support):
         """gamma on ``support`` from ``(a Y K_SS Y + b I) gamma = mu_+ e_+ + mu_- e_-`` with
-        each class summing to 1; points put below zero are dropped and the rest solved
-        again (``POLISH_ROUNDS`` times at most). None if a class loses its support."""
-        kept = np.arange(support.size)
-        for _ in range(POLISH_ROUNDS):
-            ys = self.y[support[kept]]
-            if not ((ys > 0).any() and (ys < 0).any()):
-                return None
-            Q = _support_matrix(self.rows.store, slots[kept], support[kept], ys, self.a, self.b)
-            try:  # Q symmetric: its transpose is the Fortran-order array LAPACK takes, no copy
-                factor = cho_factor(Q.T, lower=True, overwrite_a=True, check_finite=False)
-            except LinAlgError:
-                return None
-            classes = np.stack([ys > 0, ys < 0], axis=1).astype(np.float64)
-            Z = cho_solve(factor, classes, check_finite=False)
-            mu = np.linalg.solve(classes.T @ Z, np.ones(2))
-            values = Z @ mu
-            if values.min() >= 0.0:
-                gamma = np.zeros(self.y.size)
-                gamma[support[kept]] = values
-                return gamma
-            kept = kept[values > 0.0]
-        return None
+        each class summing to 1 (``gamma >= 0`` dropped); None if a class has no point there
+        or the factorisation fails."""
+        ys = self.y[support]
+        if not ((ys > 0).any() and (ys < 0).any()):
+            return None
+        slots = self.rows.slot_of[support]
+        Q = _support_matrix(self.rows.store, slots, support, ys, self.a, self.b)
+        try:  # Q symmetric: its transpose is the Fortran-order array LAPACK takes, no copy
+            factor = cho_factor(Q.T, lower=True, overwrite_a=True, check_finite=False)
+        except LinAlgError:
+            return None
+        classes = np.stack([ys > 0, ys < 0], axis=1).astype(np.float64)
+        Z = cho_solve(factor, classes, check_finite=False)
+        mu = np.linalg.solve(classes.T @ Z, np.ones(2))
+        return Z @ mu
+
+
+def _round_seconds(size):
+    """The modelled seconds of one active-set round on a support of ``size`` points (its
+    Cholesky factorisation, ``size^3 / 3`` flops)."""
+    return size ** 3 / 3.0 / POLISH_FLOPS_PER_SECOND
+
+
+def _measured_pace(seconds, size):
+    """The seconds of a round on ``n`` points, from one of ``size`` points that took
+    ``seconds`` (the factorisation's cube)."""
+    return lambda n: seconds * (n / max(size, 1)) ** 3
+
+
+def _class_level(G, y, support, label):
+    """The mean gradient over the support's points of class ``label`` (where the exact
+    minimiser on the support makes it constant): inf when there are none."""
+    inside = G[support][y[support] == label]
+    return float(inside.mean()) if inside.size else np.inf
 
 
 def _weights(operator, v):
