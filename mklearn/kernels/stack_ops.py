@@ -113,8 +113,10 @@ def combine_parallel(stack_km, weights, active):
 @njit(cache=True, fastmath=True)
 def quadratic_terms(stack_km, v, support, kernels):
     """``g_k = v' K_k v`` for each k in ``kernels``, reading only the rows in ``support``
-    (the non-zeros of v; as fast as every row even when it has all of them)."""
-    n = stack_km.shape[1]
+    (the non-zeros of v), each up to its diagonal: ``K_k`` is symmetric (the stack's check
+    and the learned kernel's check make sure of it), so the lower triangle gives the terms
+    from half the values (a8a, 2,000 points, 100 kernels, a support of 1,070: 0.065 s ->
+    0.035 s)."""
     g = np.empty(kernels.shape[0])
     for t in range(kernels.shape[0]):
         k = kernels[t]
@@ -122,9 +124,9 @@ def quadratic_terms(stack_km, v, support, kernels):
         for a in range(support.shape[0]):
             i = support[a]
             acc = 0.0
-            for j in range(n):
+            for j in range(i):
                 acc += stack_km[k, i, j] * v[j]
-            total += v[i] * acc
+            total += v[i] * (2.0 * acc + stack_km[k, i, i] * v[i])
         g[t] = total
     return g
 
