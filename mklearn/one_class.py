@@ -84,8 +84,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
     n_iter_ : int
         Outer iterations: LP solves for "silp", steps of the weights for "spg".
     n_smo_steps_ : int
-        SMO steps of all the SVM solves of "spg"; 0 for "silp" (which counts its LP
-        solves only).
+        SMO steps of all the SVM solves (or SMO chunks) of "spg" and "silp".
     kernel_names_ : list of str
         Readable names of the base kernels.
 

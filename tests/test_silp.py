@@ -98,6 +98,28 @@ def test_the_level_method_needs_far_fewer_lp_solves_for_the_same_optimum():
     assert 3 * runs[True].n_iter < runs[False].n_iter  # 87 and 568
 
 
+def test_a_level_projection_past_its_iteration_limit_leaves_the_lp_point(small, monkeypatch):
+    """HiGHS's QP stopped at its iteration limit (here at once): the master gives Kelley's
+    LP point instead, and the run still reaches the optimum."""
+    from mklearn.solvers import silp_master
+
+    stack, _, y = small
+    master = silp_master.MasterLP(stack.shape[2], level=True)
+    monkeypatch.setattr(silp_master, "QP_ITERATIONS", 0)
+    monkeypatch.setattr(silp_master, "QP_ITERATIONS_PER_KERNEL", 0)
+    stalled = silp_master.MasterLP(stack.shape[2], level=True)
+    S = np.random.default_rng(0).normal(size=stack.shape[2])
+    beta = np.full(stack.shape[2], 1.0 / stack.shape[2])
+    for lp in (master, stalled):
+        lp.add(S)
+        lp.solve()
+    assert master.level_point(beta, -1.0, 1.0) is not None
+    assert stalled.level_point(beta, -1.0, 1.0) is None
+    result = silp_mkl(SumOfKernels(stack), y, 10.0, L1Simplex(), **TIGHT)
+    assert result.converged
+    assert result.objective == pytest.approx(l1_mkl_optimum(stack, y, 10.0), rel=1e-4)
+
+
 def test_master_lp_is_scale_free():
     # the same cuts in units 1e-37 and 1: the same weights, theta in the cuts' units
     rng = np.random.default_rng(3)
@@ -144,19 +166,40 @@ def test_interleaved_chunk_keeps_per_kernel_outputs_exact(small):
     F = np.zeros((m, n))
     v = np.zeros(n)
     d = np.random.default_rng(0).dirichlet(np.ones(m))
+    taken = []
     for _ in range(5):
-        _, v, K = _chunk(combination, st, F, d, 1e-6, 37, v)
+        _, steps, v, K = _chunk(combination, st, F, d, 1e-6, 37, v)
+        taken.append(steps)
         np.testing.assert_allclose(K @ v, np.tensordot(d, km, axes=1) @ v, atol=1e-10)
         np.testing.assert_allclose(v, task.coefficients(st.alpha))
         np.testing.assert_allclose(F, km @ v, atol=1e-10)
         assert np.all(st.alpha >= 0) and np.all(st.alpha <= task.upper)
         assert abs(task.signs @ st.alpha) < 1e-10
+    assert 0 < sum(taken) and max(taken) <= 37
     # the chunks ran the SMO to the tolerance: the single-kernel optimum at K(d)
-    solved, v, _ = _chunk(combination, st, F, d, 1e-8, 10**6, v)
+    solved, _, v, _ = _chunk(combination, st, F, d, 1e-8, 10**6, v)
     assert solved
     exact = task.solve(np.tensordot(stack, d, axes=([2], [0])), None, 1e-10)
     value = 0.5 * v @ (np.tensordot(stack, d, axes=([2], [0])) @ v) - task.linear_value(st.alpha)
     assert value == pytest.approx(exact.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_smo_steps_are_those_of_every_solve_or_chunk(small, interleaved):
+    """The wrapper's steps: those of its SVM solves, the first a cold one at uniform weights;
+    the interleaved variant's: at most ``chunk_steps`` a chunk."""
+    stack, _, y = small
+    combination = SumOfKernels(stack)
+    result = silp_mkl(combination, y, 10.0, L1Simplex(), interleaved=interleaved,
+                      chunk_steps=25, tol=1e-4, max_iter=200)
+    assert result.n_svm_solves <= result.n_smo_steps
+    if interleaved:
+        assert result.n_smo_steps <= 25 * result.n_svm_solves
+    else:
+        uniform = np.full(stack.shape[2], 1.0 / stack.shape[2])
+        first = make_task("classification", y, 10.0).solve(combination.matrix(uniform), None,
+                                                            1e-4)
+        assert first.n_iter <= result.n_smo_steps
 
 
 def test_silp_rejects_other_regularizers(small):

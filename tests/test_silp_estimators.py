@@ -149,6 +149,6 @@ def test_a_silp_run_stopped_by_max_iter_names_the_gap_and_spg():
     from mklearn.datasets import load_sonar
 
     X, y = load_sonar()
-    with pytest.warns(ConvergenceWarning, match=r"silp stopped after 2 LP solves with relative "
-                      r"duality gap \S+ above tol=0.001.*solver='spg'"):
+    with pytest.warns(ConvergenceWarning, match=r"silp stopped after 2 LP solves \(\d+ SMO "
+                      r"steps\) with relative duality gap \S+ above tol=0.001.*solver='spg'"):
         MKLClassifier(solver="silp", max_iter=2).fit(X, y)

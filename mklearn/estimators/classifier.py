@@ -347,8 +347,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
     n_smo_steps_ : int or ndarray of shape (n_classes,)
         SMO steps of the solvers whose inner unit is one ("smo", the QP of "easymkl", the
         one-shot learners' SVM on exact kernels), and of all the SVM solves of "spg",
-        "pgd" and "mirror" on exact kernels (``n_smo_steps_ / n_svm_solves_`` steps a
-        solve); 0 for the others, whose inner solves ``n_svm_solves_`` counts.
+        "pgd", "mirror" and "silp" on exact kernels (``n_smo_steps_ / n_svm_solves_`` steps
+        a solve, or an interleaved SILP's chunk); 0 for the others, whose inner solves
+        ``n_svm_solves_`` counts.
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
     kernel_storage_ : {"stack", "rows", "features"}

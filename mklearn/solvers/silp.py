@@ -116,8 +116,9 @@ def silp_mkl(
     -------
     MKLResult
         ``alpha`` is the task's dual vector, ``intercept`` the bias minimising the task's
-        primal at the returned weights; ``n_iter`` counts LP solves and ``n_svm_solves`` the
-        full SVM solves (wrapper) or SMO chunks (interleaved).
+        primal at the returned weights; ``n_iter`` counts LP solves, ``n_svm_solves`` the
+        full SVM solves (wrapper) or SMO chunks (interleaved) and ``n_smo_steps`` the SMO
+        steps of them all.
 
     Raises
     ------
@@ -162,6 +163,7 @@ def _wrapper(operator, task, tol, max_iter, inner_tol, chunk_steps, level_method
         K = operator.kernel(beta)
         qp = task.solve(K, alpha, progress.inner_tol)
         alpha = qp.alpha
+        progress.n_smo_steps += int(qp.n_iter)
         g = operator.kernel_gradient(beta, task.coefficients(alpha))
         S, stop = progress.record(operator, beta, alpha, g, n_iter, True, K)
         if stop:
@@ -184,8 +186,10 @@ def _interleaved(operator, task, tol, max_iter, inner_tol, chunk_steps, level_me
     beta = np.full(m, 1.0 / m)
     converged, n_iter, n_chunks = False, 0, 0
     while n_iter < max_iter:
-        inner_done, v, K = _chunk(operator, st, F, beta, progress.inner_tol, chunk_steps, v)
+        inner_done, steps, v, K = _chunk(operator, st, F, beta, progress.inner_tol,
+                                         chunk_steps, v)
         n_chunks += 1
+        progress.n_smo_steps += steps
         g = np.maximum(F @ v, 0.0)
         S, stop = progress.record(operator, beta, alpha, g, n_chunks, inner_done, K)
         if stop:
@@ -202,8 +206,8 @@ def _chunk(operator, st, F, beta, inner_tol, chunk_steps, v_old):
     """At most ``chunk_steps`` SMO steps on ``K(beta)`` from the state ``st``; the per-kernel
     outputs ``F[k] = K_k v`` are brought up to date once at the end from the change of ``v``
     (the paper's Algorithm 2: ``O(m n)`` per changed sample, not per step). Returns whether
-    the KKT violation reached ``inner_tol``, the new ``v``, and the chunk's rows of
-    ``K(beta)`` (the certificate's primal reads them again)."""
+    the KKT violation reached ``inner_tol``, the steps taken, the new ``v``, and the chunk's
+    rows of ``K(beta)`` (the certificate's primal reads them again)."""
     # a stack's kernel(beta) is dense: its chunks read rows combined on demand instead
     rows = (CombinedRows(operator, beta, ROW_CACHE_MB) if operator.capabilities.stack
             else operator.kernel(beta))
@@ -213,8 +217,8 @@ def _chunk(operator, st, F, beta, inner_tol, chunk_steps, v_old):
     def reconstruct():
         st.gradient_from(rows.matvec(st.coefficients()))
 
-    solved, _, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps, shrinking=True,
-                           reconstruct=reconstruct)
+    solved, steps, _, _ = run_smo(rows, st, tol=inner_tol, max_steps=chunk_steps,
+                                  shrinking=True, reconstruct=reconstruct)
     v = st.coefficients()
     F += operator.products(v - v_old)
-    return solved, v, rows
+    return solved, int(steps), v, rows

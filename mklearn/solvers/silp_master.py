@@ -18,6 +18,9 @@ LEVEL = 0.3  # the level method's lambda: level = L + LEVEL (U - L) (Xu et al. u
 # 0.3 took the fewest LP solves on Sonar, liver and Pima at C = 1 and 100)
 INNER_TOL_FLOOR = 1e-9  # tightest inner KKT tolerance (below it rounding dominates)
 _ACTIVE_DUAL = 1e-12
+# iterations of one level projection at most (HiGHS's QP), plus so many per kernel
+QP_ITERATIONS = 1000
+QP_ITERATIONS_PER_KERNEL = 10
 
 
 def _silent_highs():
@@ -134,6 +137,10 @@ class _LevelProjection:
     def __init__(self, n_kernels: int):
         m = self.m = n_kernels
         self.qp = _silent_highs()
+        # HiGHS's active-set QP can cycle (a8a, 1,500 points, 150 kernels, C = 100: one
+        # projection ran for minutes where the others took 20-600 iterations); past the
+        # limit the caller keeps the LP's point
+        self.qp.setOptionValue("qp_iteration_limit", QP_ITERATIONS + QP_ITERATIONS_PER_KERNEL * m)
         self.qp.addVars(m + 1, np.zeros(m + 1), np.append(np.ones(m), 0.0))
         self.qp.addRow(1.0, 1.0, m, np.arange(m, dtype=np.int32), np.ones(m))
         starts = np.append(np.arange(m + 1), m).astype(np.int32)  # no entry for the level
@@ -179,6 +186,7 @@ class Progress:
         self.history = []
         self.theta = np.inf
         self.best = np.inf  # the smallest T(beta) at a solved inner problem
+        self.n_smo_steps = 0  # of every SVM solve or chunk
 
     def values(self, alpha, g):
         """``S_k(alpha)`` from the quadratic terms ``g_k = v' K_k v``."""
@@ -242,6 +250,7 @@ class Progress:
             relative_duality_gap=self.certificate.relative_gap,
             n_iter=n_iter,
             n_svm_solves=n_solves,
+            n_smo_steps=self.n_smo_steps,
             converged=converged,
             history=self.history,
             stop_reason="converged" if converged else "max_iter",
