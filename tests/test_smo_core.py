@@ -282,3 +282,24 @@ def test_offset_ignores_variables_fixed_by_a_zero_bound():
     # (at C, y > 0) lb = -2; counting the fixed ones (y G = 10) would move lb to 10
     assert _offset(alpha, grad, y, upper) == pytest.approx(-1.25)
     assert _offset(alpha[kept], grad[kept], y[kept], upper[kept]) == pytest.approx(-1.25)
+
+
+def test_the_kept_loop_entries_match_numbas_typing_and_tell_array_kinds_apart():
+    """The compiled loop is looked up by a key of its arguments' types: a solve through the
+    kept entry gives numba's own overload's result, and arrays that numba types apart
+    (read-only, another layout or dtype) have other keys."""
+    from mklearn.svm import core, smo
+
+    _, y, K = _rbf_problem(n=60)
+    first = svc_dual(K, y, 1.0, tol=1e-6)  # numba's typing, then the kept entry
+    np.testing.assert_allclose(svc_dual(K, y, 1.0, tol=1e-6).alpha, first.alpha)
+    entries = set(smo._LOOP_ENTRIES.values())
+    overloads = {compiled.entry_point for compiled in core.smo_loop.overloads.values()}
+    assert entries and entries <= overloads
+    base = np.zeros((4, 3))
+    frozen = base.copy()
+    frozen.flags.writeable = False
+    kinds = [base, frozen, np.asfortranarray(base), base[:, ::2], base.astype(np.float32),
+             np.zeros(12)]
+    assert len({smo._type_key(a) for a in kinds}) == len(kinds)
+    assert smo._type_key((base, 1.0)) != smo._type_key((base, 1))

@@ -211,13 +211,38 @@ def _slots_and_search(rows, n_samples, mkl):
     return slots, search
 
 
+_LOOP_ENTRIES = {}  # entry point of the compiled loop for each key of its arguments' types
+
+
 def _compiled_loop(*args):
     """:func:`~mklearn.svm.core.smo_loop` compiled for the types of ``args``, called without
     numba's dispatch: typing the named tuples' fields at every call (once per missing row)
-    cost about 20 us, as much as a few hundred SMO steps."""
-    signature = tuple(core.smo_loop.typeof_pyval(a) for a in args)
-    compiled = core.smo_loop.overloads.get(signature)
-    return core.smo_loop if compiled is None else compiled.entry_point  # None: not loaded yet
+    cost about 20 us, as much as a few hundred SMO steps. The entry point is kept under
+    :func:`_type_key` of ``args``: numba's typing of them once a solve took 190 us, as much
+    as the rest of a cold solve on 200 points (SPG-GMKL on 1,000 w8a points makes 165
+    solves), the key 13 us."""
+    key = _type_key(args)
+    entry = _LOOP_ENTRIES.get(key)
+    if entry is None:
+        signature = tuple(core.smo_loop.typeof_pyval(a) for a in args)
+        compiled = core.smo_loop.overloads.get(signature)
+        if compiled is None:  # not loaded yet: numba's dispatch compiles or loads it
+            return core.smo_loop
+        entry = _LOOP_ENTRIES[key] = compiled.entry_point
+    return entry
+
+
+def _type_key(value):
+    """All that numba's type of ``value`` depends on (and more): for an array its dtype,
+    dimensions and flags (layout, read-only, aligned); for a tuple its class and the keys of
+    its fields; else the Python type."""
+    if isinstance(value, np.ndarray):
+        flags = value.flags
+        return (value.dtype.str, value.ndim, flags.c_contiguous, flags.f_contiguous,
+                flags.writeable, flags.aligned)
+    if isinstance(value, tuple):
+        return type(value), tuple(_type_key(field) for field in value)
+    return type(value)
 
 
 def run_smo(rows, st, *, tol, max_steps, shrinking, reconstruct, mkl=None, gap=None,
