@@ -41,7 +41,7 @@ point is back at the check.
 On an ill-conditioned K (many kernels summed, a small ridge) SMO converges slowly once the
 support is found (a8a, 2,000 points, 100 kernels: 40,000 steps from a relative gap of 0.5 to
 1e-3). So after a first short chunk of steps (``FIRST_CHUNK n``) the QP is solved by
-active-set rounds from the support SMO found, when the rows are all cached (a primal-dual
+active-set rounds from the support SMO found, while its rows are cached (a primal-dual
 active-set method: Hintermueller, Ito and Kunisch, SIAM J. Optim. 13, 2003): each round
 solves the QP restricted to its support with ``gamma >= 0`` dropped (two equality
 constraints, one Cholesky factorisation of the support's block), then drops the points it
@@ -411,7 +411,7 @@ class _Polish:
     def __call__(self, gamma, w, budget):
         support = np.flatnonzero(gamma > 0.0)
         key = hash(support.tobytes())
-        if (self.b <= 0.0 or key in self.tried or (self.rows.slot_of < 0).any()
+        if (self.b <= 0.0 or key in self.tried or not self._cached(support)
                 or support.size > POLISH_MAX_SUPPORT or _round_seconds(support.size) >= budget):
             return None
         self.tried.add(key)
@@ -419,7 +419,8 @@ class _Polish:
         best, best_F = None, _gap(y, a, b, gamma, w)[0]
         pace = _round_seconds  # the next round's seconds: modelled, then from the last round
         for _ in range(ACTIVE_SET_ROUNDS):
-            if support.size > POLISH_MAX_SUPPORT or pace(support.size) > budget:
+            if (support.size > POLISH_MAX_SUPPORT or pace(support.size) > budget
+                    or not self._cached(support)):
                 break
             start = time.perf_counter()
             values = self._solve(support)
@@ -440,6 +441,10 @@ class _Polish:
             pace = _measured_pace(seconds, support.size)
             support = np.union1d(support[values > 0.0], added)
         return best
+
+    def _cached(self, support):
+        """Whether every row of ``support`` is in the row cache (a round reads its block)."""
+        return bool((self.rows.slot_of[support] >= 0).all())
 
     def _violators(self, gamma, w, values, support):
         """Points outside the support whose gradient is below their class's level on the
