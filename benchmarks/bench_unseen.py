@@ -404,6 +404,7 @@ def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
         "accuracy": float(model.score(kernels.test, y_test)),
         "n_svm_solves": int(getattr(model, "n_svm_solves_", 0)),
         "n_smo_steps": int(np.sum(model.n_smo_steps_)),
+        "stack_passes": _passes(model),
         "n_iter": int(model.n_iter_),
         "relative_gap": float(getattr(model, "relative_duality_gap_", np.nan)),
         "converged": not any(issubclass(w.category, ConvergenceWarning) for w in caught),
@@ -684,6 +685,17 @@ def _floor_figures(key, ratios):
             "above_max_goal": None if limit is None else sum(r > limit for r in ratios)}
 
 
+def _passes(model):
+    """Passes over the stack the fit read (NaN from X, where rows are computed)."""
+    passes = getattr(model, "stack_passes_", None)
+    return float("nan") if passes is None else float(passes)
+
+
+def _steps_per_solve(r):
+    solves = r.get("n_svm_solves") or 0
+    return r.get("n_smo_steps", 0) / solves if solves else float("nan")
+
+
 def _print_row(name, key, r, anchor):
     """One method's fit: its seconds and their ratio to the anchor's fit (fit against fit on
     the stack, end to end from X for the rows marked X)."""
@@ -697,7 +709,8 @@ def _print_row(name, key, r, anchor):
              if anchor and "floor_seconds" in anchor and "fit_seconds" in r else np.nan)
     print(f"{name:<15} {key:<9} {r.get('fit_seconds', np.nan):>8.3f} {ratio:>7.1f} "
           f"{floor:>7.1f} "
-          f"{r.get('n_svm_solves', ''):>6} {r.get('n_iter', ''):>5} "
+          f"{r.get('n_svm_solves', ''):>6} {_steps_per_solve(r):>8.0f} "
+          f"{r.get('stack_passes', np.nan):>6.1f} {r.get('n_iter', ''):>5} "
           f"{r.get('relative_gap', np.nan):>9.2e} {r.get('accuracy', np.nan):>7.4f} "
           f"{r.get('peak_mb', np.nan):>7.0f}"
           f"{'' if r.get('converged', True) else '  NOT CONVERGED'}", flush=True)
@@ -741,7 +754,7 @@ def main(argv=None):
     problems = [p for p in PROBLEMS if p.name in args.problems]
     rows = []
     print(f"{'problem':<15} {'method':<9} {'fit s':>8} {'x SVC':>7} {'x floor':>7} "
-          f"{'solves':>6} {'iter':>5} "
+          f"{'solves':>6} {'SMO/solve':>8} {'passes':>6} {'iter':>5} "
           f"{'rel gap':>9} {'acc':>7} {'peak MB':>7}")
     for problem in problems:
         try:

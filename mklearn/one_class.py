@@ -85,6 +85,9 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         Outer iterations: LP solves for "silp", steps of the weights for "spg".
     n_smo_steps_ : int
         SMO steps of all the SVM solves (or SMO chunks) of "spg" and "silp".
+    stack_passes_ : float or None
+        Passes over the stack of base kernels the fit read, as in
+        :class:`~mklearn.MKLClassifier`.
     kernel_names_ : list of str
         Readable names of the base kernels.
 
@@ -164,6 +167,7 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         result = _fit_task(self, operator, task, regularizer)
         self.solve_time_ = seconds_since(start)
         self._check_learned_kernels(operator, result.kernel_weights)
+        self.stack_passes_ = operator.stack_passes
         self._store_single(result, np.flatnonzero(result.alpha > 0.0))
         rho = -float(result.intercept)
         # the support vectors on the boundary have score rho exactly; a 1e-10 relative margin

@@ -266,3 +266,63 @@ def test_threaded_support_blocks_give_the_serial_results_bit_for_bit(monkeypatch
     with numba_threads(2), patch("mklearn.kernels.threads.PARALLEL_MIN_VALUES", 1):
         threaded = SumOfKernels(stack).kernel_gradient(None, v)
     np.testing.assert_array_equal(serial, threaded)
+
+
+def _psd_stack(m, n, seed=0):
+    A = np.random.default_rng(seed).normal(size=(m, n, n))
+    return np.einsum("kij,klj->ilk", A, A) / n  # (n, n, m)
+
+
+def test_stack_reads_count_each_value_a_pass_reads():
+    m, n = 8, 30
+    stack = _psd_stack(m, n)
+    combination = SumOfKernels(stack, kernel_sum=stack.sum(axis=2))
+    assert combination.stack_passes == 1.0  # the sum's pass
+    d = np.zeros(m)
+    d[:4] = 0.25
+    combination.matrix(d)  # four of eight kernels, every value
+    assert combination.stack_passes == pytest.approx(1.5)
+    combination.matrix(d)  # the same weights: the kept matrix, nothing read
+    assert combination.stack_passes == pytest.approx(1.5)
+    v = np.zeros(n)
+    v[[2, 7, 11]] = 1.0
+    combination.products(v, kernels=np.array([0, 5]))  # two kernels, three rows each
+    assert combination.reads.values == int(1.5 * m * n * n) + 2 * 3 * n
+    before = combination.reads.values
+    combination.kernel_gradient(d, np.ones(n))  # every row, each up to its diagonal
+    assert combination.reads.values - before == m * n * (n + 1) // 2
+
+
+def test_rows_combined_on_demand_count_only_the_rows_read():
+    m, n = 6, 40
+    combination = SumOfKernels(_psd_stack(m, n))
+    assert combination.stack_passes == 0.0  # no sum given: nothing read yet
+    d = np.zeros(m)
+    d[[1, 4]] = 0.5
+    rows = combination.kernel_rows(d, expected_rows=5)
+    assert isinstance(rows, StackCombinedRows)
+    diagonals = combination.reads.values  # the diagonals, read once
+    assert diagonals == m * n
+    rows.submatrix(np.array([3, 9, 20]))
+    rows.load(9)  # combined already
+    assert combination.reads.values - diagonals == 3 * 2 * n
+
+
+def test_a_fit_reports_its_passes_over_the_stack():
+    from sklearn.datasets import make_classification
+
+    from mklearn import MKLClassifier, MKLRegressor
+
+    X, y = make_classification(60, 5, random_state=0)
+    gammas = np.logspace(-2, 0, 5)
+    sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    stack = np.exp(-gammas * sq[:, :, None])
+    for solver in ("spg", "easymkl", "smo"):
+        model = MKLClassifier(kernels="precomputed", solver=solver).fit(stack, y)
+        assert 1.0 <= model.stack_passes_ < 500, solver  # the check's pass, then the solver's
+    regressor = MKLRegressor(kernels="precomputed").fit(stack, y.astype(float))
+    assert regressor.stack_passes_ >= 1.0
+    from mklearn.kernels import RBF
+
+    rows = MKLClassifier(kernels=[RBF(gamma=0.1), RBF(gamma=1.0)], kernel_storage="rows")
+    assert rows.fit(X, y).stack_passes_ is None  # rows computed from X, no stack

@@ -350,6 +350,12 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "pgd", "mirror" and "silp" on exact kernels (``n_smo_steps_ / n_svm_solves_`` steps
         a solve, or an interleaved SILP's chunk); 0 for the others, whose inner solves
         ``n_svm_solves_`` counts.
+    stack_passes_ : float or None
+        Values of the stored ``(n, n, m)`` stack of base kernels the fit read (the input's
+        check, every solver's reads of rows, products and quadratic terms, the learned
+        kernel's check), over ``m n^2``: passes over the stack, over all classes. None when
+        the kernels were not held as a stack (rows computed on demand, low-rank features,
+        products of kernels).
     kernel_names_ : list of str
         Readable names of the base kernels (``view 'fou': rbf(sigma=2)`` for multi-view input).
     kernel_storage_ : {"stack", "rows", "features"}
@@ -594,6 +600,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             _product.finish_product(self)
         self._store_fit_shape(X)
         self._warn_if_one_class(X, y, operator)
+        self.stack_passes_ = None if product else operator.stack_passes
         for name in ("probA_", "probB_"):
             self.__dict__.pop(name, None)
         if self.probability:

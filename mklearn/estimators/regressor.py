@@ -114,6 +114,8 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         Outer iterations (see ``max_iter``).
     n_smo_steps_ : int
         SMO steps, as in :class:`MKLClassifier`.
+    stack_passes_ : float or None
+        Passes over the stack of base kernels the fit read, as in :class:`MKLClassifier`.
     kernel_names_ : list of str
         Readable names of the base kernels.
 
@@ -260,6 +262,7 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
         self._check_learned_kernels(operator, result.kernel_weights)
+        self.stack_passes_ = operator.stack_passes
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
 

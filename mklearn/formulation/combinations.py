@@ -10,6 +10,7 @@ from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.stack_ops import (
+    StackReads,
     kernel_major,
     quadratic_terms,
     quadratic_terms_support,
@@ -40,7 +41,8 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     kernel_sum : ndarray of shape (n, n), optional
         ``sum_k K_k`` in float64, when known
         (:func:`~mklearn.kernels.stack_checks.check_kernel_stack` computes it): ``K(d)`` at
-        uniform weights, where the solvers start, is then not recomputed.
+        uniform weights, where the solvers start, is then not recomputed; its pass over the
+        stack counts in :attr:`stack_passes`.
     """
 
     capabilities = Capabilities(stack=True, support_products=False, trusted=True)
@@ -50,8 +52,10 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         self.n_kernels = stack.shape[2]
         self._km = kernel_major(stack)
         self._kernel_sum = kernel_sum
+        one_pass = self._km.size
+        self.reads = StackReads(one_pass, one_pass if kernel_sum is not None else 0)
         self._diagonals = None  # (m, n), computed at the first kernel_rows
-        self._support_blocks = SupportBlocks(self._km)
+        self._support_blocks = SupportBlocks(self._km, self.reads)
         self._last = None  # (d, K(d)) of the last matrix: a later check reads it, not the stack
 
     @property
@@ -59,11 +63,18 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         """The base kernels as one C-contiguous ``(m, n, n)`` array (no copy)."""
         return self._km
 
+    @property
+    def stack_passes(self) -> float:
+        """Passes over the stack read so far (:class:`~mklearn.kernels.stack_ops.StackReads`)."""
+        return self.reads.passes
+
     def rows(self, indices, kernels=None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels`` (all by default): float64 of shape
         (len(kernels), len(indices), n), the row-provider interface of
         :mod:`mklearn.kernels.row_sources`."""
         indices = np.asarray(indices, dtype=np.int64)
+        n_kernels = self.n_kernels if kernels is None else len(kernels)
+        self.reads.add(n_kernels * indices.size * self.n_samples)
         # take: numpy's fancy index on the middle axis lays the rows out sample-major, and
         # making that kernel-major cost 7x the copy (100 kernels, 77 rows of 1,000)
         block = (np.take(self._km, indices, axis=1) if kernels is None
@@ -72,6 +83,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel, float64 of shape (m, n)."""
+        self.reads.add(self.n_kernels * self.n_samples)
         return np.ascontiguousarray(np.diagonal(self._km, axis1=1, axis2=2), dtype=np.float64)
 
     def kernel(self, d: np.ndarray) -> DenseRows:
@@ -87,6 +99,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def point_subset(self, indices) -> StackColumns:
         """Every kernel on the points ``indices`` only: a copy of that part of the stack."""
         indices = np.asarray(indices, dtype=np.int64)
+        self.reads.add(self.n_kernels * indices.size ** 2)
         return StackColumns(self._km[:, indices[:, None], indices].transpose(1, 2, 0))
 
     def matrix(self, d: np.ndarray) -> np.ndarray:
@@ -108,6 +121,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def _combine(self, d):
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return self._kernel_sum if d[0] == 1.0 else d[0] * self._kernel_sum
+        self.reads.add(np.count_nonzero(d) * self.n_samples ** 2)
         return weighted_sum(self._km, d)
 
     def kernel_rows(self, d: np.ndarray, expected_rows: int | None = None):
@@ -122,10 +136,11 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
             return self.kernel(d)
         if self._diagonals is None:
             self._diagonals = self.diagonal()
-        return StackCombinedRows(self._km, d, self._diagonals)
+        return StackCombinedRows(self._km, d, self._diagonals, self.reads)
 
     def derivative(self, d: np.ndarray, k: int) -> np.ndarray:
         """``dK/dd_k = K_k`` (float64, shape (n, n))."""
+        self.reads.add(self.n_samples ** 2)
         return self._km[k].astype(np.float64)
 
     def initial_weights(self) -> np.ndarray:
@@ -147,7 +162,10 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         g = None
         if support.size * SPARSE_SUPPORT_FRACTION <= self.n_samples:
             g = self._support_blocks.quadratic_terms(v, kernels, support)
-        return quadratic_terms(self._km, v, support, kernels) if g is None else g
+        if g is not None:
+            return g
+        self.reads.add(kernels.size * (support.sum() + support.size))  # rows to the diagonal
+        return quadratic_terms(self._km, v, support, kernels)
 
     def cheap_terms(self, support_size: int) -> bool:
         """Whether :meth:`kernel_gradient` of every kernel at a support of this size reads
@@ -171,6 +189,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
             return None
         kernels = np.arange(self.n_kernels) if kernels is None else np.asarray(kernels, np.int64)
         products = np.empty((kernels.size, self.n_samples))
+        self.reads.add(kernels.size * support.size * self.n_samples)
         # threads gain from the smallest sizes (n = 300, 60 kernels: 1.35-1.5x)
         run = (quadratic_terms_support_parallel
                if use_threads(kernels.size * support.size * self.n_samples)
@@ -185,6 +204,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         products = np.zeros((kernels.size, self.n_samples))
         support = np.flatnonzero(v)
         if support.size:
+            self.reads.add(kernels.size * support.size * self.n_samples)
             run = (quadratic_terms_support_parallel
                    if use_threads(kernels.size * support.size * self.n_samples)
                    else quadratic_terms_support)
@@ -195,4 +215,5 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows))."""
         kernels = np.asarray(kernels, dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
+        self.reads.add(kernels.size * rows.size * self.n_samples)
         return rows_times(self._km, kernels, rows, np.asarray(v, dtype=np.float64))

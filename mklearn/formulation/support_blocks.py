@@ -15,6 +15,7 @@ import numpy as np
 
 from mklearn._sizes import MB
 from mklearn.kernels.stack_ops import (
+    StackReads,
     block_quadratic_terms,
     block_quadratic_terms_parallel,
     fill_blocks,
@@ -37,6 +38,8 @@ class SupportBlocks:
     ----------
     stack_km : ndarray of shape (m, n, n)
         The kernel-major stack (float64 or float32); blocks are float64.
+    reads : StackReads, optional
+        Where the values copied from the stack into blocks are counted.
 
     Notes
     -----
@@ -49,8 +52,9 @@ class SupportBlocks:
     earn back the blocks' memory form them.
     """
 
-    def __init__(self, stack_km: np.ndarray):
+    def __init__(self, stack_km: np.ndarray, reads: StackReads | None = None):
         self._km = stack_km
+        self._reads = StackReads(stack_km.size) if reads is None else reads
         self.n_kernels, self.n_samples = stack_km.shape[0], stack_km.shape[1]
         self._budget = min(MAX_BYTES, int(STACK_SHARE * stack_km.nbytes))
         self._blocks = None  # (slots, capacity, capacity)
@@ -79,6 +83,7 @@ class SupportBlocks:
             self._slot_of[missing] = slots
             self._slot_kernels = np.concatenate([self._slot_kernels, missing])
             fill_blocks(self._km, missing, slots, self._index, 0, self.n_points, self._blocks)
+            self._reads.add(missing.size * self.n_points ** 2)
         slots = self._slot_of[kernels]
         w = self.n_points
         run = (block_quadratic_terms_parallel if use_threads(kernels.size * w * w)
@@ -123,4 +128,5 @@ class SupportBlocks:
             if self._slot_kernels.size:
                 fill_blocks(self._km, self._slot_kernels, np.arange(self._slot_kernels.size),
                             self._index, w_old, w, self._blocks)
+                self._reads.add(self._slot_kernels.size * (w * w - w_old * w_old))
         return True

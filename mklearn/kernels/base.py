@@ -162,6 +162,13 @@ class KernelOperator(ABC):
         """``K(d)`` is linear in d (declared in :attr:`capabilities`)."""
         return self.capabilities.linear
 
+    @property
+    def stack_passes(self) -> float | None:
+        """Passes over a stored ``(m, n, n)`` stack of base kernels read so far (values read
+        over ``m n^2``, the check's sum of the kernels included); None when the operator
+        holds no such stack (kernels computed on demand, columns, low-rank features)."""
+        return None
+
     # ----- the two required methods -------------------------------------------------------
 
     @abstractmethod

@@ -22,7 +22,7 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 
 from mklearn._sizes import STORED_ROWS_BYTES
-from mklearn.kernels.stack_ops import combine, kernel_major
+from mklearn.kernels.stack_ops import StackReads, combine, kernel_major
 
 from . import threads
 from ._numba import (
@@ -733,7 +733,8 @@ class StackColumns(KernelOperator):
         combination are asked for; any other layout is made kernel-major at once.
     kernel_sum : ndarray of shape (n_samples, n_samples), optional
         ``sum_k K_k`` in float64 when known (``check_kernel_stack`` computes it): ``K(d)``
-        at uniform weights is then that sum scaled, with no pass over the stack.
+        at uniform weights is then that sum scaled, with no pass over the stack (its own
+        pass counts in :attr:`stack_passes`).
 
     Attributes
     ----------
@@ -767,6 +768,13 @@ class StackColumns(KernelOperator):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]
+        self.reads = StackReads(stack.size, stack.size if kernel_sum is not None else 0)
+
+    @property
+    def stack_passes(self) -> float:
+        """Passes over the stack read so far (:class:`~mklearn.kernels.stack_ops.StackReads`;
+        a copy to the kernel-major layout counts as one)."""
+        return self.reads.passes
 
     def __repr__(self) -> str:
         return f"StackColumns(n_samples={self.n_samples}, n_kernels={self.n_kernels})"
@@ -778,6 +786,7 @@ class StackColumns(KernelOperator):
         with _KERNEL_MAJOR_LOCK:  # one copy when classes are fitted on threads
             if self._km is None:
                 self._km = kernel_major(self._stack)
+                self.reads.add(self._km.size)
         return self._km
 
     def __getstate__(self) -> dict:
@@ -800,6 +809,7 @@ class StackColumns(KernelOperator):
         else:
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
             block = self.kernel_major[np.ix_(kernels, indices)]
+        self.reads.add(block.size)
         return np.ascontiguousarray(block, dtype=np.float64)
 
     def matrix(self, d: Any) -> np.ndarray:
@@ -808,7 +818,9 @@ class StackColumns(KernelOperator):
         d = np.asarray(d, dtype=np.float64)
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum
-        return combine(self.kernel_major, d, np.flatnonzero(d))
+        active = np.flatnonzero(d)
+        self.reads.add(active.size * self.n_samples ** 2)
+        return combine(self.kernel_major, d, active)
 
     def kernel(self, d: Any) -> DenseRows:
         """``K(d)`` as a row source of the SMO core: :meth:`matrix`, dense."""
@@ -826,6 +838,7 @@ class StackColumns(KernelOperator):
         """The kernels ``kernels`` only (in that order): a provider of ``len(kernels)``
         kernels (a copy of their part of the stack)."""
         kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        self.reads.add(kernels.size * self.n_samples ** 2)
         return StackColumns(self.kernel_major[kernels].transpose(1, 2, 0))
 
     def restricted(self, indices: Any) -> StackColumns:
@@ -840,6 +853,7 @@ class StackColumns(KernelOperator):
         """The stack on the points ``indices``, shape (p, p, m): whole runs of m values
         gathered in the caller's layout (numpy's fancy index took 1.5x as long), m runs of p
         in the kernel-major one."""
+        self.reads.add(self.n_kernels * indices.size ** 2)
         if self._km is not None:
             return self._km[:, indices[:, None], indices].transpose(1, 2, 0)
         n, m = self.n_samples, self.n_kernels
@@ -861,5 +875,6 @@ class StackColumns(KernelOperator):
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""
+        self.reads.add(self.n_kernels * self.n_samples)
         return np.ascontiguousarray(np.diagonal(self._stack, axis1=0, axis2=1),
                                     dtype=np.float64)

@@ -30,6 +30,7 @@ from mklearn.kernels.base_store import BaseStore, held_distances, held_rows
 from mklearn.kernels.cache import START_MB, RowCache, cache_capacity
 from mklearn.kernels.capabilities import Capabilities
 from mklearn.kernels.stack_ops import (
+    StackReads,
     combine_rows,
     combine_rows_parallel,
     rows_product,
@@ -100,10 +101,14 @@ class StackCombinedRows:
         Kernel weights (>= 0); only kernels with ``d_k > 0`` are read.
     diagonals : ndarray of shape (m, n)
         ``K_k[i, i]`` of every kernel, float64.
+    reads : StackReads, optional
+        Where the values combined from the stack are counted.
     """
 
-    def __init__(self, stack_km: np.ndarray, d: np.ndarray, diagonals: np.ndarray) -> None:
+    def __init__(self, stack_km: np.ndarray, d: np.ndarray, diagonals: np.ndarray,
+                 reads: StackReads | None = None) -> None:
         n = stack_km.shape[1]
+        self._reads = StackReads(stack_km.size) if reads is None else reads
         self.n_samples = n
         self._km = stack_km
         self._d = np.array(d, dtype=np.float64)  # a copy: rows combined later use these weights
@@ -122,6 +127,7 @@ class StackCombinedRows:
         run = (combine_rows_parallel
                if use_threads(rows.size * self._active.size * self.n_samples) else combine_rows)
         run(self._km, self._d, self._active, rows, self._matrix)
+        self._reads.add(rows.size * self._active.size * self.n_samples)
         self.slot_of[rows] = rows
 
     def load(self, i: int) -> None:

@@ -20,6 +20,31 @@ from mklearn.kernels.threads import use_threads
 PARALLEL_COMBINE_MIN_SAMPLES = 1500
 
 
+class StackReads:
+    """Values of a kernel stack read so far, counted by the operator that reads it.
+
+    Parameters
+    ----------
+    stack_values : int
+        Values of the stack, ``m n^2``: one pass.
+    values : int
+        Values read before counting starts (the check's sum of the kernels: one pass).
+    """
+
+    def __init__(self, stack_values: int, values: int = 0) -> None:
+        self.stack_values = stack_values
+        self.values = values
+
+    def add(self, values: int) -> None:
+        """Count ``values`` more values read."""
+        self.values += int(values)
+
+    @property
+    def passes(self) -> float:
+        """Values read over ``m n^2``: passes over the stack."""
+        return self.values / max(self.stack_values, 1)
+
+
 def kernel_major(stack: np.ndarray) -> np.ndarray:
     """The ``(m, n_a, n_b)`` C-contiguous kernel-major form of an ``(n_a, n_b, m)`` stack.
 
