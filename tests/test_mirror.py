@@ -135,6 +135,23 @@ def test_the_gap_is_honest_at_any_stop(step):
         assert result.duality_gap > 0
 
 
+def test_a_run_without_progress_stops_with_an_honest_gap():
+    # the gap shrinks in steps with flat stretches between them: at tol 1e-9 a patience of
+    # 2 iterations without a 1% smaller gap ends the run at the first stretch, certified
+    stack, y, codes = _problem("liver-disorders", n=60)
+    optimum = group_mkl_optimum(stack, y, 10.0, codes)
+    groups = check_groups(codes, stack.shape[2])
+    full = mirror_descent(SumOfKernels(stack), y, 10.0, MixedNorm(groups), tol=1e-9,
+                          max_iter=60)
+    result = mirror_descent(SumOfKernels(stack), y, 10.0, MixedNorm(groups), tol=1e-9,
+                            max_iter=60, n_iter_no_change=2)
+    assert result.stop_reason == "no_change" and not result.converged
+    assert result.n_iter < full.n_iter and result.n_svm_solves < full.n_svm_solves
+    gaps = [record["relative_duality_gap"] for record in result.history]
+    assert gaps[-1] >= 0.99 * gaps[-3]  # the last two steps did not make it 1% smaller
+    _assert_honest(result, optimum)
+
+
 def test_paper_steps_decrease_the_gap():
     stack, y, codes = _problem("liver-disorders", n=60)
     groups = check_groups(codes, stack.shape[2])

@@ -256,6 +256,7 @@ def mirror_descent(
     precision_tuning=True,
     d0=None,
     alpha0=None,
+    n_iter_no_change=None,
 ) -> MKLResult:
     """Solve (l_inf, l_1) mixed-norm MKL (or l1-MKL, one group) by mirror descent.
 
@@ -298,6 +299,9 @@ def mirror_descent(
         at ``exp(LOG_WEIGHT_FLOOR)`` of its group's largest); default: uniform per group.
     alpha0 : ndarray of shape (n,), optional
         Warm start of the first SVM.
+    n_iter_no_change : int, optional
+        Stop (``stop_reason`` "no_change") when the certified relative gap has not fallen
+        by 1% over this many iterations; None: run to ``tol`` or ``max_iter``.
 
     Returns
     -------
@@ -320,7 +324,7 @@ def mirror_descent(
     groups = _resolve_groups(groups, regularizer, operator.n_kernels)
     problem = _Problem(_StackSVMs(operator, y, cost), y, cost, groups, regularizer)
     return _descend(problem, start, tol, max_iter, callback, step, inner_tol,
-                    precision_tuning, d0, alpha0)[0]
+                    precision_tuning, d0, alpha0, n_iter_no_change)[0]
 
 
 def mirror_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, callback=None,
@@ -376,7 +380,7 @@ def mirror_features(operator, y, C, regularizer, *, tol=1e-3, max_iter=500, call
 
 
 def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision_tuning, d0,
-             alpha0):
+             alpha0, n_iter_no_change=None):
     """Mirror descent on ``problem`` (:func:`mirror_descent`'s loop): the result and the
     best point."""
     if step not in STEP_RULES:
@@ -416,6 +420,10 @@ def _descend(problem, start, tol, max_iter, callback, step, inner_tol, precision
         _record(history, callback, n_iter - 1, certificate, eps, s, problem.n_solves, start)
         if rel_gap <= tol:
             converged, stop_reason = True, "converged"
+            n_iter -= 1
+            break
+        if n_iter_no_change is not None and n_iter - progress_iter >= n_iter_no_change:
+            stop_reason = "no_change"
             n_iter -= 1
             break
         direction = scale * point["grad"]
