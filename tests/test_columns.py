@@ -193,6 +193,22 @@ def test_stack_columns_read_any_layout_alike(layout):
     assert columns.kernel_major.flags.c_contiguous
 
 
+def test_a_c_contiguous_stack_is_read_in_place_without_a_kernel_major_copy():
+    stack = np.ascontiguousarray(KernelBank(SPEC_SETS["mixed_blocks"]).fit_transform(X))
+    n, m = stack.shape[0], stack.shape[2]
+    columns = StackColumns(stack)
+    kernel_major = stack.transpose(2, 0, 1)
+    np.testing.assert_array_equal(columns.rows([2, 9]), kernel_major[:, [2, 9]])
+    np.testing.assert_array_equal(columns.rows([9, 2], kernels=[5, 1]),
+                                  kernel_major[[5, 1]][:, [9, 2]])
+    d = np.array([0.1, 0.0, 0.3, 0.2, 0.0, 0.4])
+    np.testing.assert_allclose(columns.matrix(d), stack @ d, rtol=1e-12)
+    # two rows of every kernel, two of two kernels, four kernels' values: no copy's pass
+    assert columns.reads.values == 2 * m * n + 2 * 2 * n + 4 * n * n
+    assert columns.kernel_view.base is stack or columns.kernel_view.base is stack.base
+    assert not columns.kernel_view.flags.c_contiguous  # still the caller's layout
+
+
 def test_bad_input():
     bank = KernelBank([Linear()])
     with pytest.raises(ValueError, match="fitted KernelBank"):

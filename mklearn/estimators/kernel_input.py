@@ -323,7 +323,7 @@ class _KernelInput:
         if self._precomputed:
             for row in np.atleast_2d(weights):
                 if not np.all(row == row[0]):
-                    check_learned_kernel(operator.kernel_major, row, operator.matrix(row))
+                    check_learned_kernel(operator.kernel_view, row, operator.matrix(row))
 
     def _own_training_points(self):
         """Give the bank its own copy of the training points it borrowed for the fit (the

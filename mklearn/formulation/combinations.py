@@ -64,6 +64,12 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         return self._km
 
     @property
+    def kernel_view(self) -> np.ndarray:
+        """:attr:`kernel_major` (the name :class:`~mklearn.kernels.columns.StackColumns`
+        gives its no-copy ``(m, n, n)`` view)."""
+        return self._km
+
+    @property
     def stack_passes(self) -> float:
         """Passes over the stack read so far (:class:`~mklearn.kernels.stack_ops.StackReads`)."""
         return self.reads.passes

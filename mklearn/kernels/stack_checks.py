@@ -122,7 +122,8 @@ def check_learned_kernel(stack_km, weights, learned=None):
     Parameters
     ----------
     stack_km : ndarray of shape (n_kernels, n_samples, n_samples)
-        The base kernels, kernel-major (``SumOfKernels.kernel_major``).
+        The base kernels (``kernel_view`` of the operator: kernel-major, or a strided view of
+        an ``(n, n, m)`` stack, which is copied only if a kernel must be checked alone).
     weights : ndarray of shape (n_kernels,)
         Non-negative kernel weights.
     learned : ndarray of shape (n_samples, n_samples), optional

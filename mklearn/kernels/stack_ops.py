@@ -126,6 +126,39 @@ def sum_last_axis(stack):
     return out
 
 
+@njit(cache=True, fastmath=True)
+def weighted_sum_last_axis(stack, weights, active):
+    """``sum_{k in active} weights[k] * stack[:, :, k]`` of a C-contiguous ``(n_a, n_b, m)``
+    stack, float64 of shape (n_a, n_b): :func:`sum_last_axis` with weights, one pass in the
+    stack's own order (no kernel-major copy)."""
+    out = np.empty((stack.shape[0], stack.shape[1]))
+    for i in range(stack.shape[0]):
+        for j in range(stack.shape[1]):
+            x = stack[i, j]
+            total = 0.0
+            for t in range(active.shape[0]):
+                k = active[t]
+                total += weights[k] * np.float64(x[k])
+            out[i, j] = total
+    return out
+
+
+@njit(cache=True)
+def rows_last_axis(stack, indices, kernels):
+    """``out[t, a, :] = stack[indices[a], :, kernels[t]]`` of a C-contiguous ``(n, n, m)``
+    stack, float64 of shape (len(kernels), len(indices), n): rows read in the stack's own
+    order (each row's ``n m`` values in one run), no kernel-major copy."""
+    n = stack.shape[1]
+    out = np.empty((kernels.shape[0], indices.shape[0], n))
+    for a in range(indices.shape[0]):
+        block = stack[indices[a]]
+        for j in range(n):
+            x = block[j]
+            for t in range(kernels.shape[0]):
+                out[t, a, j] = x[kernels[t]]
+    return out
+
+
 def combine_parallel(stack_km, weights, active):
     """:func:`combine` with the output rows split into one block per thread (each entry
     summed as serially: four kernels at a time, in the same order)."""
