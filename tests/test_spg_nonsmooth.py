@@ -79,3 +79,18 @@ def test_max_time_runs_keep_to_spg_steps(duplicates):
     timed = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300, max_time=1e6)
     alone = spg_gmkl(combination, y, C, L1Simplex(), tol=TOL, max_iter=300, fallback=False)
     assert (timed.n_iter, timed.n_svm_solves) == (alone.n_iter, alone.n_svm_solves)
+
+
+def test_fallback_phases_share_one_budget_of_mirror_steps(duplicates, monkeypatch):
+    from mklearn.solvers.spg_parts import MirrorFallback
+
+    monkeypatch.setattr(MirrorFallback, "FALLBACK_ITER", 6)
+    monkeypatch.setattr(MirrorFallback, "FALLBACK_PATIENCE", 1)
+    stack, y = duplicates
+    result = spg_gmkl(SumOfKernels(stack), y, C, L1Simplex(), tol=1e-6, max_iter=300,
+                      cutting_planes=False)
+    mirror = np.array([np.isnan(record["pg_norm"]) for record in result.history])
+    phases = int(np.sum(mirror[1:] & ~mirror[:-1]) + mirror[0])
+    assert phases >= 2  # patience 1 ends each phase early: SPG falls back again
+    assert mirror.sum() - phases <= 6  # each phase's records: its start, then its steps
+    assert result.relative_duality_gap >= 0.0 and np.isfinite(result.objective)

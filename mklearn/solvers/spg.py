@@ -309,7 +309,7 @@ class SPGGMKL:
         ev, certificate = self.evaluator, self.bound.certificate
         phase = self.fallback.run(
             certificate, state.point, state.history, ev, start=self.start,
-            max_iter=min(self.fallback.FALLBACK_ITER,
+            max_iter=min(self.fallback.budget,
                          self.max_iter - state.n_iter - state.spent + 1))
         if phase.converged:
             state.result = phase

@@ -392,8 +392,8 @@ class MirrorFallback:
     gap has not halved over ``STALL_PASSES`` full-gradient passes while the objective closed
     less than ``STALL_PROGRESS`` of the gap certified at the first of them, the run continues by
     :func:`~mklearn.solvers.mirror.mirror_descent` (which needs no smoothness: Beck and
-    Teboulle, Oper. Res. Lett. 31, 2003, Thm. 4.2) for up to ``FALLBACK_ITER`` steps, ending
-    sooner once ``FALLBACK_PATIENCE`` steps have not made the gap 1% smaller (mirror descent
+    Teboulle, Oper. Res. Lett. 31, 2003, Thm. 4.2), ``FALLBACK_ITER`` steps in all per run, a
+    phase ending once ``FALLBACK_PATIENCE`` steps have not made the gap 1% smaller (mirror descent
     too creeps then: on w8a-1000 of ``bench_unseen.py`` at C = 1 a phase took the gap from
     7.1e-3 to 3.6e-3 in 7 steps and to 3.0e-3 in the next 43; ending there took its fit
     from 165 SVM solves to 114, a8a-1500-poly's from 130 to 122); SPG then resumes, and may
@@ -405,19 +405,21 @@ class MirrorFallback:
     # share of the certified gap the objective must fall meanwhile, else a stall (a tenth of
     # tol missed runs creeping down 0.1% of the gap an iteration: 150 SPG steps on w8a)
     STALL_PROGRESS = 0.1
-    FALLBACK_ITER = 50  # mirror-descent steps; then SPG resumes at their weights
+    FALLBACK_ITER = 50  # mirror-descent steps of all phases; SPG resumes at their weights
     FALLBACK_PATIENCE = 7  # ... or sooner, after this many without a 1% smaller gap
 
     def __init__(self, enabled, operator, y, cost, regularizer, *, tol, inner_tol,
                  precision_tuning, callback):
         self.enabled = enabled
+        self.budget = self.FALLBACK_ITER  # mirror steps left to the run's phases
         self.operator, self.y, self.cost, self.regularizer = operator, y, cost, regularizer
         self.tol, self.inner_tol, self.precision_tuning = tol, inner_tol, precision_tuning
         self.callback = callback
 
     def due(self, passes, since_full):
         """Whether the fallback runs now (at a full pass, the gap stalled)."""
-        return self.enabled and since_full == 0 and self.stalled(passes)
+        return (self.enabled and self.budget > 0 and since_full == 0
+                and self.stalled(passes))
 
     def stalled(self, passes):
         """Whether over the last ``STALL_PASSES`` passes the certified gap has not halved
@@ -431,9 +433,9 @@ class MirrorFallback:
             self.STALL_PROGRESS * gap_then * abs(value_now))
 
     def run(self, certificate, point, history, evaluator, *, max_iter, start):
-        """Up to ``max_iter`` steps of mirror descent from ``point``, recorded in ``history``
-        and counted in ``evaluator.n_solves``; the result keeps the better model and the
-        better lower bound of the two runs."""
+        """Up to ``max_iter`` steps of mirror descent from ``point`` (taken from the run's
+        ``budget``), recorded in ``history`` and counted in ``evaluator.n_solves``; the
+        result keeps the better model and the better lower bound of the two runs."""
         n_spg = history.pop()["iteration"]  # the last record is the phase's starting point
         spg_solves = evaluator.n_solves
         merged = _MergedRecords(self, certificate, history, n_spg, spg_solves, start)
@@ -443,6 +445,7 @@ class MirrorFallback:
             precision_tuning=self.precision_tuning, d0=point.d, alpha0=point.qp.alpha,
             n_iter_no_change=self.FALLBACK_PATIENCE,
         )
+        self.budget -= max(result.n_iter, 1)
         evaluator.n_solves += result.n_svm_solves
         evaluator.n_smo_steps += result.n_smo_steps
         return self._combined(certificate, result, history, n_spg, spg_solves,
