@@ -776,3 +776,16 @@ def test_single_feature_bytes_are_what_the_rows_keep_of_those_features(sparse):
     multi = feature_block_bytes(specs[-1:], X, standardize=True)
     points = scipy.sparse.csr_matrix(X) if sparse else X
     assert feature_block_bytes(specs, points, standardize=True) - multi == codes.nbytes + XT.nbytes
+
+
+def test_rows_times_of_a_c_contiguous_stack_read_only_where_v_is_not_zero():
+    stack = np.ascontiguousarray(KernelBank(SPEC_SETS["mixed_blocks"]).fit_transform(X))
+    n, m = stack.shape[0], stack.shape[2]
+    v = np.zeros(n)
+    v[[1, 5, 8]] = [0.5, -1.0, 2.0]
+    kernels, rows = np.array([3, 0]), np.array([7, 2, 11])
+    as_is, kernel_major = StackColumns(stack), StackColumns(stack.transpose(2, 0, 1).copy()
+                                                            .transpose(1, 2, 0))
+    np.testing.assert_allclose(as_is.kernel_rows_times(kernels, rows, v),
+                               kernel_major.kernel_rows_times(kernels, rows, v), rtol=1e-12)
+    assert as_is.reads.values == rows.size * 3 * m

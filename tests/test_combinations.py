@@ -326,3 +326,33 @@ def test_a_fit_reports_its_passes_over_the_stack():
 
     rows = MKLClassifier(kernels=[RBF(gamma=0.1), RBF(gamma=1.0)], kernel_storage="rows")
     assert rows.fit(X, y).stack_passes_ is None  # rows computed from X, no stack
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_c_contiguous_stack_is_read_as_it_is_until_products_need_it_kernel_major(dtype):
+    m, n = 7, 50
+    stack = np.ascontiguousarray(_psd_stack(m, n, seed=3).astype(dtype))  # (n, n, m)
+    exact = stack.astype(np.float64)
+    kernel_major_view = np.ascontiguousarray(stack.transpose(2, 0, 1)).transpose(1, 2, 0)
+    as_is, reference = SumOfKernels(stack), SumOfKernels(kernel_major_view)
+    rng = np.random.default_rng(3)
+    d = np.where(rng.uniform(size=m) < 0.6, rng.uniform(size=m), 0.0)
+    d[0] = 0.5
+    v = np.where(rng.uniform(size=n) < 0.5, rng.normal(size=n), 0.0)
+    kernels, rows = np.array([4, 0, 2]), np.array([9, 3, 30])
+    np.testing.assert_allclose(as_is.matrix(d), exact @ d, rtol=1e-12)
+    np.testing.assert_allclose(as_is.kernel_gradient(d, v),
+                               np.einsum("i,ijk,j->k", v, exact, v), rtol=1e-9)
+    np.testing.assert_allclose(as_is.kernel_gradient(d, v, kernels),
+                               reference.kernel_gradient(d, v, kernels), rtol=1e-9)
+    np.testing.assert_array_equal(as_is.rows(rows, kernels), reference.rows(rows, kernels))
+    np.testing.assert_array_equal(as_is.diagonal(), reference.diagonal())
+    np.testing.assert_allclose(as_is.kernel_rows_times(kernels, rows, v),
+                               reference.kernel_rows_times(kernels, rows, v), rtol=1e-12)
+    np.testing.assert_array_equal(as_is.point_subset(rows).rows(np.arange(3)),
+                                  reference.point_subset(rows).rows(np.arange(3)))
+    assert not as_is.kernel_view.flags.c_contiguous  # no kernel-major copy so far
+    passes = as_is.stack_passes
+    np.testing.assert_allclose(as_is.products(v), reference.products(v), rtol=1e-12)
+    assert as_is.kernel_view.flags.c_contiguous  # made for the products, one pass
+    assert as_is.stack_passes == pytest.approx(passes + 1 + np.count_nonzero(v) / n)

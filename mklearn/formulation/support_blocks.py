@@ -37,7 +37,8 @@ class SupportBlocks:
     Parameters
     ----------
     stack_km : ndarray of shape (m, n, n)
-        The kernel-major stack (float64 or float32); blocks are float64.
+        The kernel-major stack (float64 or float32), or a view of the same shape; blocks
+        are float64.
     reads : StackReads, optional
         Where the values copied from the stack into blocks are counted.
 
@@ -53,7 +54,7 @@ class SupportBlocks:
     """
 
     def __init__(self, stack_km: np.ndarray, reads: StackReads | None = None):
-        self._km = stack_km
+        self._km = stack_km  # for its shape (a view will do); the values come from ``source``
         self._reads = StackReads(stack_km.size) if reads is None else reads
         self.n_kernels, self.n_samples = stack_km.shape[0], stack_km.shape[1]
         self._budget = min(MAX_BYTES, int(STACK_SHARE * stack_km.nbytes))
@@ -65,13 +66,16 @@ class SupportBlocks:
         self.n_points = 0
         self._passes = 0  # requests seen
 
-    def quadratic_terms(self, v: np.ndarray, kernels: np.ndarray, support: np.ndarray):
+    def quadratic_terms(self, v: np.ndarray, kernels: np.ndarray, support: np.ndarray,
+                        source=None):
         """``v' K_k v`` for each k in ``kernels`` (shape (len(kernels),)), ``support`` the
         non-zeros of ``v``; None when their blocks do not fit in the budget (the caller reads
-        the stack).
+        the stack). ``source()`` gives the C-contiguous kernel-major stack the blocks are
+        filled from (default: the stack given), asked for only when a block is filled.
         """
+        source = (lambda: self._km) if source is None else source
         self._passes += 1
-        if self._passes <= START_AFTER or not self._cover(support, kernels.size):
+        if self._passes <= START_AFTER or not self._cover(support, kernels.size, source):
             return None
         missing = kernels[self._slot_of[kernels] < 0]
         if missing.size:
@@ -82,7 +86,7 @@ class SupportBlocks:
             slots = np.arange(self._slot_kernels.size, self._slot_kernels.size + missing.size)
             self._slot_of[missing] = slots
             self._slot_kernels = np.concatenate([self._slot_kernels, missing])
-            fill_blocks(self._km, missing, slots, self._index, 0, self.n_points, self._blocks)
+            fill_blocks(source(), missing, slots, self._index, 0, self.n_points, self._blocks)
             self._reads.add(missing.size * self.n_points ** 2)
         slots = self._slot_of[kernels]
         w = self.n_points
@@ -103,9 +107,9 @@ class SupportBlocks:
         capacity = min(self.n_samples, 2 * support_size + SLACK_POINTS)
         return capacity, min(self.n_kernels, self._budget // (8 * capacity * capacity))
 
-    def _cover(self, support: np.ndarray, n_kernels: int) -> bool:
-        """Grow (or restart) W so that it contains ``support``; False if ``n_kernels`` blocks
-        of the needed size exceed the budget."""
+    def _cover(self, support: np.ndarray, n_kernels: int, source) -> bool:
+        """Grow (or restart) W so that it contains ``support`` (blocks filled from
+        ``source()``); False if ``n_kernels`` blocks of the needed size exceed the budget."""
         new = support[self._position[support] < 0]
         fits = self._blocks is not None and self.n_points + new.size <= self._blocks.shape[1]
         if not fits:
@@ -126,7 +130,7 @@ class SupportBlocks:
             self._position[new] = np.arange(w_old, w)
             self.n_points = w
             if self._slot_kernels.size:
-                fill_blocks(self._km, self._slot_kernels, np.arange(self._slot_kernels.size),
+                fill_blocks(source(), self._slot_kernels, np.arange(self._slot_kernels.size),
                             self._index, w_old, w, self._blocks)
                 self._reads.add(self._slot_kernels.size * (w * w - w_old * w_old))
         return True

