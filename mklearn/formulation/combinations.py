@@ -47,7 +47,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         with non-zero weight, each in order (numba loops, summing in float64). A
         C-contiguous ``(n, n, m)`` stack is read as it is by what reads every kernel (the
         combined kernel, the quadratic terms, rows, diagonals: EasyMKL's fit on 1,000 points
-        and 100 kernels took 0.31 s and 780 MB above the stack when it was copied, 0.14 s as it
+        and 100 kernels took 0.31 s and 784 MB above the stack when it was copied, 0.15 s as it
         is) and copied kernel-major once, at the first product or row of ``K(d)`` combined
         on demand (a sparse ``d`` then reads only its kernels).
     kernel_sum : ndarray of shape (n, n), optional
