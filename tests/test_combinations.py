@@ -5,9 +5,10 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from mklearn.formulation.combinations import SumOfKernels, kernel_major
+from mklearn.formulation.combinations import SumOfKernels
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.stack_checks import check_kernel_stack
+from mklearn.kernels.stack_ops import kernel_major
 from mklearn.kernels.threads import numba_threads
 
 

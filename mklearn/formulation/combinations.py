@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from mklearn.extending import KernelParameterisation
 from mklearn.formulation.support_blocks import SupportBlocks
 from mklearn.kernels.base import Capabilities, KernelOperator
 from mklearn.kernels.columns import StackColumns
+from mklearn.kernels.held_stack import HeldStack
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.stack_ops import (
-    StackReads,
-    kernel_major,
     quadratic_terms,
     quadratic_terms_last_axis,
     quadratic_terms_support,
     quadratic_terms_support_parallel,
-    rows_last_axis,
-    rows_times,
-    rows_times_last_axis,
-    weighted_sum,
-    weighted_sum_last_axis,
 )
 from mklearn.kernels.threads import use_threads
 
@@ -32,7 +24,6 @@ SPARSE_SUPPORT_FRACTION = 4  # quadratic terms from support blocks when it is un
 # along SPG-GMKL runs on unseen problems: 10-60% of the rows); above, single-row misses cost
 # more than one pass over every row (dna3-500, 60% of the rows: 0.70 s against 0.37 s)
 ROWS_ON_DEMAND_FRACTION = 0.5
-_KERNEL_MAJOR_LOCK = threading.Lock()  # one copy when classes are fitted on threads
 
 
 class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
@@ -62,35 +53,24 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def __init__(self, stack: np.ndarray, kernel_sum: np.ndarray | None = None):
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
-        if not stack.flags.c_contiguous:  # kernel-major view (no copy), or any layout copied
-            stack = kernel_major(stack).transpose(1, 2, 0)
-        km = stack.transpose(2, 0, 1)
-        self._stack = stack  # (n, n, m), C-contiguous in one of its two layouts
-        self._km = km if km.flags.c_contiguous else None  # made on first use
+        self._held = HeldStack(stack, summed=kernel_sum is not None)
         self._kernel_sum = kernel_sum
-        one_pass = stack.size
-        self.reads = StackReads(one_pass, one_pass if kernel_sum is not None else 0)
+        self.reads = self._held.reads
         self._diagonals = None  # (m, n), computed at the first kernel_rows
-        self._support_blocks = SupportBlocks(km, self.reads)
+        self._support_blocks = SupportBlocks(self._held.view, self.reads)
         self._last = None  # (d, K(d)) of the last matrix: a later check reads it, not the stack
 
     @property
     def kernel_major(self) -> np.ndarray:
         """The base kernels as one C-contiguous ``(m, n, n)`` array: the stack itself, or its
         copy made (one pass, counted) the first time it is asked for."""
-        if self._km is None:
-            with _KERNEL_MAJOR_LOCK:
-                if self._km is None:
-                    km = kernel_major(self._stack)
-                    self.reads.add(km.size)
-                    self._km = km
-        return self._km
+        return self._held.kernel_major
 
     @property
     def kernel_view(self) -> np.ndarray:
         """The base kernels as an ``(m, n, n)`` array with no copy: :attr:`kernel_major` if
         it exists, else a strided view of the ``(n, n, m)`` stack."""
-        return self._stack.transpose(2, 0, 1) if self._km is None else self._km
+        return self._held.view
 
     @property
     def stack_passes(self) -> float:
@@ -102,23 +82,12 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         (len(kernels), len(indices), n), the row-provider interface of
         :mod:`mklearn.kernels.row_sources`."""
         indices = np.asarray(indices, dtype=np.int64)
-        n_kernels = self.n_kernels if kernels is None else len(kernels)
-        self.reads.add(n_kernels * indices.size * self.n_samples)
-        if self._km is None:
-            chosen = (np.arange(self.n_kernels) if kernels is None
-                      else np.asarray(kernels, dtype=np.int64))
-            return rows_last_axis(self._stack, indices, chosen)
-        # take: numpy's fancy index on the middle axis lays the rows out sample-major, and
-        # making that kernel-major cost 7x the copy (100 kernels, 77 rows of 1,000)
-        block = (np.take(self._km, indices, axis=1) if kernels is None
-                 else self._km[np.ix_(kernels, indices)])
-        return np.ascontiguousarray(block, dtype=np.float64)
+        return self._held.rows(indices, None if kernels is None
+                               else np.asarray(kernels, dtype=np.int64))
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel, float64 of shape (m, n)."""
-        self.reads.add(self.n_kernels * self.n_samples)
-        return np.ascontiguousarray(np.diagonal(self.kernel_view, axis1=1, axis2=2),
-                                    dtype=np.float64)
+        return self._held.diagonal()
 
     def kernel(self, d: np.ndarray) -> DenseRows:
         """The combined kernel ``K(d)`` as a row source of the SVM solvers (``@ v``,
@@ -133,10 +102,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def point_subset(self, indices) -> StackColumns:
         """Every kernel on the points ``indices`` only: a copy of that part of the stack."""
         indices = np.asarray(indices, dtype=np.int64)
-        self.reads.add(self.n_kernels * indices.size ** 2)
-        if self._km is None:
-            return StackColumns(self._stack[np.ix_(indices, indices)])
-        return StackColumns(self._km[:, indices[:, None], indices].transpose(1, 2, 0))
+        return StackColumns(self._held.points_block(indices))
 
     def matrix(self, d: np.ndarray) -> np.ndarray:
         """The combined kernel ``K(d)``, float64 of shape (n, n).
@@ -157,10 +123,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
     def _combine(self, d):
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return self._kernel_sum if d[0] == 1.0 else d[0] * self._kernel_sum
-        self.reads.add(np.count_nonzero(d) * self.n_samples ** 2)
-        if self._km is None:
-            return weighted_sum_last_axis(self._stack, d)
-        return weighted_sum(self._km, d)
+        return self._held.weighted_sum(d)
 
     def kernel_rows(self, d: np.ndarray, expected_rows: int | None = None):
         """``K(d)`` for one SVM solve that is expected to read about ``expected_rows`` rows
@@ -203,11 +166,11 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
                                                      lambda: self.kernel_major)
         if g is not None:
             return g
-        if self._km is None:  # the support's block, below the diagonal
+        if self._held.in_place:  # the support's block, below the diagonal
             self.reads.add(kernels.size * support.size * (support.size + 1) // 2)
-            return quadratic_terms_last_axis(self._stack, v, support, kernels)
+            return quadratic_terms_last_axis(self._held.stack, v, support, kernels)
         self.reads.add(kernels.size * (support.sum() + support.size))  # rows to the diagonal
-        return quadratic_terms(self._km, v, support, kernels)
+        return quadratic_terms(self.kernel_major, v, support, kernels)
 
     def cheap_terms(self, support_size: int) -> bool:
         """Whether :meth:`kernel_gradient` of every kernel at a support of this size reads
@@ -258,9 +221,4 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         C-contiguous ``(n, n, m)`` stack read as it is, where ``v`` is not zero."""
         kernels = np.asarray(kernels, dtype=np.int64)
         rows = np.asarray(rows, dtype=np.int64)
-        v = np.asarray(v, dtype=np.float64)
-        if self._km is None:  # each row's entries where v is not zero, m values each
-            self.reads.add(rows.size * np.count_nonzero(v) * self.n_kernels)
-            return rows_times_last_axis(self._stack, kernels, rows, v)
-        self.reads.add(kernels.size * rows.size * self.n_samples)
-        return rows_times(self._km, kernels, rows, v)
+        return self._held.rows_times(kernels, rows, np.asarray(v, dtype=np.float64))

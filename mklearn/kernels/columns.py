@@ -22,14 +22,7 @@ import scipy.sparse
 from scipy.spatial.distance import cdist
 
 from mklearn._sizes import STORED_ROWS_BYTES
-from mklearn.kernels.stack_ops import (
-    StackReads,
-    combine,
-    kernel_major,
-    rows_last_axis,
-    rows_times_last_axis,
-    weighted_sum_last_axis,
-)
+from mklearn.kernels.held_stack import HeldStack
 
 from . import threads
 from ._numba import (
@@ -723,7 +716,6 @@ def _dense_rows(points, indices):
     return points[indices]
 
 
-_KERNEL_MAJOR_LOCK = threading.Lock()
 
 
 class StackColumns(KernelOperator):
@@ -768,16 +760,13 @@ class StackColumns(KernelOperator):
                 f"StackColumns needs a stack of shape (n_samples, n_samples, n_kernels); got "
                 f"shape {stack.shape}."
             )
-        if not stack.flags.c_contiguous:  # kernel-major (KernelBank's stacks: no copy)
-            stack = kernel_major(stack).transpose(1, 2, 0)
-        km = stack.transpose(2, 0, 1)
-        self._stack, self._kernel_sum = stack, kernel_sum  # stack: as given, never dropped
-        self._km = km if km.flags.c_contiguous else None
+        self._held = HeldStack(stack, summed=kernel_sum is not None)  # never dropped
+        self._kernel_sum = kernel_sum
         self.value_dtype = np.dtype(np.float32 if stack.dtype == np.float32 else np.float64)
         self.n_samples = stack.shape[0]
         self.n_kernels = stack.shape[2]
         self.kernel_names = [f"kernel[{k}]" for k in range(self.n_kernels)]
-        self.reads = StackReads(stack.size, stack.size if kernel_sum is not None else 0)
+        self.reads = self._held.reads
 
     @property
     def stack_passes(self) -> float:
@@ -792,55 +781,27 @@ class StackColumns(KernelOperator):
     def kernel_major(self) -> np.ndarray:
         """The base kernels as one C-contiguous ``(m, n, n)`` array (copied once, on first
         use, unless the stack already is one)."""
-        with _KERNEL_MAJOR_LOCK:  # one copy when classes are fitted on threads
-            if self._km is None:
-                self._km = kernel_major(self._stack)
-                self.reads.add(self._km.size)
-        return self._km
+        return self._held.kernel_major
 
     @property
     def kernel_view(self) -> np.ndarray:
         """The base kernels as an ``(m, n, n)`` array with no copy: the kernel-major one when
         it exists, else a strided view of the caller's ``(n, n, m)`` stack."""
-        return self._stack.transpose(2, 0, 1) if self._km is None else self._km
-
-    def __getstate__(self) -> dict:
-        """Sent to another process: the kernel-major copy alone once it exists."""
-        state = dict(self.__dict__)
-        if state["_km"] is not None:
-            state["_stack"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        if state["_stack"] is None:
-            state["_stack"] = state["_km"].transpose(1, 2, 0)
-        self.__dict__.update(state)
+        return self._held.view
 
     def rows(self, indices: Any, kernels: Any = None) -> np.ndarray:
         """Rows ``indices`` of the kernels ``kernels``; as :meth:`KernelColumns.rows`."""
         indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
         if kernels is not None:
             kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
-        if self._km is None:  # the caller's (n, n, m) layout, read as it is
-            block = rows_last_axis(self._stack, indices, np.arange(self.n_kernels)
-                                   if kernels is None else kernels)
-        elif kernels is None:  # take: a fancy index here lays the rows out sample-major
-            block = np.take(self._km, indices, axis=1)
-        else:
-            block = self._km[np.ix_(kernels, indices)]
-        self.reads.add(block.size)
-        return np.ascontiguousarray(block, dtype=np.float64)
+        return self._held.rows(indices, kernels)
 
     def kernel_rows_times(self, kernels: Any, rows: Any, v: np.ndarray) -> np.ndarray:
         """``K_k[rows] @ v`` for each k in ``kernels``: shape (len(kernels), len(rows)); the
         caller's ``(n, n, m)`` layout read where ``v`` is not zero."""
-        if self._km is not None:
-            return super().kernel_rows_times(kernels, rows, v)
         kernels = _check_index_array(np.atleast_1d(kernels), self.n_kernels, "kernels")
         rows = _check_index_array(np.atleast_1d(rows), self.n_samples, "rows")
-        v = np.asarray(v, dtype=np.float64)
-        self.reads.add(rows.size * np.count_nonzero(v) * self.n_kernels)
-        return rows_times_last_axis(self._stack, kernels, rows, v)
+        return self._held.rows_times(kernels, rows, np.asarray(v, dtype=np.float64))
 
     def matrix(self, d: Any) -> np.ndarray:
         """The combined kernel ``K(d) = sum_k d_k K_k``, float64 of shape (n, n), read from
@@ -848,11 +809,7 @@ class StackColumns(KernelOperator):
         d = np.asarray(d, dtype=np.float64)
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum
-        active = np.flatnonzero(d)
-        self.reads.add(active.size * self.n_samples ** 2)
-        if self._km is None:
-            return weighted_sum_last_axis(self._stack, d)
-        return combine(self._km, d, active)
+        return self._held.weighted_sum(d)
 
     def kernel(self, d: Any) -> DenseRows:
         """``K(d)`` as a row source of the SMO core: :meth:`matrix`, dense."""
@@ -879,19 +836,8 @@ class StackColumns(KernelOperator):
         indices = _check_index_array(np.atleast_1d(indices), self.n_samples, "indices")
         kernel_sum = (None if self._kernel_sum is None
                       else self._kernel_sum[np.ix_(indices, indices)])
-        return StackColumns(self._points_block(indices), kernel_sum=kernel_sum)
+        return StackColumns(self._held.points_block(indices), kernel_sum=kernel_sum)
 
-    def _points_block(self, indices):
-        """The stack on the points ``indices``, shape (p, p, m): whole runs of m values
-        gathered in the caller's layout (numpy's fancy index took 1.5x as long), m runs of p
-        in the kernel-major one."""
-        self.reads.add(self.n_kernels * indices.size ** 2)
-        if self._km is not None:
-            return self._km[:, indices[:, None], indices].transpose(1, 2, 0)
-        n, m = self.n_samples, self.n_kernels
-        pairs = (indices[:, None] * n + indices).ravel()
-        return np.take(self._stack.reshape(n * n, m), pairs, axis=0).reshape(
-            indices.size, indices.size, m)
 
     def combined_block(self, indices: Any, kernels: Any, weights: Any) -> np.ndarray:
         """``K(d)[indices][:, indices]`` for the weights ``weights`` of ``kernels``, float64
@@ -903,10 +849,8 @@ class StackColumns(KernelOperator):
         np.add.at(d, kernels, np.asarray(weights, dtype=np.float64))
         if self._kernel_sum is not None and d[0] != 0.0 and np.all(d == d[0]):
             return d[0] * self._kernel_sum[np.ix_(indices, indices)]
-        return self._points_block(indices).astype(np.float64) @ d
+        return self._held.points_block(indices).astype(np.float64) @ d
 
     def diagonal(self) -> np.ndarray:
         """``K_k[i, i]`` of every kernel; ndarray of shape (m, n), float64."""
-        self.reads.add(self.n_kernels * self.n_samples)
-        return np.ascontiguousarray(np.diagonal(self._stack, axis1=0, axis2=1),
-                                    dtype=np.float64)
+        return self._held.diagonal()
