@@ -12,7 +12,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
 
 from mklearn.kernels.numeric_input import numeric_input
-from mklearn.kernels.stack_ops import kernel_major, sum_last_axis, weighted_sum
+from mklearn.kernels.stack_ops import kernel_major, weighted_sum, weighted_sum_last_axis
 from mklearn.kernels.threads import one_blas_thread
 
 _PSD_CHECK_BUDGET = 3e8  # flops spent at most on exact eigenvalue checks of each kernel
@@ -109,7 +109,7 @@ def _kernel_sum(stack):
     """``sum_k K_k``, float64 of shape (n, n), read in the stack's own layout (one pass)."""
     if stack.transpose(2, 0, 1).flags.c_contiguous:
         return weighted_sum(stack.transpose(2, 0, 1), np.ones(stack.shape[2]))
-    return sum_last_axis(stack)
+    return weighted_sum_last_axis(stack, np.ones(stack.shape[2]))
 
 
 def check_learned_kernel(stack_km, weights, learned=None):
