@@ -11,8 +11,6 @@ from mklearn.kernels.columns import StackColumns
 from mklearn.kernels.held_stack import HeldStack
 from mklearn.kernels.row_sources import DenseRows, StackCombinedRows
 from mklearn.kernels.stack_ops import (
-    quadratic_terms,
-    quadratic_terms_last_axis,
     quadratic_terms_support,
     quadratic_terms_support_parallel,
 )
@@ -164,13 +162,7 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
         if support.size * SPARSE_SUPPORT_FRACTION <= self.n_samples:
             g = self._support_blocks.quadratic_terms(v, kernels, support,
                                                      lambda: self.kernel_major)
-        if g is not None:
-            return g
-        if self._held.in_place:  # the support's block, below the diagonal
-            self.reads.add(kernels.size * support.size * (support.size + 1) // 2)
-            return quadratic_terms_last_axis(self._held.stack, v, support, kernels)
-        self.reads.add(kernels.size * (support.sum() + support.size))  # rows to the diagonal
-        return quadratic_terms(self.kernel_major, v, support, kernels)
+        return self._held.quadratic_terms(v, support, kernels) if g is None else g
 
     def cheap_terms(self, support_size: int) -> bool:
         """Whether :meth:`kernel_gradient` of every kernel at a support of this size reads

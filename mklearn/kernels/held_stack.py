@@ -19,6 +19,8 @@ import numpy as np
 from mklearn.kernels.stack_ops import (
     StackReads,
     kernel_major,
+    quadratic_terms,
+    quadratic_terms_last_axis,
     rows_last_axis,
     rows_times,
     rows_times_last_axis,
@@ -69,12 +71,6 @@ class HeldStack:
         self.__dict__.update(state)
 
     @property
-    def in_place(self) -> bool:
-        """Whether the stack is in the caller's ``(n, n, m)`` layout, with no kernel-major
-        copy so far."""
-        return self._km is None
-
-    @property
     def kernel_major(self) -> np.ndarray:
         """The base kernels as one C-contiguous ``(m, n, n)`` array: the stack itself, or its
         copy made (one pass, counted) the first time it is asked for."""
@@ -115,6 +111,17 @@ class HeldStack:
             return rows_times_last_axis(self.stack, kernels, rows, v)
         self.reads.add(kernels.size * rows.size * n)
         return rows_times(self._km, kernels, rows, v)
+
+    def quadratic_terms(self, v: np.ndarray, support: np.ndarray,
+                        kernels: np.ndarray) -> np.ndarray:
+        """``v' K_k v`` for each k in ``kernels`` (int64), ``support`` the sorted non-zeros
+        of ``v`` (float64): kernel-major, the support's rows up to the diagonal; in place,
+        the support's block below the diagonal."""
+        if self._km is None:
+            self.reads.add(kernels.size * support.size * (support.size + 1) // 2)
+            return quadratic_terms_last_axis(self.stack, v, support, kernels)
+        self.reads.add(kernels.size * (support.sum() + support.size))
+        return quadratic_terms(self._km, v, support, kernels)
 
     def weighted_sum(self, d: np.ndarray) -> np.ndarray:
         """``K(d) = sum_k d_k K_k``, float64 of shape (n, n): kernel-major, only the kernels
