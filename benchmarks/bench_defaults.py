@@ -219,11 +219,26 @@ def _peak_child(conn, estimator, X, y, classification):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clone(estimator).fit(X[small], y[small])
+        _trim_heap()
         start = _fit_start_mb()
         began = time.perf_counter()
         estimator.fit(X, y)
         conn.send((_fit_peak_mb() - start, time.perf_counter() - began))
     conn.close()
+
+
+def _trim_heap():
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim``; no-op
+    elsewhere), so that a fit's peak counts what it allocates, not only what the pages freed
+    by the loading and the warm-up fit cannot hold: without it ``SVC()``'s kernel cache on
+    pima (768 points, 2.3 MB of single-precision columns) measured 0.1 MB, 1.6 MB with it."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        pass
 
 
 def _fit_peak(estimator, X, y, classification):

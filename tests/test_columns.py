@@ -325,26 +325,26 @@ def _growing_cache(monkeypatch, compute, touch, start_rows=2, most_rows=20):
                               start=(start_rows + 0.5) * row_mb)
 
 
-def test_a_growing_cache_doubles_when_computing_evicted_rows_cost_a_fresh_touch(monkeypatch):
+def test_a_growing_cache_grows_at_once_where_most_rows_come_back(monkeypatch):
     """With ``start``, the cache holds the rows ``start`` MB hold. Rows read once never grow
-    it; it doubles (up to ``cache_size``) once the time spent computing again evicted rows
-    that twice its slots would have held reaches the time first touching as many slots as
-    it holds would take, measured on its own loads; its rows stay right throughout."""
-    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=5.0)
+    it; rows read again that twice its slots would have held, ``DENSE_SHARE`` of its loads
+    in a window of ``GROWTH_WINDOW`` times its rows, double it whatever fresh slots cost;
+    its rows stay right throughout."""
+    from mklearn.kernels.cache import DENSE_SHARE, GROWTH_WINDOW
+
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=50.0)
     assert cache.capacity == 2
     for i in range(10):  # each row read once: no row comes back
         assert cache.get(i)[0, 0] == i
     assert cache.capacity == 2 and len(cache) == 2 and cache.misses == 10
-    for read in range(9):  # 3 rows cycled through 2 slots: every read computes again
-        assert cache.get(read % 3)[2, 9] == read % 3
-    # rows 0-2 first come back 9 evictions after their own (four slots would not have held
-    # them), then 2 after: 6 s of rows four slots would have held < 2 slots x 5 s
-    assert cache.capacity == 2 and cache.evicted_reads == 9
-    for read in range(9, 12):
-        cache.get(read % 3)
-    assert cache.capacity == 2  # 9 s
-    cache.get(0)
-    assert cache.capacity == 4 and cache.evicted_reads == 0  # 10 s: doubled
+    reads = 0
+    while cache.capacity == 2:  # rows 7-9 cycled through 2 slots: each read computes again
+        assert cache.get(7 + reads % 3)[2, 9] == 7 + reads % 3
+        reads += 1
+    assert cache.capacity == 4 and cache.evicted_reads == 0  # not 8 or 16: 4 hold them
+    assert 10 + reads >= GROWTH_WINDOW and reads >= DENSE_SHARE * (10 + reads)
+    for read in range(9):  # rows 0-2: long evicted, then cycled through 4 slots
+        assert cache.get(read % 3)[1, 1] == read % 3
     misses = cache.misses
     for _ in range(5):  # 3 rows now fit: nothing computed again, no growth
         for i in range(3):
@@ -354,27 +354,86 @@ def test_a_growing_cache_doubles_when_computing_evicted_rows_cost_a_fresh_touch(
         for i in range(25):
             assert cache.get(i)[3, 1] == i
     assert cache.capacity == 4
-    for rows, grown in ((7, 8), (14, 16), (30, 20)):  # doubles up to cache_size
+    # doubles up to cache_size, never for rows that cycle through more than it can hold
+    for rows, grown in ((7, 8), (14, 16), (30, 16), (18, 20)):
         for _ in range(30):
             for i in range(rows):
                 assert cache.get(i)[3, 1] == i
         assert cache.capacity == grown
-    assert len(cache) == 20
+    assert len(cache) == 18
+
+
+def test_a_growing_cache_grows_past_twice_its_rows_when_twice_would_not_hold_them(monkeypatch):
+    """Rows cycled through an LRU cache too small for them are all computed again, and so
+    they would be with twice the slots: the cache grows by the least factor that holds
+    them (here four)."""
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=0.5, start_rows=4,
+                                     most_rows=40)
+    for _ in range(10):
+        for i in range(14):
+            assert cache.get(i)[2, 3] == i
+    assert cache.capacity == 16 and len(cache) == 14
+    misses = cache.misses
+    for i in range(14):
+        cache.get(i)
+    assert cache.misses == misses
+
+
+def test_a_growing_cache_grows_only_where_doubling_saves_a_share_of_its_loads(monkeypatch):
+    """Fresh slots cost nothing more here, so the time rule alone would double the cache at
+    the first row read again; it doubles only once the rows twice its slots would have
+    held are ``GROWTH_SHARE`` of the rows computed since it last grew."""
+    from mklearn.kernels.cache import GROWTH_SHARE
+
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=0.0)
+    for i in range(45):  # each row read once
+        cache.get(i)
+    cache.get(42)  # evicted two rows ago: four slots would have held it
+    assert cache.capacity == 2 and 1 < GROWTH_SHARE * cache.misses
+    reads = 0
+    while cache.capacity == 2:  # 3 rows cycled through 2 slots
+        assert cache.get(reads % 3)[1, 7] == reads % 3
+        reads += 1
+        assert reads < 20
+    assert cache.capacity == 4 and reads >= GROWTH_SHARE * 45
+
+
+def test_a_growing_cache_grows_where_rows_read_again_cost_more_than_fresh_slots(monkeypatch):
+    """A sixth of the loads comes back one eviction later, below ``DENSE_SHARE``: the cache
+    doubles once those rows' seconds (1 s each) reach the first touch of the two slots it
+    adds (3 s each), after six of them; rows read again further back never grow it."""
+    provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=3.0)
+    fresh, blocks = iter(range(10**6)), 0
+    while cache.capacity == 2:
+        rows = [next(fresh) % 50 for _ in range(5)]  # back only 45 evictions later
+        for i in rows:
+            assert cache.get(i)[0, 1] == i
+        cache.get(rows[2])  # evicted one row ago
+        blocks += 1
+        assert blocks < 30
+    assert cache.capacity == 4 and blocks == 6
 
 
 def test_a_growing_cache_grows_at_once_when_fresh_slots_cost_nothing_more(monkeypatch):
+    from mklearn.kernels.cache import GROWTH_WINDOW
+
     provider, cache = _growing_cache(monkeypatch, compute=1.0, touch=0.0)
     for i in range(3):
         cache.get(i)  # 0 evicted
     cache.get(0)
+    assert cache.capacity == 2  # too few loads yet to weigh
+    for read in range(GROWTH_WINDOW - 4):
+        cache.get(1 + read % 3)
     assert cache.capacity == 4
     # rows loaded together count alike
     many = RowCache(provider, cache_size=10.5 * 8 * 4 * 50 / 2**20,
                     start=2.5 * 8 * 4 * 50 / 2**20)
-    for i in range(4):
-        many.get(i)  # 0 and 1 evicted
-    many.load_many([0, 1])
-    assert many.capacity == 4 and 0 in many and 1 in many
+    for read in range(GROWTH_WINDOW - 2):
+        many.get(read % 4)  # rows 0-3 through two slots
+    assert many.capacity == 2
+    last_evicted = [(GROWTH_WINDOW - 6) % 4, (GROWTH_WINDOW - 5) % 4]
+    many.load_many(last_evicted)
+    assert many.capacity == 4 and all(i in many for i in last_evicted)
     # never above cache_size, nor below two rows; without start, cache_size at once
     row_mb = 8 * 4 * 50 / 2**20
     assert RowCache(provider, cache_size=3.5 * row_mb, start=100 * row_mb).capacity == 3

@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted
 
 import mklearn.estimators.products as _product
+from mklearn._sizes import CHECK_BLOCK_BYTES
 from mklearn.distributed import local_jobs
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators.kernel_input import (
@@ -617,10 +618,14 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         picked = np.unique(np.linspace(0, n - 1, min(n, ONE_CLASS_CHECK_POINTS)).astype(int))
         if np.unique(y[picked]).size < 2:
             return
-        if self._precomputed and getattr(self, "product_", None) is None:
-            scores = self._training_scores(operator, picked)
-        else:
+        if getattr(self, "product_", None) is not None:
             scores = np.asarray(self.decision_function(self._named(_rows_of(X, picked))))
+        elif self._precomputed:
+            scores = self._training_scores(operator, picked)
+        else:  # as decision_function, in small blocks: the check costs little memory
+            scores = self._expansions(self._named(_rows_of(X, picked)),
+                                      block_bytes=CHECK_BLOCK_BYTES) + self.intercept_
+            scores = scores[:, 0] if scores.shape[1] == 1 else scores
         labels = _class_index(scores)
         # equal decisions everywhere: constant kernels, which their own warning names
         if np.unique(labels).size == 1 and np.ptp(scores, axis=0).max() > 0:

@@ -372,9 +372,10 @@ class _KernelInput:
         """``sum_i dual_coef_i K(d)(x_i, x)`` for each test point, shape (n_test,) (one model)."""
         return self._expansions(X)[:, 0]
 
-    def _expansions(self, X):
+    def _expansions(self, X, block_bytes=PREDICT_BLOCK_BYTES):
         """``sum_i dual_coef_[c, i] K(d_c)(x_i, x)`` for each test point and model c, shape
-        (n_test, n_models)."""
+        (n_test, n_models), from blocks of about ``block_bytes`` of test-versus-support
+        kernel values."""
         if getattr(self, "low_rank_", None) is not None:
             return self._low_rank_expansions(X)
         weights = np.atleast_2d(self.kernel_weights_)
@@ -382,13 +383,14 @@ class _KernelInput:
         if active.size == 0:  # no kernel in use: kernel 0 at weight 0 checks X, gives zeros
             active = np.arange(1)
         parts = [self._combine_cross(cross, weights, active)
-                 for cross in self._cross_kernels(X, self.support_, active)]
+                 for cross in self._cross_kernels(X, self.support_, active,
+                                                  block_bytes=block_bytes)]
         return np.concatenate(parts) if parts else np.zeros((0, weights.shape[0]))
 
-    def _cross_kernels(self, X, rows, active, validator=None):
+    def _cross_kernels(self, X, rows, active, validator=None, block_bytes=PREDICT_BLOCK_BYTES):
         """The base kernels ``active`` between the test points X and the training points
-        ``rows`` (None: all), in blocks of test points of about ``PREDICT_BLOCK_BYTES``: each
-        of shape (n_block, n_rows, n_active).
+        ``rows`` (None: all), in blocks of test points of about ``block_bytes``: each of
+        shape (n_block, n_rows, n_active).
 
         X is checked against the fit by ``validator`` (default this estimator: its
         ``n_features_in_`` and ``feature_names_in_``) or, precomputed, as a stack of shape
@@ -408,7 +410,7 @@ class _KernelInput:
         X = validate_numeric(self if validator is None else validator, X, dtype=np.float64,
                              reset=False, accept_sparse="csr")
         n_rows = self.n_train_ if rows is None else len(rows)
-        block = max(1, PREDICT_BLOCK_BYTES // (8 * max(n_rows, 1) * active.size))
+        block = max(1, block_bytes // (8 * max(n_rows, 1) * active.size))
         training_range = getattr(self, "_feature_range", None)  # None: a loaded model
         n_far, example = 0, None
         for start in range(0, X.shape[0], block):

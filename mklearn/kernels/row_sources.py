@@ -37,6 +37,11 @@ from mklearn.kernels.stack_ops import (
 )
 from mklearn.kernels.threads import use_threads
 
+# where a cache of base rows starts at least: on a few hundred points each row computed again
+# costs a return from the SMO core to Python, more than the row (Sonar, 61 kernels: 413 rows
+# computed from a start of 0.2 MB, 120 from 12 MB, 2.4x the fit's time; pima reads 447 rows
+# of 55 kB, 476 computed from 16 MB, 1.1x)
+LEAST_START_MB = 32.0
 DENSE_SUPPORT_FRACTION = 4  # a support above 1/4 of n: one matrix-vector product, no gather
 
 
@@ -313,11 +318,19 @@ class CombinedRows(CachedRows):
                          most, on_full, spare)
 
 
+def start_mb(n_samples: int) -> float:
+    """MB a growing cache of base rows starts with: what LIBSVM's default cache
+    (``START_MB``) fills at most, one kernel's whole matrix on ``n_samples`` points in single
+    precision, but at least ``LEAST_START_MB``."""
+    return min(START_MB, max(4.0 * n_samples * n_samples / MB, LEAST_START_MB))
+
+
 class BaseRows:
     """Rows of every base kernel of a provider, LRU-cached (the SMO-MKL step reads them).
 
-    The cache starts at ``START_MB`` (LIBSVM's default) and grows toward ``cache_size`` only
-    where computing evicted rows again costs more than holding them
+    The cache starts at what one SVM's kernel cache holds at most on the same points
+    (:func:`start_mb`) and grows toward ``cache_size`` only where computing evicted rows
+    again costs more than holding them and would have saved a share of the rows computed
     (:class:`~mklearn.kernels.cache.RowCache`, ``start``): rows of every kernel are ``m``
     times larger than one kernel's, and most are read once.
     """
@@ -325,7 +338,7 @@ class BaseRows:
     def __init__(self, provider: Any, cache_size: float, slots: Any = None) -> None:
         # the rows the cache's slots hold: the provider's, or those of ``slots``
         self.cache = RowCache(provider if slots is None else slots, cache_size,
-                              start=START_MB)
+                              start=start_mb(provider.n_samples))
         self.n_samples = provider.n_samples
         self.store, self.slot_of = self.cache.store, self.cache.slot_of
         self.last_used, self.clock = self.cache.last_used, self.cache.clock
