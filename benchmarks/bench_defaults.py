@@ -15,7 +15,8 @@ standardised pipeline), every parameter at its default, 5-fold cross-validation.
   (0.005) below the better anchor, and at most ``COST_GOAL`` (10) times the cost.
 
 ``--memory`` measures instead the peak memory of one fit on each whole set (each fit in a
-fresh process after a fit on 60 points loaded the code, its peak resident set above that):
+fresh process after a fit on 60 points loaded the code and the heap's free pages went back
+to the system, its peak resident set above that):
 the MKL default against ``SVC(cache_size=200)`` (``SVR``), with the goal ``MEMORY_GOAL``
 (4): the MKL fit's peak at most 4 times (the anchor's peak plus the data's bytes).
 
