@@ -34,7 +34,7 @@ OBJECTIVE_BLOCK_BYTES = 32 * MB
 # test-versus-support kernel values computed at once in predict and decision_function
 PREDICT_BLOCK_BYTES = 16 * MB
 # the same values for the few training points a fit's own checks predict
-CHECK_BLOCK_BYTES = 1 * MB
+CHECK_BLOCK_BYTES = 4 * MB
 # rows of the kernels that row_dots and combined_rows cannot fuse (a float32 bank's, non-RBF),
 # stored at once: whole, they were fresh pages of hundreds of MB a call
 STORED_ROWS_BYTES = 4 * MB

@@ -422,16 +422,18 @@ def test_a_growing_cache_grows_at_once_when_fresh_slots_cost_nothing_more(monkey
         cache.get(i)  # 0 evicted
     cache.get(0)
     assert cache.capacity == 2  # too few loads yet to weigh
-    for read in range(GROWTH_WINDOW - 4):
-        cache.get(1 + read % 3)
-    assert cache.capacity == 4
+    reads = 0
+    while cache.capacity == 2:
+        cache.get(1 + reads % 3)
+        reads += 1
+    assert cache.capacity == 4 and 4 + reads == GROWTH_WINDOW + 2  # two loads were fresh
     # rows loaded together count alike
     many = RowCache(provider, cache_size=10.5 * 8 * 4 * 50 / 2**20,
                     start=2.5 * 8 * 4 * 50 / 2**20)
-    for read in range(GROWTH_WINDOW - 2):
+    for read in range(GROWTH_WINDOW):
         many.get(read % 4)  # rows 0-3 through two slots
     assert many.capacity == 2
-    last_evicted = [(GROWTH_WINDOW - 6) % 4, (GROWTH_WINDOW - 5) % 4]
+    last_evicted = [(GROWTH_WINDOW - 4) % 4, (GROWTH_WINDOW - 3) % 4]
     many.load_many(last_evicted)
     assert many.capacity == 4 and all(i in many for i in last_evicted)
     # never above cache_size, nor below two rows; without start, cache_size at once

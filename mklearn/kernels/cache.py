@@ -16,12 +16,12 @@ touch (page faults and zeroing); a row evicted and read again costs its computat
 more. The cache times both: its loads into fresh slots against those into recycled ones. A
 ghost list of evicted rows gives each row read again its LRU stack distance (the evictions
 since its own), hence which of ``GROWTH_FACTORS`` times the slots would have held it. Once it
-has loaded as many rows as it holds (at least ``GROWTH_WINDOW``) since it last grew, it weighs
-growing at every row read again:
+has loaded ``GROWTH_WINDOW`` rows into recycled slots since it last grew, it weighs growing at
+every row read again, against the loads into recycled slots (each evicted a row):
 
 - where the largest growth would have held ``DENSE_SHARE`` of those loads (a working set read
   again and again, larger than the cache), it grows at once by the least factor that holds
-  three quarters of those rows (digits, 62 kernels: each class reads about 113 rows of 0.85
+  ``DENSE_KEEP`` of those rows (digits, 62 kernels: each class reads about 113 rows of 0.85
   MB again and again; doubling from 14 rows would hold a tenth of them, eight times most);
 - else by the factor whose rows' seconds, net of first touching the slots it adds, are the
   largest, if positive: the rent-or-buy rule, within twice the better choice in hindsight,
@@ -33,15 +33,18 @@ as a process holds more memory (measured on 5,000 a9a points: from 2.6 ms for a 
 to 14 ms past 3 GB held).
 
 So its size follows the rows the fit reads again, where computing them costs more than
-holding them. SMO-MKL's default fit, planned to hold every row:
+holding them. SMO-MKL's default fit, planned to hold every row, against a cache that kept
+every row it read (first figures), then one that started at 200 MB and doubled on the time
+rule alone (second), then this one (third; peaks above the loaded data):
 
-- abalone (9 kernels x 4,177 points): 1.21 s and 1.15 GB before, 0.63 s and 0.2 GB now;
-- 5,000 a9a points (122 kernels, 4.9 MB rows, 0.3 ms to compute): 25.8 s and 5.8 GB before,
-  19.8 s and 0.7 GB now;
-- 1,000 C. elegans sequences (1,585 kernels): 14.1 s and 6.1 GB before, 5.6 s and 0.6 GB now;
+- abalone (9 kernels x 4,177 points): 1.21 s and 1.15 GB; 0.63 s and 0.2 GB; 0.6 s, 69 MB;
+- 5,000 a9a points (122 kernels, 4.9 MB rows, 0.3 ms to compute): 25.8 s and 5.8 GB; 19.8 s
+  and 0.4 GB; 20-22 s and 118 MB (the rows come back too far apart for a cache to hold);
+- 1,000 C. elegans sequences (1,585 kernels, 12 MB rows): 14.1 s and 6.1 GB; 5.3-5.5 s and
+  16 rows; 4.7-4.8 s and 2 rows, with the same rows computed;
 - a9a at 20,000 points and in full, w8a in full (50 kernels read through distance rows of
-  160-320 kB): the same times within 2% (one run each), as the cache grows to what the
-  support reads again, and 14-18% less memory.
+  100-320 kB): the cache grows to what the support reads again, at the same times within
+  the noise of one run each.
 
 The slots are planned (``cache_size``), but the machine is shared: several fits in parallel
 processes (``GridSearchCV(n_jobs=-1)``) each plan from the memory available when they start.
@@ -74,7 +77,8 @@ START_MB = 200.0  # where a growing cache starts at most: LIBSVM's default cache
 GROWTH_FACTORS = (2, 4, 8)  # what a growing cache may multiply its rows by at once
 GROWTH_SHARE = 0.1  # a cache grows only if that would have saved this share of its loads
 DENSE_SHARE = 0.25  # a cache that would have held this share of its loads grows at once
-GROWTH_WINDOW = 32  # loads a growing cache weighs before growing again, or its rows if more
+DENSE_KEEP = 0.75  # ... by the least factor that holds this share of what the largest would
+GROWTH_WINDOW = 32  # loads into recycled slots a growing cache weighs before growing again
 
 
 def mapped_empty(shape: Any, dtype: Any = np.float64) -> np.ndarray:
@@ -263,14 +267,16 @@ class RowCache:
 
     def _account_load(self, rows: np.ndarray, seconds: float, fresh: bool) -> None:
         """Account for computing ``rows`` in ``seconds`` into fresh slots (``fresh``) or
-        recycled ones; grow the rows the cache may hold by the least of ``GROWTH_FACTORS``
-        (up to its planned rows) whose added slots would have held rows read again that
-        cost at least first touching those slots and are ``GROWTH_SHARE`` of the rows
-        computed since the cache last grew (module notes)."""
+        recycled ones, and grow the rows the cache may hold (up to its planned rows) where
+        :meth:`_growth` says it pays (module notes)."""
         if self._evicted_at.size == 0:
             return
-        self._loads[0 if fresh else 1] += (seconds, rows.size)
-        self._loads_since_growth += rows.size
+        kind = 0 if fresh else 1
+        self._loads[kind, 0] += seconds
+        self._loads[kind, 1] += rows.size
+        if fresh and self._evictions == 0:  # nothing evicted yet, so nothing read again
+            return
+        self._loads_since_growth += 0 if fresh else rows.size  # loads that evicted rows
         at = self._evicted_at[rows]
         again = at >= 0
         if not again.any():
@@ -284,7 +290,7 @@ class RowCache:
         self._again_seconds += seconds * held / rows.size
         if (self._limit >= self._ceiling or self.stopped_growing
                 or not self._loads[:, 1].all()
-                or self._loads_since_growth < max(GROWTH_WINDOW, self._limit)):
+                or self._loads_since_growth < GROWTH_WINDOW):
             return
         per_load = self._loads[:, 0] / self._loads[:, 1]
         touch = max(per_load[0] - per_load[1], 0.0)  # a fresh slot's first touch, seconds
@@ -301,11 +307,11 @@ class RowCache:
     def _growth(self, touch: float) -> int:
         """Slots to add (0: none), ``touch`` the seconds of a fresh slot's first touch.
         Where the largest growth would have held ``DENSE_SHARE`` of the loads, the least
-        that holds three quarters of those rows; else the growth that would have saved the
+        that holds ``DENSE_KEEP`` of those rows; else the growth that would have saved the
         most seconds net of its touch, if positive and ``GROWTH_SHARE`` of the loads."""
         added, held = self._added_slots(), self._held_reads
         if held[-1] >= DENSE_SHARE * self._loads_since_growth:
-            return int(added[np.argmax(held >= 0.75 * held[-1])])
+            return int(added[np.argmax(held >= DENSE_KEEP * held[-1])])
         saved = self._again_seconds - touch * added
         saved[held < GROWTH_SHARE * self._loads_since_growth] = -np.inf
         return int(added[np.argmax(saved)]) if saved.max() >= 0.0 else 0
