@@ -223,8 +223,9 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         "smo" and "mwu", or ``kernel_storage="rows"``; LIBSVM's ``-m``). "auto" (default):
         every row if they fit in half of ``memory_budget``, else that half
         (:func:`mklearn.memory.auto_cache_size`); the megabytes planned are ``cache_size_``.
-        SMO-MKL's cache of the base kernels' rows starts at 200 MB within it and grows only
-        where computing evicted rows again costs more than holding them
+        SMO-MKL's cache of the base kernels' rows starts within it at what one SVM's kernel
+        cache holds at most on the same points (one kernel's matrix in single precision,
+        32-200 MB) and grows only where rows read again would have paid for more slots
         (:class:`mklearn.kernels.cache.RowCache`).
     kernel_storage : {"auto", "stack", "rows"}
         How base kernels computed from X are held: "stack", the ``(n, n, m)`` stack in memory
