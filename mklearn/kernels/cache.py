@@ -285,7 +285,8 @@ class RowCache:
         self.evicted_reads += int(again.sum())
         # a row evicted e evictions ago is held by e more slots (its LRU stack distance)
         behind = self._evictions - at[again]
-        held = (behind[None, :] <= self._added_slots()[:, None]).sum(axis=1)
+        added = self._added_slots()
+        held = (behind[None, :] <= added[:, None]).sum(axis=1)
         self._held_reads += held
         self._again_seconds += seconds * held / rows.size
         if (self._limit >= self._ceiling or self.stopped_growing
@@ -294,7 +295,7 @@ class RowCache:
             return
         per_load = self._loads[:, 0] / self._loads[:, 1]
         touch = max(per_load[0] - per_load[1], 0.0)  # a fresh slot's first touch, seconds
-        grows = self._growth(touch)
+        grows = self._growth(touch, added)
         if grows:
             self._limit += grows
             self.evicted_reads = self._loads_since_growth = 0
@@ -304,12 +305,13 @@ class RowCache:
             self._evicted_at = self._evicted_at[:0] if self._limit == self._ceiling else (
                 np.full_like(self._evicted_at, -1))
 
-    def _growth(self, touch: float) -> int:
-        """Slots to add (0: none), ``touch`` the seconds of a fresh slot's first touch.
+    def _growth(self, touch: float, added: np.ndarray) -> int:
+        """Slots to add (0: none) of ``added`` (:meth:`_added_slots`), ``touch`` the seconds
+        of a fresh slot's first touch.
         Where the largest growth would have held ``DENSE_SHARE`` of the loads, the least
         that holds ``DENSE_KEEP`` of those rows; else the growth that would have saved the
         most seconds net of its touch, if positive and ``GROWTH_SHARE`` of the loads."""
-        added, held = self._added_slots(), self._held_reads
+        held = self._held_reads
         if held[-1] >= DENSE_SHARE * self._loads_since_growth:
             return int(added[np.argmax(held >= DENSE_KEEP * held[-1])])
         saved = self._again_seconds - touch * added
