@@ -319,6 +319,7 @@ def summary(rows):
         "cost_max": float(np.max([r["cost_over_plain_anchor"] for r in rows])),
         "meets_accuracy_goal": int(sum(r["meets_accuracy_goal"] for r in rows)),
         "meets_cost_goal": int(sum(r["meets_cost_goal"] for r in rows)),
+        "convergence_warnings": int(sum(r["mkl"]["convergence_warnings"] for r in rows)),
     }
 
 
@@ -364,14 +365,17 @@ def main(argv=None):
               f"{mine['fit_seconds'] + mine['predict_seconds']:.2f} / "
               f"{plain['fit_seconds'] + plain['predict_seconds']:.3f}"
               + ("" if row["meets_accuracy_goal"] else "   <- below")
-              + ("" if row["meets_cost_goal"] else "   <- cost"), flush=True)
+              + ("" if row["meets_cost_goal"] else "   <- cost")
+              + (f"   <- {mine['convergence_warnings']} not converged"
+                 if mine["convergence_warnings"] else ""), flush=True)
     total = summary(rows)
     if total:
         print(f"\nmean score: MKL {total['mkl_mean']:.4f}, "
               + ", ".join(f"{a} {v:.4f}" for a, v in total["anchor_means"].items())
               + f"; cost median {total['cost_median']:.1f}x, max {total['cost_max']:.1f}x; "
               f"within {ACCURACY_SLACK} of the better anchor on {total['meets_accuracy_goal']} "
-              f"of {total['sets']} sets, within {COST_GOAL:g}x on {total['meets_cost_goal']}")
+              f"of {total['sets']} sets, within {COST_GOAL:g}x on {total['meets_cost_goal']}; "
+              f"{total['convergence_warnings']} fits not converged")
     document = {
         "date": _dt.datetime.now().isoformat(timespec="seconds"),
         "machine": machine_info(),
