@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators.kernel_input import _fit_task, _KernelInput
 from mklearn.formulation.regularizers import make_regularizer
+from mklearn.kernels import fit_threads
 from mklearn.kernels.checks import is_views
 from mklearn.memory import gathered
 from mklearn.progress import compile_time_of, seconds_since
@@ -164,7 +165,8 @@ class OneClassMKL(_KernelInput, OutlierMixin, BaseEstimator):
         self.kernel_time_ = seconds_since(start)
         start = time.perf_counter()
         task = OneClassTask(operator.n_samples, float(self.nu))
-        result = _fit_task(self, operator, task, regularizer)
+        with fit_threads(None):
+            result = _fit_task(self, operator, task, regularizer)
         self.solve_time_ = seconds_since(start)
         self._check_learned_kernels(operator, result.kernel_weights)
         self.stack_passes_ = operator.stack_passes

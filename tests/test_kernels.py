@@ -161,6 +161,33 @@ def test_zero_trace_keeps_scale_one():
     np.testing.assert_array_equal(K[:, :, 0], 0.0)
 
 
+@pytest.mark.parametrize("specs", [[RBF(sigma=2.0)], [RBF(sigma=2.0), Laplacian(sigma=3.0)]])
+def test_mostly_zero_features_are_scaled_not_centred_for_shift_invariant_kernels(specs):
+    rng = np.random.default_rng(0)
+    X = rng.binomial(1, 0.1, size=(60, 12)) * rng.uniform(1, 5, size=(60, 12))
+    X_test = rng.binomial(1, 0.1, size=(9, 12)) * 2.0
+    bank = KernelBank(specs, standardize=True, normalize=None)
+    K = bank.fit_transform(X)
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    std[std == 0] = 1.0
+    np.testing.assert_array_equal(bank.mean_, 0.0)
+    np.testing.assert_allclose(bank.scale_, std)
+    assert np.count_nonzero(bank.X_fit_) == np.count_nonzero(X)  # the zeros kept
+    Z, Z_test = (X - mean) / std, (X_test - mean) / std  # the centred points: same kernels
+    np.testing.assert_allclose(K[:, :, 0], rbf_kernel(Z, gamma=1 / 8), rtol=1e-10)
+    np.testing.assert_allclose(bank.transform(X_test)[:, :, 0],
+                               rbf_kernel(Z_test, Z, gamma=1 / 8), rtol=1e-10)
+
+
+def test_a_kernel_that_is_not_shift_invariant_keeps_the_centring():
+    X = np.random.default_rng(0).binomial(1, 0.1, size=(60, 12)).astype(float)
+    bank = KernelBank([RBF(sigma=2.0), Linear()], standardize=True, normalize=None).fit(X)
+    np.testing.assert_allclose(bank.mean_, X.mean(axis=0))
+    dense = np.random.default_rng(1).normal(size=(60, 12))
+    np.testing.assert_allclose(KernelBank([RBF()], standardize=True).fit(dense).mean_,
+                               dense.mean(axis=0))
+
+
 def test_standardisation_is_fitted_on_training_data_only(data):
     X_train, X_test = data
     X_train = X_train * [1, 2, 3, 4, 5, 6] + 10.0

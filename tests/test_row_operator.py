@@ -128,6 +128,35 @@ def test_threaded_kernel_rows_equal_the_serial_ones(data, monkeypatch):
         np.testing.assert_array_equal(provider.rows([0, 5, 17]), serial)
 
 
+def test_a_fit_runs_blas_on_its_threads():
+    from threadpoolctl import threadpool_info
+
+    from mklearn.kernels.threads import blas_threads, fit_threads
+
+    def blas():
+        return {pool["num_threads"] for pool in threadpool_info()
+                if pool["user_api"] == "blas"}
+
+    before = blas()
+    with fit_threads(None) as used:
+        assert used == 1 and blas() <= {1}
+    with blas_threads(1):
+        assert blas() <= {1}
+    assert blas() == before
+
+
+def test_rows_of_a_sparse_block_are_read_from_its_arrays():
+    import scipy.sparse
+
+    from mklearn.kernels.columns import _dense_rows
+
+    points = scipy.sparse.random(30, 7, density=0.2, format="csr", random_state=0)
+    for rows in ([4], [0, 29, 4, 4], []):
+        indices = np.asarray(rows, dtype=np.int64)
+        np.testing.assert_array_equal(_dense_rows(points, indices),
+                                      points.toarray()[indices])
+
+
 def test_sparse_input_gives_the_dense_result_and_clear_errors():
     import scipy.sparse
 

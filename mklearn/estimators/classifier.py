@@ -34,10 +34,11 @@ from mklearn.estimators.kernel_input import (
 from mklearn.extending import Regularizer
 from mklearn.formulation.regularizers import REGULARIZERS
 from mklearn.kernels import (
+    blas_threads,
+    fit_threads,
     has_one_kernel,
     is_dask_collection,
     is_string_kernels,
-    numba_threads,
     resolve_groups,
     warn_degenerate,
 )
@@ -576,16 +577,17 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
             return result, y_pm
 
         start = time.perf_counter()
-        # classes side by side (each on one numba thread) when the kernels can be shared,
-        # else one after the other with n_jobs numba threads for the kernel rows
+        # classes side by side (each on one numba thread, BLAS on one) when the kernels can
+        # be shared, else one after the other with n_jobs threads for the kernel rows
         n_jobs = local_jobs(self.n_jobs)  # 1 inside a Dask worker's task
         if (len(targets) > 1 and effective_n_jobs(n_jobs) > 1
                 and operator.capabilities.thread_safe):
-            results = Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(_on_one_thread)(solve, target) for target in targets
-            )
+            with blas_threads(1):
+                results = Parallel(n_jobs=n_jobs, prefer="threads")(
+                    delayed(_on_one_thread)(solve, target) for target in targets
+                )
         else:
-            with numba_threads(n_jobs):
+            with fit_threads(n_jobs):
                 results = [solve(target) for target in targets]
         for result, _ in results:
             if not result.converged:

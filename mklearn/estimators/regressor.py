@@ -15,6 +15,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from mklearn.distributed.partitions import on_partitions
 from mklearn.estimators.kernel_input import _fit_task, _KernelInput
 from mklearn.extending import Regularizer
+from mklearn.kernels import fit_threads
 from mklearn.progress import compile_time_of, seconds_since
 from mklearn.solvers import check_solver_options, get_solver, solvers_for
 from mklearn.solvers.tasks import RegressionTask
@@ -246,25 +247,29 @@ class MKLRegressor(_KernelInput, RegressorMixin, BaseEstimator):
         start = time.perf_counter()
         if not stacked:
             options.setdefault("cache_size", self._cache_megabytes(len(y), operator.n_kernels))
-        if self.kernel_storage_ == "features":
-            function, options = self._solver_function(info, options)
-            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
-                               regularizer, options, function)
-        elif stacked or info.takes_task:
-            result = _fit_task(self, operator, RegressionTask(y, cost, self.epsilon),
-                               regularizer, options)
-        else:
-            get_solver(self.solver_, regularizer)
-            result = info.regression_function(
-                operator, y, cost, regularizer, epsilon=float(self.epsilon),
-                tol=self.tol, max_iter=self.max_iter, **options,
-            )
+        with fit_threads(None):
+            result = self._solve(operator, y, cost, regularizer, info, options, stacked)
         self.solve_time_ = seconds_since(start)
         warn_if_capped(self, cap, at_bound(np.abs(result.alpha), cost, cap))
         self._check_learned_kernels(operator, result.kernel_weights)
         self.stack_passes_ = operator.stack_passes
         self._store_single(result, np.flatnonzero(result.alpha != 0.0), zero_sum=True)
         return self
+
+    def _solve(self, operator, y, cost, regularizer, info, options, stacked):
+        """The solver's result on the training kernels (in feature space, on a task, or
+        SMO-MKL's regression)."""
+        task = RegressionTask(y, cost, self.epsilon)
+        if self.kernel_storage_ == "features":
+            function, options = self._solver_function(info, options)
+            return _fit_task(self, operator, task, regularizer, options, function)
+        if stacked or info.takes_task:
+            return _fit_task(self, operator, task, regularizer, options)
+        get_solver(self.solver_, regularizer)
+        return info.regression_function(
+            operator, y, cost, regularizer, epsilon=float(self.epsilon),
+            tol=self.tol, max_iter=self.max_iter, **options,
+        )
 
     @on_partitions
     def predict(self, X):

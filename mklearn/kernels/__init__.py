@@ -53,6 +53,8 @@ from .stack_checks import check_test_stack as check_test_stack
 from .string_bank import StringColumns, StringKernelBank
 from .strings import Spectrum, WeightedDegree, wd_sub_kernels
 from .strings import is_string_kernels as is_string_kernels
+from .threads import blas_threads as blas_threads
+from .threads import fit_threads as fit_threads
 from .threads import numba_threads as numba_threads
 from .views import resolve_groups as resolve_groups
 

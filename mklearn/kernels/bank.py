@@ -573,7 +573,10 @@ class KernelBank:
         Base kernels, in the order of the last axis of the stacks.
     standardize : bool, default=False
         Standardise every feature (zero mean, unit variance, fitted on the training
-        data; a constant feature keeps scale 1) before computing the kernels.
+        data; a constant feature keeps scale 1) before computing the kernels. When every
+        kernel depends on ``x - z`` only (``KernelSpec.shift_invariant``: RBF, Laplacian)
+        and at most ``SPARSE_DENSITY`` of X is non-zero, the features are only scaled
+        (``mean_`` zeros): the same kernels, and the points stay sparse.
     normalize : {"trace", "diagonal", None}, default="trace"
         ``"trace"`` scales kernel k by ``1 / trace(K_k)`` of the *training* kernel
         (unit trace, as in SimpleMKL); ``"diagonal"`` by ``n / trace(K_k)`` (mean diagonal
@@ -586,7 +589,8 @@ class KernelBank:
     Attributes
     ----------
     mean_ : ndarray of shape (n_features,)
-        Feature means subtracted before the kernels (zeros without standardisation).
+        Feature means subtracted before the kernels (zeros without standardisation, or
+        when it only scales the features).
     scale_ : ndarray of shape (n_features,)
         Feature scales divided by (ones without standardisation).
     trace_scales_ : ndarray of shape (n_kernels,)
@@ -688,6 +692,8 @@ class KernelBank:
         check_feature_indices(self.specs, n_features)
         if self.standardize:
             mean, scale = standard_moments(X)
+            if self._keeps_zeros(X):
+                mean = np.zeros(n_features)
             X_fit = (X - mean) / scale
             if not np.isfinite(X_fit).all():
                 raise ValueError(
@@ -705,6 +711,14 @@ class KernelBank:
         self.__dict__.pop("_plans", None)  # plans of the specs as they are now
         self.trace_scales_ = self._fit_trace_scales(self.X_fit_)
         return self
+
+    def _keeps_zeros(self, X: np.ndarray) -> bool:
+        """Whether standardising leaves the columns uncentred: every kernel depends on
+        differences of points only (the same kernel values) and X is mostly zero, so the
+        points stay sparse (their rows' products and distances are then made from the
+        non-zeros, ``SPARSE_DENSITY``)."""
+        return (all(spec.shift_invariant for spec in self.specs)
+                and np.count_nonzero(X) <= SPARSE_DENSITY * X.size)
 
     def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
         if self.normalize is None:

@@ -166,6 +166,9 @@ class KernelSpec:
     type_name: ClassVar[str] = ""
     #: Integer code used by the numba evaluation loop (``KIND_PYTHON``: :meth:`evaluate`).
     kind: ClassVar[int] = KIND_PYTHON
+    #: True when ``k(x, z)`` depends on ``x - z`` only: a standardising bank may then leave
+    #: the columns uncentred (same kernel values, zeros kept).
+    shift_invariant: ClassVar[bool] = False
 
     def __new__(cls, *args, **kwargs):
         if cls is KernelSpec:
@@ -334,6 +337,8 @@ class _WidthKernel(KernelSpec):
 
     sigma: float | None = None
     gamma: float | None = None
+
+    shift_invariant: ClassVar[bool] = True  # exp(-gamma ||x - z||^2) and exp(-||x - z||_1 / sigma)
 
     def __post_init__(self) -> None:
         super().__post_init__()
