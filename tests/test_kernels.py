@@ -165,14 +165,19 @@ def test_zero_trace_keeps_scale_one():
 def test_mostly_zero_features_are_scaled_not_centred_for_shift_invariant_kernels(specs):
     rng = np.random.default_rng(0)
     X = rng.binomial(1, 0.1, size=(60, 12)) * rng.uniform(1, 5, size=(60, 12))
+    X[:, 3] = 1e8 + rng.normal(size=60)  # a dense column far from 0: centred
     X_test = rng.binomial(1, 0.1, size=(9, 12)) * 2.0
+    X_test[:, 3] = 1e8
     bank = KernelBank(specs, standardize=True, normalize=None)
     K = bank.fit_transform(X)
     mean, std = X.mean(axis=0), X.std(axis=0)
     std[std == 0] = 1.0
-    np.testing.assert_array_equal(bank.mean_, 0.0)
+    np.testing.assert_array_equal(np.delete(bank.mean_, 3), 0.0)
+    np.testing.assert_allclose(bank.mean_[3], mean[3])
     np.testing.assert_allclose(bank.scale_, std)
-    assert np.count_nonzero(bank.X_fit_) == np.count_nonzero(X)  # the zeros kept
+    sparse = np.delete(np.arange(12), 3)
+    assert (np.count_nonzero(bank.X_fit_[:, sparse])
+            == np.count_nonzero(X[:, sparse]))  # the zeros kept
     Z, Z_test = (X - mean) / std, (X_test - mean) / std  # the centred points: same kernels
     np.testing.assert_allclose(K[:, :, 0], rbf_kernel(Z, gamma=1 / 8), rtol=1e-10)
     np.testing.assert_allclose(bank.transform(X_test)[:, :, 0],

@@ -30,6 +30,9 @@ from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
 SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros kept sparse
+# |mean| / deviation up to which standardising leaves a column of sparse points uncentred:
+# distances from squared norms then lose at most about 2 digits (1 + 10^2 times the rounding)
+UNCENTRED_MAX_OFFSET = 10.0
 
 
 def band_rows(X: Any) -> int:
@@ -575,8 +578,9 @@ class KernelBank:
         Standardise every feature (zero mean, unit variance, fitted on the training
         data; a constant feature keeps scale 1) before computing the kernels. When every
         kernel depends on ``x - z`` only (``KernelSpec.shift_invariant``: RBF, Laplacian)
-        and at most ``SPARSE_DENSITY`` of X is non-zero, the features are only scaled
-        (``mean_`` zeros): the same kernels, and the points stay sparse.
+        and at most ``SPARSE_DENSITY`` of X is non-zero, the features whose mean is within
+        ``UNCENTRED_MAX_OFFSET`` deviations of zero are only scaled (their ``mean_`` zero):
+        the same kernels, and sparse points stay sparse.
     normalize : {"trace", "diagonal", None}, default="trace"
         ``"trace"`` scales kernel k by ``1 / trace(K_k)`` of the *training* kernel
         (unit trace, as in SimpleMKL); ``"diagonal"`` by ``n / trace(K_k)`` (mean diagonal
@@ -589,8 +593,8 @@ class KernelBank:
     Attributes
     ----------
     mean_ : ndarray of shape (n_features,)
-        Feature means subtracted before the kernels (zeros without standardisation, or
-        when it only scales the features).
+        Feature means subtracted before the kernels (zeros without standardisation, and
+        for the features it only scales).
     scale_ : ndarray of shape (n_features,)
         Feature scales divided by (ones without standardisation).
     trace_scales_ : ndarray of shape (n_kernels,)
@@ -692,8 +696,7 @@ class KernelBank:
         check_feature_indices(self.specs, n_features)
         if self.standardize:
             mean, scale = standard_moments(X)
-            if self._keeps_zeros(X):
-                mean = np.zeros(n_features)
+            mean = np.where(self._zeros_kept(X, mean, scale), 0.0, mean)
             X_fit = (X - mean) / scale
             if not np.isfinite(X_fit).all():
                 raise ValueError(
@@ -712,13 +715,17 @@ class KernelBank:
         self.trace_scales_ = self._fit_trace_scales(self.X_fit_)
         return self
 
-    def _keeps_zeros(self, X: np.ndarray) -> bool:
-        """Whether standardising leaves the columns uncentred: every kernel depends on
-        differences of points only (the same kernel values) and X is mostly zero, so the
-        points stay sparse (their rows' products and distances are then made from the
-        non-zeros, ``SPARSE_DENSITY``)."""
-        return (all(spec.shift_invariant for spec in self.specs)
-                and np.count_nonzero(X) <= SPARSE_DENSITY * X.size)
+    def _zeros_kept(self, X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """The columns standardising only scales, shape (n_features,) of bool: when every
+        kernel depends on differences of points only (a column's shift leaves the kernels
+        as they are) and X is mostly zero (at most ``SPARSE_DENSITY``), so that its points
+        stay sparse, the columns whose mean is within ``UNCENTRED_MAX_OFFSET`` deviations
+        of zero (a larger offset would cost digits in the distances made from squared
+        norms)."""
+        if (not all(spec.shift_invariant for spec in self.specs)
+                or np.count_nonzero(X) > SPARSE_DENSITY * X.size):
+            return np.zeros(X.shape[1], dtype=bool)
+        return np.abs(mean) <= UNCENTRED_MAX_OFFSET * scale
 
     def _fit_trace_scales(self, X_fit: np.ndarray) -> np.ndarray:
         if self.normalize is None:
