@@ -1,5 +1,8 @@
 """Every solver at growing n on a9a (Adult-9) and w8a (Web-8) with 50 RBF kernels on the fly.
 
+Also on dna (Statlog DNA: the two splice-junction classes against "neither", the
+dna.scale.t test file) and abalone (at least 10 rings against fewer, a seeded 20% split).
+
 Kernels: 10 RBF widths x 5 feature blocks (all features, and 4 random halves of them, seeded),
 ``sigma^2 / 2 = m_f * 2^j`` for ``j = -4..5`` with ``m_f`` the block's mean number of non-zero
 features per row (squared distances of these binary rows are counts of differing features).
@@ -72,6 +75,8 @@ SOLVERS = {
     "mirror": {"solver": "mirror", "regularizer": "l1"},
     "pgd": {"solver": "pgd", "regularizer": "l1"},
 }
+ABALONE_RINGS = 10  # abalone: +1 for at least this many rings (as bench_unseen.py)
+DATA_SETS = ("a9a", "w8a", "dna", "abalone")
 WIDTH_STEPS = range(-4, 6)
 N_BLOCKS = 5
 WARM_UP = 2000  # most points of the fit that loads the compiled loops (a quarter of n below)
@@ -85,7 +90,15 @@ def load(name, seed):
         X, y = load_svmlight(DATA / "a9a" / "a9a", n_features=123)
         X_test, y_test = load_svmlight(DATA / "a9a" / "a9a.t", n_features=123)
         return X, y, X_test, y_test
-    X, y = load_svmlight(DATA / "w8a" / "w8a", n_features=300)
+    if name == "dna":  # the splice-junction classes against "neither" (class 3)
+        X, y = load_svmlight(DATA / "dna.scale" / "dna.scale", n_features=180)
+        X_test, y_test = load_svmlight(DATA / "dna.scale" / "dna.scale.t", n_features=180)
+        return X, np.where(y == 3, 1.0, -1.0), X_test, np.where(y_test == 3, 1.0, -1.0)
+    if name == "abalone":  # at least ABALONE_RINGS rings against fewer
+        X, rings = load_svmlight(DATA / "abalone_scale" / "abalone_scale", n_features=8)
+        y = np.where(rings >= ABALONE_RINGS, 1.0, -1.0)
+    else:
+        X, y = load_svmlight(DATA / "w8a" / "w8a", n_features=300)
     order = np.random.default_rng(seed).permutation(len(y))
     cut = int(0.8 * len(y))
     return X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]
@@ -234,7 +247,7 @@ def _cache_size(text):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", choices=["a9a", "w8a"], default="a9a")
+    parser.add_argument("--data", choices=DATA_SETS, default="a9a")
     parser.add_argument("--sizes", nargs="+", default=["1000", "2000", "5000"],
                         help="training sizes; 'full' for the whole training set")
     parser.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
