@@ -145,6 +145,35 @@ def test_a_fit_runs_blas_on_its_threads():
     assert blas() == before
 
 
+def test_every_estimator_solves_with_blas_on_its_threads(monkeypatch):
+    from contextlib import contextmanager
+
+    from threadpoolctl import threadpool_info
+
+    import mklearn.estimators.classifier as classifier
+    import mklearn.estimators.regressor as regressor
+    import mklearn.one_class as one_class
+    from mklearn.kernels.threads import fit_threads
+
+    seen = []
+
+    @contextmanager
+    def watched(n_jobs):
+        with fit_threads(n_jobs) as used:
+            seen.append({pool["num_threads"] for pool in threadpool_info()
+                         if pool["user_api"] == "blas"})
+            yield used
+
+    for module in (classifier, regressor, one_class):
+        monkeypatch.setattr(module, "fit_threads", watched)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    MKLClassifier(kernels=KERNELS[:2]).fit(X, y)
+    MKLRegressor(kernels=KERNELS[:2]).fit(X, X[:, 1])
+    OneClassMKL(kernels=KERNELS[:2]).fit(X)
+    assert len(seen) == 3 and all(threads <= {1} for threads in seen)
+
+
 def test_rows_of_a_sparse_block_are_read_from_its_arrays():
     import scipy.sparse
 
