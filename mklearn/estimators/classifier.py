@@ -199,6 +199,7 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         processors, -2 all but one). With one problem, or kernels computed on demand (whose
         row cache one solve uses at a time), the classes run one after the other and kernel
         rows are computed on ``n_jobs`` numba threads instead (:mod:`mklearn.kernels.threads`).
+        The solve runs BLAS on as many threads (on one with the classes side by side).
     solver_options : dict, optional
         Switches of the SPG ablation: ``spectral``, ``nonmonotone``, ``precision_tuning``,
         ``second_order``, ``fallback``, ``aggregate_bound``, ``coarse_start``,
