@@ -710,16 +710,17 @@ class KernelColumns(KernelOperator):
 
 
 def _dense_rows(points, indices):
-    """Rows ``indices`` of ``points`` (a dense array or a CSR matrix) as a dense array. A
-    CSR matrix's rows are scattered from its arrays (scipy's row indexing costs about 60 us
-    a call, and the SMO core asks for one row at a time)."""
+    """Rows ``indices`` of ``points`` (a dense array or a CSR matrix) as a dense array. One
+    row of a CSR matrix is scattered from its arrays: scipy's row indexing costs about 60 us
+    a call, and the SMO core asks for one row at a time."""
     if not scipy.sparse.issparse(points):
         return points[indices]
-    rows = np.zeros((indices.size, points.shape[1]))
-    for a, i in enumerate(indices):
-        start, stop = points.indptr[i], points.indptr[i + 1]
-        rows[a, points.indices[start:stop]] = points.data[start:stop]
-    return rows
+    if indices.size != 1:
+        return points[indices].toarray()
+    row = np.zeros((1, points.shape[1]))
+    start, stop = points.indptr[indices[0]], points.indptr[indices[0] + 1]
+    row[0, points.indices[start:stop]] = points.data[start:stop]
+    return row
 
 
 

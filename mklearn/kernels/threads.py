@@ -60,7 +60,8 @@ def use_threads(n_values: int, minimum: int | None = None) -> bool:
 @contextmanager
 def blas_threads(n: int):
     """Run the block with BLAS on at most ``n`` threads. The limit holds for the whole
-    process: enter it from the thread that runs the fit, not from threads the fit starts."""
+    process and each block restores what it found: threads that run side by side enter it
+    only inside a block that set the same limit (the classes of a fit, on one thread)."""
     global _blas
     if _blas is None:
         from threadpoolctl import ThreadpoolController
@@ -76,8 +77,8 @@ def fit_threads(n_jobs):
     (:func:`numba_threads`) and BLAS. A solve's BLAS products are a few rows against the
     points: BLAS's threads do not pay on them, and when another process holds a core each
     hand-off waits for a time slice (w8a, 4,000 dense points, ``MKLClassifier(C=1)``: 8.8 s
-    on one BLAS thread or two alone; with another process busy, 8.5 s on one and 20.2 s
-    on two)."""
+    on one BLAS thread or two alone; with another process busy, 8.5-9.4 s on one and
+    20.2 s on two)."""
     with numba_threads(n_jobs) as wanted, blas_threads(wanted):
         yield wanted
 
