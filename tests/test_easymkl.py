@@ -132,6 +132,35 @@ def test_active_set_rounds_from_every_point_find_the_exact_optimum(monkeypatch):
     np.testing.assert_allclose(found[0], expected, atol=1e-5)
 
 
+@pytest.mark.parametrize("lam_start", [0.1, 0.0])
+def test_rounds_from_the_last_factor_match_new_factorisations(monkeypatch, lam_start):
+    """A round solved from the last factor (points left out held at zero, points added by
+    their Schur complement) gives the gamma a new factorisation of its support gives: from
+    every point (rounds that drop points) and from one point per class (rounds that add)."""
+    from mklearn.solvers import easymkl as module
+
+    y, K = _ill_conditioned(n=150, n_kernels=10)
+    monkeypatch.setattr(module, "POLISH_FLOPS_PER_SECOND", 1e30)
+    monkeypatch.setattr(module, "ACTIVE_SET_ROUNDS", 40)
+    rows = DenseRows(K)
+    start = module._start(y, lam_start)
+    w = rows.matvec(y * start)
+    solved = {}
+    for gain in (0.0, np.inf):  # always from the last factor; never
+        monkeypatch.setattr(module, "REUSE_GAIN", gain)
+        polish = module._Polish(rows, y, 0.9, 0.1, 1e-12)
+        reused = []
+        original = polish._solve_from_base
+        monkeypatch.setattr(polish, "_solve_from_base",
+                            lambda s, f=original, out=reused: out.append(f(s)) or out[-1])
+        solved[gain] = polish(start, w, 1e9), reused
+    (found, reused), (fresh, none) = solved[0.0], solved[np.inf]
+    assert reused and all(values is not None for values in reused) and not none
+    np.testing.assert_allclose(found[0], fresh[0], atol=1e-9)
+    expected, _ = _reference(K[:, :, None], y, 0.9, 0.1)
+    np.testing.assert_allclose(found[0], expected, atol=1e-5)
+
+
 def test_active_set_rounds_that_never_reach_the_simplices_give_nothing(monkeypatch):
     """One round from every point puts some below zero: nothing on the simplices to keep."""
     from mklearn.solvers import easymkl as module
