@@ -65,6 +65,24 @@ def test_the_last_combined_kernel_is_served_again_for_the_same_weights_only():
     np.testing.assert_allclose(combination.matrix(d), stack @ d, rtol=1e-12)
 
 
+def test_rows_of_the_learned_kernel_times_a_vector_from_the_kept_matrix_or_the_kernels():
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(4, 7, 7))
+    stack = np.einsum("kij,klj->ilk", A, A)
+    combination = SumOfKernels(stack)
+    d, v, rows = np.array([0.5, 0.0, 0.25, 0.25]), rng.normal(size=7), np.array([1, 4, 6])
+    expected = (stack @ d)[rows] @ v
+    with patch.object(SumOfKernels, "kernel_rows_times",
+                      side_effect=AssertionError("read the kernels' rows")):
+        combination.matrix(d)
+        np.testing.assert_allclose(combination.combined_rows_times(d, rows, v), expected,
+                                   rtol=1e-12)
+    other = np.array([0.1, 0.2, 0.3, 0.4])  # not the kept K(d): the kernels' rows
+    np.testing.assert_allclose(combination.combined_rows_times(other, rows, v),
+                               (stack @ other)[rows] @ v, rtol=1e-12)
+    assert combination.combined_rows_times(np.zeros(4), rows, v).tolist() == [0.0] * 3
+
+
 def test_stack_columns_combine_as_the_sum_of_kernels():
     from mklearn.kernels.columns import StackColumns
 

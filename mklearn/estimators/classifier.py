@@ -647,14 +647,11 @@ class MKLClassifier(_KernelInput, ClassifierMixin, BaseEstimator):
         rows again, which took as long as an SPG-GMKL fit on 1,000 points and 100 kernels):
         shape (len(picked),) or (len(picked), n_classes), as :meth:`decision_function`."""
         weights = np.atleast_2d(self.kernel_weights_)
-        active = np.flatnonzero(np.any(weights > 0, axis=0))
         scores = np.tile(self.intercept_, (picked.size, 1))
         for c, dual in enumerate(self.dual_coef_):
             coefficients = np.zeros(self.n_train_)
             coefficients[self.support_] = dual
-            if active.size:
-                products = operator.kernel_rows_times(active, picked, coefficients)
-                scores[:, c] += weights[c, active] @ products
+            scores[:, c] += operator.combined_rows_times(weights[c], picked, coefficients)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def _named(self, rows):

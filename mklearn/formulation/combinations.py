@@ -208,6 +208,16 @@ class SumOfKernels(KernelOperator, KernelParameterisation, name="sum"):
             run(self.kernel_major, v, support, kernels, products)
         return products
 
+    def combined_rows_times(self, d: np.ndarray, rows, v: np.ndarray) -> np.ndarray:
+        """``K(d)[rows] @ v``: from the kept ``K(d)`` of :meth:`matrix` when it is of these
+        weights (one matrix's rows, where the kernels' rows are ``m`` times as many values),
+        else from the kernels' rows."""
+        d = np.asarray(d, dtype=np.float64)
+        if self._last is not None and np.array_equal(self._last[0], d):
+            rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+            return self._last[1][rows] @ np.asarray(v, dtype=np.float64)
+        return super().combined_rows_times(d, rows, v)
+
     def kernel_rows_times(self, kernels: np.ndarray, rows: np.ndarray, v: np.ndarray):
         """``K_k[rows] @ v`` for each k in ``kernels``; shape (len(kernels), len(rows)); a
         C-contiguous ``(n, n, m)`` stack read as it is, where ``v`` is not zero."""

@@ -312,6 +312,15 @@ class KernelOperator(ABC):
         rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
         return self.rows(rows, kernels) @ np.asarray(v, dtype=np.float64)
 
+    def combined_rows_times(self, d: np.ndarray, rows: Any, v: np.ndarray) -> np.ndarray:
+        """``K(d)[rows] @ v`` (``sum_k d_k K_k[rows] @ v`` over the kernels of non-zero
+        weight): shape (len(rows),)."""
+        d = np.asarray(d, dtype=np.float64)
+        active = np.flatnonzero(d)
+        if not active.size:
+            return np.zeros(np.atleast_1d(rows).size)
+        return d[active] @ self.kernel_rows_times(active, rows, v)
+
     # ----- memory and checks --------------------------------------------------------------
 
     def memory_bytes(self) -> int:
