@@ -63,7 +63,10 @@ most 3x on every problem.
 
 Each fit runs in a forked child (peak RSS its own; the stacks are shared, not copied) after a
 warm-up fit on 320 points (``warm_up_points``) that loads the compiled loops; a fit over
-``--max-seconds`` is stopped and reported as such, never dropped. MKLpy's EasyMKL (default
+``--max-seconds`` is stopped and reported as such, never dropped. With ``--fit-repeats r``
+each timing on the stack (the anchor's SVC fit, the floor's pass, each method's fit) is the
+median of r in a row in its child, the first included: one fit of 0.1-0.2 s on this shared
+machine varies by up to 1.5x, which decides a goal of 3x on its own. MKLpy's EasyMKL (default
 ``lam=0.1``) runs when ``import MKLpy`` works; MKLpy needs torch, which is not one of
 mklearn's extras: install both in a separate directory and put it on PYTHONPATH
 (``pip install --target DIR MKLpy torch cvxopt``). Every MKL method gets the same cores,
@@ -326,7 +329,7 @@ def compute_kernels(X, X_test, specs):
     return Kernels(train, bank.transform(X_test), seconds)
 
 
-def floor_seconds(stack, n_support):
+def floor_seconds(stack, n_support, repeats=1):
     """The floor of a fit on the stack, on one thread: one pass plus the l1 certificate.
 
     - one pass (measured): mklearn's sum of the kernels, which every MKL fit on a stack makes
@@ -338,37 +341,35 @@ def floor_seconds(stack, n_support):
 
     No exact fit of a checked stack reads less, so this over the anchor's fit is a floor of
     *fit against fit*. The pass is the first in a forked child, as every fit's first pass
-    is: it maps the shared stack's pages as the fits do.
+    is: it maps the shared stack's pages as the fits do. With ``repeats`` the median of that
+    many passes, as the fits' (``--fit-repeats``).
     """
     from mklearn.formulation.combinations import SumOfKernels
 
     ones = np.ones(stack.shape[2])
     SumOfKernels(stack[:20, :20]).matrix(ones)  # loads the compiled loop
     with threadpool_limits(limits=1):
-        start = time.perf_counter()
-        SumOfKernels(stack).matrix(ones)
-        one_pass = time.perf_counter() - start
+        one_pass = _median_of(lambda: SumOfKernels(stack).matrix(ones), repeats)
     return one_pass * (1.0 + (n_support / stack.shape[0]) ** 2)
 
 
-def run_anchor(kernels, y, y_test, C):
-    """SVC on the uniform kernel: the kernels' time, their mean and the SVC fit; and the
-    floor of a fit on the stack (:func:`floor_seconds`)."""
+def run_anchor(kernels, y, y_test, C, repeats=1):
+    """SVC on the uniform kernel: the kernels' time, their mean and the SVC fit (the median
+    of ``repeats`` fits); and the floor of a fit on the stack (:func:`floor_seconds`)."""
     from sklearn.svm import SVC
 
     start = time.perf_counter()
     K = kernels.train.mean(axis=2)
     mean_seconds = time.perf_counter() - start
     model = SVC(kernel="precomputed", C=C)
-    start = time.perf_counter()
-    model.fit(K, y)
-    fit_seconds = time.perf_counter() - start
+    fit_seconds = _median_of(lambda: model.fit(K, y), repeats)
     accuracy = float(model.score(kernels.test.mean(axis=2), y_test))
     record = {"seconds": kernels.seconds + mean_seconds + fit_seconds,
             "kernel_seconds": kernels.seconds + mean_seconds, "fit_seconds": fit_seconds,
             "accuracy": accuracy, "n_sv": int(model.support_.size),
             "peak_mb": _peak_mb()}
-    return {**record, "floor_seconds": floor_seconds(kernels.train, model.support_.size)}
+    return {**record,
+            "floor_seconds": floor_seconds(kernels.train, model.support_.size, repeats)}
 
 
 def warm_up_points(y):
@@ -380,9 +381,9 @@ def warm_up_points(y):
                            for label in np.unique(y)])
 
 
-def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
-    """An mklearn solver on the precomputed stack (``n_jobs=threads``); its time adds the
-    kernels' time."""
+def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1, repeats=1):
+    """An mklearn solver on the precomputed stack (``n_jobs=threads``; fit seconds the
+    median of ``repeats`` fits); its time adds the kernels' time."""
     from sklearn.base import clone
 
     from mklearn import MKLClassifier
@@ -393,11 +394,9 @@ def run_mkl(kernels, y, y_test, C, key, tol, max_iter, threads=1):
         warnings.simplefilter("ignore")
         small = warm_up_points(y)
         clone(model).fit(kernels.train[np.ix_(small, small)], y[small])
-    start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught, threadpool_limits(limits=threads):
         warnings.simplefilter("always")
-        model.fit(kernels.train, y)
-    fit_seconds = time.perf_counter() - start
+        fit_seconds = _median_of(lambda: model.fit(kernels.train, y), repeats)
     return {
         "seconds": kernels.seconds + fit_seconds,
         "fit_seconds": fit_seconds,
@@ -501,6 +500,17 @@ def run_easymkl(kernels, y, y_test, C, threads=1):
     return {"seconds": kernels.seconds + fit_seconds, "fit_seconds": fit_seconds,
             "accuracy": float(np.mean(predicted == y_test)), "peak_mb": _peak_mb(),
             "converged": True}
+
+
+def _median_of(call, repeats):
+    """The median seconds of ``repeats`` calls of ``call`` in a row, the first included (no
+    warm-up: with ``repeats=1``, the first call's time)."""
+    times = []
+    for _ in range(max(repeats, 1)):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def _median_seconds(calls, repeats):
@@ -743,6 +753,9 @@ def main(argv=None):
                              f"np.mean over the stack (problems: {' '.join(AVERAGE_PROBLEMS)} "
                              "unless --problems is given, and breast cancer from X)")
     parser.add_argument("--repeats", type=int, default=5, help="rounds of --average")
+    parser.add_argument("--fit-repeats", type=int, default=1,
+                        help="timed fits of each method on the stack, the anchor's SVC fit and "
+                             "the floor's pass: their median (after the warm-up fit)")
     args = parser.parse_args(argv)
     if args.average:
         if "--problems" not in (sys.argv[1:] if argv is None else argv):
@@ -772,7 +785,8 @@ def main(argv=None):
         kernels = compute_kernels(X, X_test, specs)
         row["kernel_seconds"] = kernels.seconds
         for C in args.C:
-            anchor = in_child(run_anchor, (kernels, y, y_test, C), args.max_seconds)
+            anchor = in_child(run_anchor, (kernels, y, y_test, C, args.fit_repeats),
+                              args.max_seconds)
             runs = {"anchor": anchor, "mkl": {}}
             _print_row(problem.name, f"SVC C={C:g}", anchor, anchor)
             if "fit_seconds" in anchor:
@@ -783,7 +797,7 @@ def main(argv=None):
                       "the stack and one l1 certificate)")
             for key in args.solvers:
                 r = in_child(run_mkl, (kernels, y, y_test, C, key, args.tol, args.max_iter,
-                                       args.threads), args.max_seconds)
+                                       args.threads, args.fit_repeats), args.max_seconds)
                 if "failed" in r:
                     r["seconds"] += kernels.seconds
                 runs["mkl"][key] = r
