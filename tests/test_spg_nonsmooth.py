@@ -36,10 +36,15 @@ def test_line_searches_do_not_restart_from_a_vertex_on_linear_pieces(duplicates)
     # between kinks the SVM solution, and so the gradient, does not change (s'y = 0): the
     # Barzilai-Borwein step would be LAMBDA_MAX, a trial at a vertex and tens of halvings
     # back (3.4 SVM solves an iteration here); twice the accepted step keeps it near one
+    # (1.25 over the first 100 iterations, the gap from 1.8 to 7e-4). Near the kink, until
+    # the run stops stalled, re-screens and failed searches cost more solves, and how many
+    # such iterations a run takes depends on rounding (1.5-1.7 an iteration overall)
     stack, y = duplicates
     result = spg_gmkl(SumOfKernels(stack), y, C, L1Simplex(), tol=TOL, max_iter=300,
                       fallback=False)
-    assert result.n_svm_solves < 1.5 * result.n_iter
+    assert result.n_iter > 100
+    assert result.history[100]["n_svm_solves"] < 1.5 * 100
+    assert result.n_svm_solves < 2.0 * result.n_iter
 
 
 def test_spg_alone_stalls_and_the_mirror_fallback_certifies_the_optimum(duplicates):

@@ -44,14 +44,16 @@ support is found (a8a, 2,000 points, 100 kernels: 40,000 steps from a relative g
 active-set rounds from the support SMO found, while its rows are cached (a primal-dual
 active-set method: Hintermueller, Ito and Kunisch, SIAM J. Optim. 13, 2003): each round
 solves the QP restricted to its support with ``gamma >= 0`` dropped (two equality
-constraints, one Cholesky factorisation of the support's block), then drops the points it
+constraints, one Cholesky factorisation of the support's block; or, when the support
+changed by few points since the last factorisation, that factor, with the points left out
+held at zero and those added by their Schur complement), then drops the points it
 put below zero and adds those outside whose gradient is below their class's level by more
 than ``qp_tol F / 4``. A round that ends on the simplices with nothing to add is the
 minimiser over them; the rounds keep their best point on the simplices when it lowers F,
 and the gap check certifies it like any other. The rounds stop at ``ACTIVE_SET_ROUNDS`` or
 when the next one would take the rounds past what the next chunk of SMO steps would cost
 (the first round's cost modelled as ``|S|^3 / 3`` flops, the others' scaled from the last
-one's time); SMO then goes on from the best point.
+factorising one's time); SMO then goes on from the best point.
 
 When the ridge dominates (``b >= a max_i K_ii``, as in KOMD, whose ridge grows with n) the
 minimiser usually keeps every point; with all rows in memory, conjugate gradients on the
