@@ -663,7 +663,8 @@ def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
 @pytest.mark.parametrize("threaded", [False, True])
 def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch):
     """RBF kernels on one feature each, read straight from the points (no ``exp`` on a
-    feature of two values), give the bits of the path by squared distances and ``rbf_rows``:
+    feature of two values, one a value and row on a feature of few values), give the bits of
+    the path by squared distances and ``rbf_rows``:
     binary, constant, three-valued and continuous features, beside kernels on several
     features, a subset of the kernels, and the points' subsets (whose two-valued codes are
     their own)."""
@@ -689,8 +690,30 @@ def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch
         even = np.arange(0, n, 2)
         subset = provider.restricted(even)
         _close(subset.rows([1, 5]), by_distances.rows(even[[1, 5]])[:, :, even])
-    assert provider._single_features[2].shape == (4, n)  # three binary features and the constant
-    assert subset._single_features[2].shape == (4, even.size)  # its own points' codes
+    # codes of three binary features, the constant and the three-valued one (its levels)
+    assert provider._single_features[2].shape == (5, n)
+    np.testing.assert_array_equal(provider._single_features[5][4], np.unique(
+        bank.prepare(points)[:, 4]))
+    assert subset._single_features[2].shape == (5, even.size)  # its own points' codes
+
+
+def test_rbf_rows_on_features_of_few_values_are_read_by_codes():
+    """Features of 17 integer values (digits' pixels) and of 60 values among 200 points
+    (above a quarter of them: by their values) give the bits of the path by squared
+    distances; the coded ones keep a byte a point."""
+    rng = np.random.default_rng(9)
+    n = 200
+    points = np.c_[rng.integers(0, 17, (n, 3)), rng.integers(0, 60, n), rng.normal(size=n)]
+    specs = [RBF(sigma=s, features=f) for f in range(points.shape[1]) for s in (0.5, 3.0)]
+    bank = KernelBank(specs, standardize=True, normalize="diagonal").fit(points)
+    by_distances = KernelColumns(bank)
+    by_distances._single_column_rbf_rows = lambda *args: False
+    provider = KernelColumns(bank)
+    indices = [0, 199, 31]
+    assert provider.rows(indices).tobytes() == by_distances.rows(indices).tobytes()
+    XT, row_of, codes, code_of, _, levels = provider._single_features
+    assert (code_of[:3] >= 0).all() and (code_of[3:] < 0).all() and XT.shape == (2, n)
+    assert codes.dtype == np.uint8 and levels.shape == (3, 17)
 
 
 @pytest.mark.parametrize("threaded", [False, True])
@@ -821,8 +844,8 @@ def test_feature_block_bytes_cover_what_the_row_path_keeps_of_the_points():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_single_feature_bytes_are_what_the_rows_keep_of_those_features(sparse):
     """The planner's bytes for the features of RBF kernels on one feature are the codes
-    (a byte a point) and the transposed values (eight) that the rows keep, counting a sparse
-    column's implicit zeros as a value."""
+    (a byte a point) with the values they index and the transposed values (eight a point)
+    that the rows keep, counting a sparse column's implicit zeros as a value."""
     from mklearn.kernels.bank import feature_block_bytes
 
     rng = np.random.default_rng(8)
@@ -832,11 +855,13 @@ def test_single_feature_bytes_are_what_the_rows_keep_of_those_features(sparse):
     bank = KernelBank(specs, standardize=True).fit(X)
     provider = KernelColumns(bank)
     provider.rows([0, 1])
-    XT, _, codes, _, _ = provider._single_features
-    assert codes.shape == (2, 120) and XT.shape == (2, 120)  # feature 3 has no kernel
+    XT, _, codes, _, _, levels = provider._single_features
+    # two binary features and a three-valued one coded, one continuous; feature 3 has no kernel
+    assert codes.shape == (3, 120) and XT.shape == (1, 120) and levels.shape == (3, 3)
     multi = feature_block_bytes(specs[-1:], X, standardize=True)
     points = scipy.sparse.csr_matrix(X) if sparse else X
-    assert feature_block_bytes(specs, points, standardize=True) - multi == codes.nbytes + XT.nbytes
+    kept = codes.nbytes + XT.nbytes + levels.nbytes
+    assert feature_block_bytes(specs, points, standardize=True) - multi == kept
 
 
 def test_rows_times_of_a_c_contiguous_stack_read_only_where_v_is_not_zero():

@@ -303,6 +303,26 @@ def _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, ou
 
 
 @njit(cache=True, inline="always")
+def _few_valued_rows(Q, codes, code_of, levels, columns, neg_gammas, factors, targets, out, t):
+    """Kernel t's rows on a column of few values (``levels[code_of[c]]``, the point's code its
+    index there): per row, the kernel's value at each level by :func:`_rbf_values` (one
+    ``exp`` a level, the same values as a point's), then read by the points' codes."""
+    c = columns[t]
+    code, values = codes[code_of[c]], levels[code_of[c]]
+    s, table = np.empty(values.shape[0]), np.empty(values.shape[0])
+    bits = table.view(np.int64)
+    for a in range(Q.shape[0]):
+        q = Q[a, c]
+        for v in range(values.shape[0]):
+            d = q - values[v]
+            s[v] = d * d
+        _rbf_values(s, neg_gammas[t], factors[t], table, bits)
+        row = out[targets[t], a]
+        for j in range(row.shape[0]):
+            row[j] = table[code[j]]
+
+
+@njit(cache=True, inline="always")
 def _column_rows(Q, PT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t):
     """Kernel t's rows between each point of Q and the points whose column ``c =
     columns[t]`` is ``PT[row_of[c]]`` (column-major: read in order): ``factors[t] *
@@ -332,8 +352,8 @@ def single_column_sq_distances(Q, PT, targets, out):
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"})
-def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, indices, columns, neg_gammas,
-                           factors, targets, out, out_bits):
+def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, levels, indices, columns,
+                           neg_gammas, factors, targets, out, out_bits):
     """``out[targets[t], a] = factors[t] * exp(neg_gammas[t] * (Q[a, c] - X[:, c])^2)`` with
     ``c = columns[t]`` and ``Q = X[indices]`` (a copy: X itself may be read-only, which
     numba would compile for apart): rows of RBF kernels on one feature each, from the
@@ -342,33 +362,38 @@ def single_column_rbf_rows(Q, XT, row_of, codes, code_of, gaps, indices, columns
     On a column of two values (``gaps[c] >= 0``, the squared gap between them; -1 for the
     others) a value is ``factors[t]`` where the two points agree and ``factors[t] *
     exp(neg_gammas[t] gaps[c])`` where they differ, read from the column's codes
-    (``codes[code_of[c]]``, uint8, 1 at the larger value): no ``exp`` a value. The other
+    (``codes[code_of[c]]``, uint8, 1 at the larger value): no ``exp`` a value. On a column
+    of a few more values (``gaps[c] = -1``, ``code_of[c] >= 0``) the codes index its values
+    ``levels[code_of[c]]`` (padded with its last one): one ``exp`` a value and row. The other
     columns are read from ``XT[row_of[c]]``, the points' column c in order. The values equal
     :func:`rbf_rows`' on the same squared distances; ``out_bits`` is ``out.view(int64)``.
     """
     far = _gap_values(columns, gaps, neg_gammas)
     for t in range(columns.shape[0]):
-        _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
-                           factors, targets, out, out_bits, t)
+        _single_column_row(Q, XT, row_of, codes, code_of, far, levels, indices, columns,
+                           neg_gammas, factors, targets, out, out_bits, t)
 
 
 @njit(cache=True, nogil=True, fastmath={"contract"}, parallel=True)
-def single_column_rbf_rows_parallel(Q, XT, row_of, codes, code_of, gaps, indices, columns,
-                                    neg_gammas, factors, targets, out, out_bits):
+def single_column_rbf_rows_parallel(Q, XT, row_of, codes, code_of, gaps, levels, indices,
+                                    columns, neg_gammas, factors, targets, out, out_bits):
     """:func:`single_column_rbf_rows` with the kernels split over numba's threads."""
     far = _gap_values(columns, gaps, neg_gammas)
     for t in prange(columns.shape[0]):
-        _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
-                           factors, targets, out, out_bits, t)
+        _single_column_row(Q, XT, row_of, codes, code_of, far, levels, indices, columns,
+                           neg_gammas, factors, targets, out, out_bits, t)
 
 
 @njit(cache=True, inline="always")
-def _single_column_row(Q, XT, row_of, codes, code_of, far, indices, columns, neg_gammas,
-                       factors, targets, out, out_bits, t):
+def _single_column_row(Q, XT, row_of, codes, code_of, far, levels, indices, columns,
+                       neg_gammas, factors, targets, out, out_bits, t):
     """Kernel t's rows of :func:`single_column_rbf_rows`: by codes on a two-valued column
-    (``far[t] >= 0``), else from the transposed column."""
+    (``far[t] >= 0``) or on one of few values, else from the transposed column."""
     if far[t] >= 0.0:
         _two_valued_rows(codes, code_of, indices, columns, far, factors, targets, out, t)
+    elif code_of[columns[t]] >= 0:
+        _few_valued_rows(Q, codes, code_of, levels, columns, neg_gammas, factors, targets, out,
+                         t)
     else:
         _column_rows(Q, XT, row_of, columns, neg_gammas, factors, targets, out, out_bits, t)
 

@@ -30,6 +30,12 @@ from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
 SPARSE_DENSITY = 0.25  # multi-column blocks with at most this share of non-zeros kept sparse
+# a feature of at most FEW_VALUES values (uint8 codes), and at most one per FEW_VALUES_SHARE
+# points, gives its one-feature RBF rows by codes: one exp a value, not a point (digits, 1,797
+# points of 17 values); FEW_VALUES_PROBE first points tell the others apart at once
+FEW_VALUES = 255
+FEW_VALUES_SHARE = 4
+FEW_VALUES_PROBE = 1000
 # |mean| / deviation up to which standardising leaves a column of sparse points uncentred:
 # distances from squared norms then lose at most about 2 digits (1 + 10^2 times the rounding)
 UNCENTRED_MAX_OFFSET = 10.0
@@ -116,8 +122,10 @@ def feature_block_bytes(specs: Sequence[KernelSpec], X: Any, standardize: bool =
 
 def single_feature_bytes(plan: _Plan, X: Any) -> int:
     """Bytes that rows on demand keep of the features RBF kernels on one feature read: one
-    byte a point for a feature of at most two values (its codes), eight for another (its
-    values in order: :meth:`~mklearn.kernels.columns.KernelColumns.rows`)."""
+    byte a point for a feature of at most two values or of few values (:func:`few_values`:
+    its codes), with eight a value for the values of those features (padded to the most any
+    has); eight a point for another (its values in order:
+    :meth:`~mklearn.kernels.columns.KernelColumns.rows`)."""
     columns = np.unique(plan.rbf_by_block_width[0][1])
     if columns.size == 0:
         return 0
@@ -125,13 +133,38 @@ def single_feature_bytes(plan: _Plan, X: Any) -> int:
     points = X[:, columns]
     if scipy.sparse.issparse(points):  # a column's implicit zeros are one more value
         points = points.tocsc()
-        values = [np.unique(np.r_[points.data[points.indptr[k]:points.indptr[k + 1]],
-                                  [0.0] * int(points.indptr[k + 1] - points.indptr[k] < n)])
-                  for k in range(columns.size)]
-        two = np.array([v.size <= 2 for v in values])
+        counts = np.array([np.unique(np.r_[
+            points.data[points.indptr[k]:points.indptr[k + 1]],
+            [0.0] * int(points.indptr[k + 1] - points.indptr[k] < n)]).size
+            for k in range(columns.size)])
+        limit = min(FEW_VALUES, n // FEW_VALUES_SHARE)
+        coded = (counts <= 2) | ((counts >= 3) & (counts <= limit))
+        sizes = counts[coded & (counts > 2)]
     else:
         two = at_most_two_values(points)
-    return int(n * (np.count_nonzero(two) + 8 * np.count_nonzero(~two)))
+        levels = [level for level in few_values(points[:, ~two]) if level is not None]
+        coded = np.r_[np.ones(two.sum(), dtype=bool), np.ones(len(levels), dtype=bool),
+                      np.zeros((~two).sum() - len(levels), dtype=bool)]
+        sizes = np.array([level.size for level in levels], dtype=np.int64)
+    width = max([2] + sizes.tolist())
+    return int(coded.sum() * (n + 8 * width) + 8 * n * (coded.size - coded.sum()))
+
+
+def few_values(points: np.ndarray, most: int = FEW_VALUES) -> list:
+    """For each column of the dense ``points``: its sorted distinct values when it takes at
+    most ``min(most, n / FEW_VALUES_SHARE)`` of them, else None. A column whose first
+    ``FEW_VALUES_PROBE`` points already take more is not read further."""
+    n = points.shape[0]
+    limit = min(most, n // FEW_VALUES_SHARE)
+    levels = []
+    for k in range(points.shape[1]):
+        column = points[:, k]
+        if limit < 3 or np.unique(column[:FEW_VALUES_PROBE]).size > limit:
+            levels.append(None)
+            continue
+        values = np.unique(column)
+        levels.append(values if values.size <= limit else None)
+    return levels
 
 
 def at_most_two_values(points: np.ndarray) -> np.ndarray:

@@ -53,6 +53,7 @@ from .bank import (
     _subset_plan,
     at_most_two_values,
     block_key,
+    few_values,
     fill_python_kernels,
     has_unit_diagonals,
     kernel_diagonals,
@@ -442,27 +443,42 @@ class KernelColumns(KernelOperator):
         return True
 
     def _single_columns(self):
-        """``(XT, row_of, codes, code_of, gaps)`` of the features that RBF kernels on one
-        feature read (:func:`~mklearn.kernels.bank.single_feature_bytes`), found once.
+        """``(XT, row_of, codes, code_of, gaps, levels)`` of the features that RBF kernels on
+        one feature read (:func:`~mklearn.kernels.bank.single_feature_bytes`), found once.
         A feature c of at most two values: ``codes[code_of[c]]`` is 1 where it is at its
         larger value (uint8, one byte a point), ``gaps[c]`` its squared gap ``(max -
-        min)^2``. Another: ``XT[row_of[c]]``, its values in order (the points' other columns
-        transposed: a kernel's row reads one of them, not every point's row). -1 in
-        ``code_of``, ``gaps`` and ``row_of`` where the feature is of the other kind."""
+        min)^2``. A feature of few values (:func:`~mklearn.kernels.bank.few_values`):
+        ``codes[code_of[c]]`` the index of each point's value in ``levels[code_of[c]]``, its
+        sorted values (padded with the last one), ``gaps[c] = -1``. Another:
+        ``XT[row_of[c]]``, its values in order (the points' other columns transposed: a
+        kernel's row reads one of them, not every point's row). -1 in ``code_of``,
+        ``gaps`` and ``row_of`` where the feature is of another kind."""
         if self._single_features is None:
             d = self._X.shape[1]
             used = np.unique(self._full_plan.rbf_by_block_width[0][1])  # features with kernels
             points = self._X[:, used]
             low, high = points.min(axis=0), points.max(axis=0)
             two = at_most_two_values(points)
-            codes = np.ascontiguousarray((points[:, two] == high[two]).T).view(np.uint8)
+            found = few_values(points[:, ~two])
+            few = np.flatnonzero(~two)[[k for k, level in enumerate(found) if level is not None]]
+            values = [np.array([low[k], high[k]]) for k in np.flatnonzero(two)]
+            values += [level for level in found if level is not None]
+            codes = np.empty((len(values), points.shape[0]), dtype=np.uint8)
+            codes[:two.sum()] = (points[:, two] == high[two]).T
+            for r, k in enumerate(few, start=int(two.sum())):
+                codes[r] = np.searchsorted(values[r], points[:, k])
+            width = max([2] + [v.size for v in values])
+            levels = np.array([np.pad(v, (0, width - v.size), mode="edge") for v in values]
+                              ).reshape(len(values), width)
+            coded = np.concatenate([np.flatnonzero(two), few])
             code_of, row_of = np.full(d, -1, dtype=np.int64), np.full(d, -1, dtype=np.int64)
-            code_of[used[two]] = np.arange(codes.shape[0])
+            code_of[used[coded]] = np.arange(coded.size)
             gaps = np.full(d, -1.0)
             gaps[used[two]] = (high[two] - low[two]) ** 2
-            XT = np.ascontiguousarray(points[:, ~two].T)
-            row_of[used[~two]] = np.arange(XT.shape[0])
-            self._single_features = (XT, row_of, codes, code_of, gaps)
+            other = np.setdiff1d(np.arange(used.size), coded)
+            XT = np.ascontiguousarray(points[:, other].T)
+            row_of[used[other]] = np.arange(other.size)
+            self._single_features = (XT, row_of, codes, code_of, gaps, levels)
         return self._single_features
 
     def _rbf_distances(self, plan, indices, sq_dist):
