@@ -12,6 +12,8 @@ $(BIN)/python:
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test,plot,docs]"
+	@echo "writing mklearn's bytecode, as a non-editable install does (a process that imports it, such as a joblib worker, then reads it)"
+	$(BIN)/python -m compileall -q mklearn
 	@echo "compiling mklearn's numba code for every solver and input kind (once; cached in __pycache__)"
 	$(BIN)/python -m mklearn.cli.warm_up
 	touch $(STAMP)

@@ -5,7 +5,9 @@ joblib's worker processes and their first fits, as a user's first search does): 
 (``C`` in 4 values, 2 folds) of ``MKLClassifier()`` with its defaults, then the refit.
 Reported: the search's wall seconds (``GridSearchCV.fit``, refit included) for each
 ``n_jobs``, the speed-up, and whether both searches chose the same ``C`` with the same scores;
-then the same for a second search in the same process (joblib's workers already started).
+then the same for a second search in the same process (joblib's workers already started),
+and the first search of ``SVC()`` for each ``n_jobs`` (the anchor: the workers' start of a
+search that imports scikit-learn alone).
 
     python benchmarks/bench_grid_search.py                     # Sonar, Ionosphere, WDBC, Pima
     python benchmarks/bench_grid_search.py --sets sonar --repeats 3
@@ -37,10 +39,12 @@ FOLDS = 2
 _SEARCH = r"""
 import json, sys, time, warnings
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.svm import SVC
 from mklearn import MKLClassifier
 from mklearn.datasets import load_dataset
 
 name, n_jobs, grid, folds = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4])
+estimator = {"mkl": MKLClassifier, "svc": SVC}[sys.argv[6]]()
 data, _, rows = name.rpartition("-")
 if data and rows.isdigit():  # n rows drawn from a LIBSVM file of the shared data
     import numpy as np
@@ -50,7 +54,7 @@ if data and rows.isdigit():  # n rows drawn from a LIBSVM file of the shared dat
     X, y = X[keep].toarray(), y[keep]
 else:
     X, y = load_dataset(name)[:2]
-search = GridSearchCV(MKLClassifier(), grid, n_jobs=n_jobs,
+search = GridSearchCV(estimator, grid, n_jobs=n_jobs,
                       cv=StratifiedKFold(folds, shuffle=True, random_state=0))
 seconds = []
 with warnings.catch_warnings():
@@ -67,11 +71,15 @@ print(json.dumps({"seconds": seconds[0], "seconds_again": seconds[1],
 """
 
 
-def search_once(name: str, n_jobs: int) -> dict:
-    """One search in a fresh process: its seconds, chosen parameters and scores."""
+def search_once(name: str, n_jobs: int, estimator: str = "mkl") -> dict:
+    """One search in a fresh process: its seconds, chosen parameters and scores.
+
+    ``estimator`` is ``"mkl"`` (``MKLClassifier()``) or ``"svc"`` (``SVC()``, the anchor:
+    what the workers' start costs a search that imports scikit-learn alone).
+    """
     done = subprocess.run(
         [sys.executable, "-c", _SEARCH, name, str(n_jobs), json.dumps(GRID), str(FOLDS),
-         str(DATA)],
+         str(DATA), estimator],
         capture_output=True, text=True, check=False)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1:]}
@@ -80,10 +88,11 @@ def search_once(name: str, n_jobs: int) -> dict:
 
 def measure(name: str, repeats: int) -> dict:
     """Alternating ``n_jobs=1`` and ``n_jobs=2`` searches; the fastest of each."""
-    runs = {1: [], 2: []}
+    runs, anchor = {1: [], 2: []}, {1: [], 2: []}
     for _ in range(repeats):
         for n_jobs in (1, 2):
             runs[n_jobs].append(search_once(name, n_jobs))
+            anchor[n_jobs].append(search_once(name, n_jobs, "svc")["seconds"])
     errors = [r["error"] for rs in runs.values() for r in rs if "error" in r]
     if errors:
         return {"set": name, "error": errors[0]}
@@ -102,6 +111,9 @@ def measure(name: str, repeats: int) -> dict:
         "same_result": (best[1]["best_params"] == best[2]["best_params"]
                         and best[1]["mean_test_score"] == best[2]["mean_test_score"]),
         "all_seconds": {str(k): [r["seconds"] for r in rs] for k, rs in runs.items()},
+        "svc_seconds_n_jobs_1": min(anchor[1]),
+        "svc_seconds_n_jobs_2": min(anchor[2]),
+        "svc_all_seconds": {str(k): v for k, v in anchor.items()},
     }
 
 
@@ -114,7 +126,7 @@ def main(argv=None):
     print(f"GridSearchCV(MKLClassifier(), {GRID}, cv={FOLDS}): "
           f"{len(GRID['C']) * FOLDS} fits + refit, fresh process each")
     print(f"{'set':<12} {'n_jobs=1 s':>11} {'n_jobs=2 s':>11} {'speed-up':>9} {'same':>5}   "
-          "second search: n_jobs=1 s, n_jobs=2 s, speed-up")
+          "second search: n_jobs=1 s, n_jobs=2 s, speed-up;   SVC(): n_jobs=1 s, n_jobs=2 s")
     rows = []
     for name in args.sets:
         row = measure(name, args.repeats)
@@ -125,7 +137,8 @@ def main(argv=None):
         print(f"{name:<12} {row['seconds_n_jobs_1']:>11.2f} {row['seconds_n_jobs_2']:>11.2f} "
               f"{row['speedup']:>9.2f} {str(row['same_result']):>5}   "
               f"{row['seconds_again_n_jobs_1']:.2f}, {row['seconds_again_n_jobs_2']:.2f}, "
-              f"{row['speedup_again']:.2f}", flush=True)
+              f"{row['speedup_again']:.2f};   {row['svc_seconds_n_jobs_1']:.2f}, "
+              f"{row['svc_seconds_n_jobs_2']:.2f}", flush=True)
     speedups = [r["speedup"] for r in rows if "speedup" in r]
     if speedups:
         print(f"smallest speed-up {min(speedups):.2f} (goal at least {GOAL_SPEEDUP})")
