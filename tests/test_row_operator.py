@@ -1,6 +1,8 @@
 """The row-backed kernel operator: every solver reaches the stack path's optimum from rows
 computed on demand, and memory is planned before any kernel is computed."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -77,7 +79,8 @@ def test_row_operator_quadratic_terms_match_the_stack(data, cache_size):
                                stack.kernel_gradient(d, v, np.array([2, 5])), rtol=1e-10)
     P = rows.products(v, np.array([1, 4]))
     np.testing.assert_allclose(P, stack.kernel_major[[1, 4]] @ v, atol=1e-12)
-    assert (rows.gradient_and_products(v) is None) == (rows.base.capacity < 30)
+    if rows.base.capacity < 30:  # the support (30 points) does not fit: no products
+        assert rows.gradient_and_products(v) is None
     np.testing.assert_allclose(rows.kernel(d) @ v, stack.kernel(d) @ v, atol=1e-12)
     idx = np.array([3, 7, 11])
     np.testing.assert_allclose(rows.kernel(d).submatrix(idx), stack.matrix(d)[np.ix_(idx, idx)],
@@ -475,6 +478,66 @@ def test_a_sparse_x_made_dense_for_the_fit_is_not_copied_again(data, monkeypatch
     assert model.bank_.X_fit_ is made[0]  # the dense copy made in fit is the model's own
 
 
+def _support_vector(data, every=3):
+    X, _ = data
+    v = np.random.default_rng(1).normal(size=X.shape[0]) * (np.arange(X.shape[0]) % every == 0)
+    return v, np.flatnonzero(v)
+
+
+def test_quadratic_terms_buy_the_support_rows_once_the_block_passes_cost_as_much(
+        data, monkeypatch):
+    """Rent or buy: the first terms come from the support's block, rows not cached; the
+    support's rows of every base kernel are bought once the block passes have cost what
+    computing them costs (a slow block here), and give the products after that."""
+    from mklearn.kernels import passes
+
+    X, _ = data
+    bank = KernelBank(KERNELS).fit(X)
+    stack = SumOfKernels(bank.transform(X))
+    operator = RowKernels(KernelColumns(bank), cache_size=5.0)
+    v, support = _support_vector(data)
+    block_terms = passes.quadratic_terms
+
+    def slow_block(*args, **kwargs):
+        time.sleep(0.02)
+        return block_terms(*args, **kwargs)
+
+    monkeypatch.setattr(passes, "quadratic_terms", slow_block)
+    assert operator.gradient_and_products(v) is None  # nothing paid yet: rent
+    g = operator.kernel_gradient(None, v)
+    np.testing.assert_allclose(g, stack.kernel_gradient(None, v), rtol=1e-10)
+    assert len(operator.base) == 0
+    g, P = operator.gradient_and_products(v)  # 20 ms paid, the rows cost far less: buy
+    assert all(i in operator.base for i in support)
+    np.testing.assert_allclose(P, stack.kernel_major @ v, atol=1e-12)
+    np.testing.assert_allclose(g, stack.kernel_gradient(None, v), rtol=1e-10)
+
+
+def test_quadratic_terms_keep_to_blocks_while_rows_cost_more(data, monkeypatch):
+    """Where computing the support's rows costs more than every block pass so far, the
+    terms keep coming from blocks; only the rows that priced a row are cached."""
+    from mklearn.kernels.operator import PRICE_ROWS
+
+    X, _ = data
+    bank = KernelBank(KERNELS).fit(X)
+    provider = KernelColumns(bank)
+    operator = RowKernels(provider, cache_size=5.0)
+    v, support = _support_vector(data)
+    rows = KernelColumns.rows
+
+    def slow_rows(self, *args, **kwargs):
+        time.sleep(0.02)
+        return rows(self, *args, **kwargs)
+
+    monkeypatch.setattr(KernelColumns, "rows", slow_rows)
+    monkeypatch.setattr(KernelColumns, "row_filler", lambda self: None)
+    expected = SumOfKernels(bank.transform(X)).kernel_gradient(None, v)
+    for _ in range(5):
+        assert operator.gradient_and_products(v) is None
+        np.testing.assert_allclose(operator.kernel_gradient(None, v), expected, rtol=1e-10)
+    assert len(operator.base) == PRICE_ROWS < support.size
+
+
 def test_spare_bytes_is_the_budget_no_row_holds(data):
     X, _ = data
     n, m = X.shape[0], len(KERNELS)
@@ -482,7 +545,7 @@ def test_spare_bytes_is_the_budget_no_row_holds(data):
     assert operator.spare_bytes() == 5 * MB
     v = np.zeros(n)
     v[[0, 3, 5]] = 1.0
-    operator.kernel_gradient(None, v)
+    operator.products(v)
     assert operator.base.nbytes == 3 * 8 * m * n
     assert operator.spare_bytes() == 5 * MB - operator.base.nbytes
     first = operator.kernel(np.full(m, 1.0 / m))
