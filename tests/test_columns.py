@@ -661,6 +661,37 @@ def test_float64_rbf_rows_on_threads_are_the_serial_rows(sparse, monkeypatch):
 
 
 @pytest.mark.parametrize("threaded", [False, True])
+def test_blocks_of_zeros_and_ones_count_common_features_as_the_stack_does(threaded,
+                                                                          monkeypatch):
+    """Dense 0/1 blocks (70 features: two words of bits, the second partial) give their
+    inner products and distances by counting set bits: the stack's numbers bit for bit, on
+    numba's threads too; a block with another value takes the product."""
+    from mklearn.kernels import threads
+
+    rng = np.random.default_rng(6)
+    points = (rng.uniform(size=(60, 70)) < 0.4).astype(np.float64)
+    points[:, 69] = 1.0  # the last bit of the partial word
+    points[7, 5] = 2.0  # not 0/1: the blocks on all features and on 0-9 take the product
+    specs = [RBF(gamma=0.05), Linear(features=tuple(range(10))),
+             Polynomial(degree=2, features=(3, 65, 69)), RBF(gamma=0.2, features=(64, 66, 68)),
+             Laplacian(gamma=0.1, features=(1, 2, 67))]
+    bank = KernelBank(specs, standardize=False)
+    stack = bank.fit_transform(points)
+    provider = KernelColumns(bank)
+    if threaded:
+        monkeypatch.setattr(threads, "PARALLEL_MIN_VALUES", 0)
+        monkeypatch.setattr(threads, "PARALLEL_MIN_POINTS", 0)
+    with threads.numba_threads(2 if threaded else 1):
+        rows = provider.rows([0, 59, 7, 31])
+    np.testing.assert_array_equal(rows, stack.transpose(2, 0, 1)[:, [0, 59, 7, 31]])
+    packed = [bits is not None for bits in provider._bit_blocks.values()]
+    assert sum(packed) == len(packed) - 2  # every block but the two holding the 2
+    part = provider.restricted([4, 9, 33])
+    np.testing.assert_array_equal(part.rows([0, 2]), stack[np.ix_([4, 33], [4, 9, 33])]
+                                  .transpose(2, 0, 1))
+
+
+@pytest.mark.parametrize("threaded", [False, True])
 def test_rbf_rows_on_one_feature_are_the_rows_by_distances(threaded, monkeypatch):
     """RBF kernels on one feature each, read straight from the points (no ``exp`` on a
     feature of two values, one a value and row on a feature of few values), give the bits of

@@ -87,7 +87,20 @@ def _fits(X, y):
         fits.append((OneClassMKL, params, data))
     fits.append((MKLClassifier, {"combination": "product", "kernels": "features",
                                  "regularizer": "l1"}, X))
+    fits.append(_binary_fit(X))
     return fits + _low_rank_fits(X)
+
+
+def _binary_fit(X):
+    """(estimator, parameters, X) of a fit on rows of 0/1 points (blocks by their bits; the
+    quadratic terms read many rows at once: the threaded count)."""
+    from mklearn import MKLClassifier
+    from mklearn.kernels import RBF
+
+    binary = (X > np.median(X, axis=0)).astype(np.float64)
+    kernels = [RBF(gamma=0.05), RBF(gamma=0.1, features=tuple(range(20)))]
+    return MKLClassifier, {"kernels": kernels, "kernel_storage": "rows", "solver": "spg",
+                           "n_jobs": 2}, binary
 
 
 def _low_rank_fits(X):

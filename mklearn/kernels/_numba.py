@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 from .specs import KIND_LAPLACIAN as _LAPLACIAN
 from .specs import KIND_LINEAR as _LINEAR
@@ -589,6 +590,53 @@ def _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq)
         out, qa = sq[a], q_sq[a]
         for j in range(acc.shape[0]):
             out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
+
+
+@intrinsic
+def _popcount(typingctx, word):
+    """The number of set bits of a uint64 (the processor's population count)."""
+    if word != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True, inline="always")
+def _bits_query(a, bits, rows, q_sq, z_sq, inner, sq, want_sq):
+    """Query row ``rows[a]`` of a 0/1 block against every point: ``inner[a, j]``, the
+    features both have (set bits of ``bits[rows[a]] & bits[j]``, exact), and
+    (``want_sq``) the squared distances ``max((-2 x'z + ||x||^2) + ||z||^2, 0)``."""
+    acc, query = inner[a], bits[rows[a]]
+    for j in range(bits.shape[0]):
+        count = np.uint64(0)
+        for w in range(bits.shape[1]):
+            count += _popcount(query[w] & bits[j, w])
+        acc[j] = np.float64(count)
+    if want_sq:
+        out, qa = sq[a], q_sq[a]
+        for j in range(acc.shape[0]):
+            out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
+
+
+@njit(cache=True, nogil=True)
+def bit_block_arrays(bits, rows, q_sq, z_sq, inner, sq, want_sq):
+    """Inner products and (``want_sq``) squared distances of the points ``rows`` of a block
+    whose values are all 0 or 1, given as packed bits (``bits``: (n, words) uint64, feature f
+    in bit f % 64 of word f // 64), against every point (inner, sq: (len(rows), n)). The
+    counts are integers, so the numbers are those of a product in floating point; a word
+    holds 64 features where the product reads one."""
+    for a in range(rows.shape[0]):
+        _bits_query(a, bits, rows, q_sq, z_sq, inner, sq, want_sq)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def bit_block_arrays_parallel(bits, rows, q_sq, z_sq, inner, sq, want_sq):
+    """:func:`bit_block_arrays` with the query rows split over numba's threads."""
+    for a in prange(rows.shape[0]):
+        _bits_query(a, bits, rows, q_sq, z_sq, inner, sq, want_sq)
 
 
 @njit(cache=True, nogil=True)

@@ -26,6 +26,8 @@ from mklearn.kernels.held_stack import HeldStack
 
 from . import threads
 from ._numba import (
+    bit_block_arrays,
+    bit_block_arrays_parallel,
     csc_block_arrays,
     csc_block_arrays_parallel,
     fill_kernel_rows_parallel,
@@ -146,6 +148,7 @@ class KernelColumns(KernelOperator):
         self._blocks: dict[Any, tuple[Any, np.ndarray, Any]] = {}
         self._dense_blocks: dict[Any, np.ndarray] = {}  # sparse blocks made dense (L1)
         self._csc_blocks: dict[Any, tuple] = {}  # sparse blocks' CSC arrays (scatter pass)
+        self._bit_blocks: dict[Any, Any] = {}  # dense 0/1 blocks' packed bits (None: not 0/1)
         self._counts: np.ndarray | None = None  # non-zeros per feature (_column_counts)
         self._single_features: tuple | None = None  # copies by feature (_single_columns)
         self._tables = RBFTables(self)  # RBF kernels by table on integer points
@@ -185,7 +188,7 @@ class KernelColumns(KernelOperator):
         sub.__dict__.update(self.__dict__)
         sub._X = np.ascontiguousarray(self._X[indices])
         sub.n_samples = sub._X.shape[0]
-        sub._blocks, sub._dense_blocks, sub._csc_blocks = {}, {}, {}
+        sub._blocks, sub._dense_blocks, sub._csc_blocks, sub._bit_blocks = {}, {}, {}, {}
         sub._counts = sub._single_features = None
         sub._tables = self._tables.restricted(sub, indices)
         sub._scratch_buffers = {}
@@ -206,6 +209,7 @@ class KernelColumns(KernelOperator):
         sub._full_plan = _subset_plan(self._full_plan, kernels)
         sub._subset_plan, sub._blocks, sub._scratch_buffers = None, {}, {}
         sub._dense_blocks, sub._csc_blocks = {}, {}
+        sub._bit_blocks = self._bit_blocks  # the same points
         sub._tables = self._tables.same_points(sub)
         return sub
 
@@ -263,6 +267,17 @@ class KernelColumns(KernelOperator):
                                      csc.indices.astype(np.uint32), csc.data)
         return self._csc_blocks[key]
 
+    def _bit_block(self, columns: np.ndarray | None, scales: np.ndarray | None, points):
+        """A dense block's points as packed bits (``(n, words)`` uint64, feature f in bit
+        f % 64 of word f // 64) when every value is 0 or 1, else None; cached. Their inner
+        products are counts of common features (:func:`bit_block_arrays`): one row of dna's
+        2,000 points against its 180 binary features, by a product, read 180 values a point."""
+        key = block_key(columns, scales)
+        if key not in self._bit_blocks:
+            binary = bool(((points == 0.0) | (points == 1.0)).all())
+            self._bit_blocks[key] = _packed_bits(points) if binary else None
+        return self._bit_blocks[key]
+
     def _dense_block(self, columns: np.ndarray | None, scales: np.ndarray | None):
         """The block's points as a dense array (L1 distances read them all), cached."""
         points = self._block_points(columns, scales)[0]
@@ -284,15 +299,19 @@ class KernelColumns(KernelOperator):
         sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
-        scatter = (csc_block_arrays_parallel if indices.size > 1
-                   and use_threads(inner[0].size, threads.PARALLEL_MIN_POINTS)
-                   else csc_block_arrays)
+        threaded = indices.size > 1 and use_threads(inner[0].size, threads.PARALLEL_MIN_POINTS)
+        scatter = csc_block_arrays_parallel if threaded else csc_block_arrays
+        count = bit_block_arrays_parallel if threaded else bit_block_arrays
         for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
             Xb = _dense_rows(Zb, indices)
+            bits = None if sparse else self._bit_block(columns, scales, Zb)
             if sparse:  # inner products and distances in one pass, same numbers
                 scatter(*self._block_csc(columns, scales), Xb, z_sq[indices], z_sq,
                         inner[mb], sq_dist[mb], plan.multi_needs_sq[mb])
+            elif bits is not None:  # counts of common features: the same numbers
+                count(bits, indices, z_sq[indices], z_sq, inner[mb], sq_dist[mb],
+                      plan.multi_needs_sq[mb])
             else:
                 np.matmul(Xb, Zb.T, out=inner[mb])
                 if plan.multi_needs_sq[mb]:
@@ -723,6 +742,16 @@ class KernelColumns(KernelOperator):
             return np.broadcast_to(self._scales[:, None], (self.n_kernels, self.n_samples))
         diag = kernel_diagonals(self._full_plan, self._X)
         return np.ascontiguousarray(diag.T * self._scales[:, None])
+
+
+def _packed_bits(points: np.ndarray) -> np.ndarray:
+    """Rows of 0/1 values as packed bits: (n, ceil(f / 64)) uint64, feature f in bit f % 64
+    of word f // 64."""
+    words = -(-points.shape[1] // 64)
+    packed = np.zeros((points.shape[0], 8 * words), dtype=np.uint8)
+    packed[:, :-(-points.shape[1] // 8)] = np.packbits(points.astype(np.uint8), axis=1,
+                                                       bitorder="little")
+    return np.ascontiguousarray(packed.view("<u8"), dtype=np.uint64)
 
 
 def _dense_rows(points, indices):
