@@ -25,7 +25,15 @@ from ._numba import (
     single_column_rbf_cross_parallel,
 )
 from .cache import mapped_empty
-from .specs import KIND_LAPLACIAN, KIND_RBF, NUMBA_KINDS, KernelSpec, check_kind
+from .specs import (
+    KIND_LAPLACIAN,
+    KIND_LINEAR,
+    KIND_POLYNOMIAL,
+    KIND_RBF,
+    NUMBA_KINDS,
+    KernelSpec,
+    check_kind,
+)
 from .threads import use_threads
 
 UNIT_DIAGONAL_KINDS = (KIND_RBF, KIND_LAPLACIAN)  # k(x, x) = exp(0) = 1
@@ -296,6 +304,13 @@ class _Plan:
         entry_of = np.empty(self.out_index.size, dtype=np.int64)
         entry_of[self.out_index] = np.arange(self.out_index.size)
         return entry_of, np.repeat(np.arange(self.block_ptr.size - 1), np.diff(self.block_ptr))
+
+    @functools.cached_property
+    def multi_needs_inner(self) -> bool:
+        """Whether a kernel on a multi-column block reads its inner products (linear,
+        polynomial); else the squared distances may be computed in their place."""
+        on_multi = self.block_multi[self.positions[1]] >= 0
+        return bool(np.isin(self.kinds[on_multi], (KIND_LINEAR, KIND_POLYNOMIAL)).any())
 
     @functools.cached_property
     def rbf_entries(self):

@@ -289,14 +289,16 @@ class KernelColumns(KernelOperator):
         return self._dense_blocks[key]
 
     def _multi_arrays(self, plan: _Plan, indices: np.ndarray):
-        """Inner products, squared and L1 distances ``(n_multi, len(indices), n)``."""
+        """Inner products, squared and L1 distances ``(n_multi, len(indices), n)``; the inner
+        products are overwritten by the squared distances where no kernel reads them."""
         n_multi = len(plan.multi_columns)
         if n_multi == 0:
             placeholder = np.zeros((1, 1, 1))
             return placeholder, placeholder, placeholder
         shape = (n_multi, indices.size, self.n_samples)
-        inner = np.empty(shape)
-        sq_dist = np.empty(shape) if any(plan.multi_needs_sq) else inner
+        inner = np.empty(shape)  # where no kernel reads them, the distances in their place
+        sq_dist = (np.empty(shape) if any(plan.multi_needs_sq) and plan.multi_needs_inner
+                   else inner)
         l1_dist = np.empty(shape) if any(plan.multi_needs_l1) else inner
         own = (np.arange(indices.size), indices)  # the pairs (x_i, x_i)
         threaded = indices.size > 1 and use_threads(inner[0].size, threads.PARALLEL_MIN_POINTS)
