@@ -592,6 +592,17 @@ def _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq)
             out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
 
 
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def squared_distances_from_products(inner, q_sq, z_sq, sq):
+    """``sq[a, j] = max((-2 inner[a, j] + q_sq[a]) + z_sq[j], 0)`` in one pass (``sq`` may be
+    ``inner``): the numbers of numpy's multiply, two additions and maximum, which read and
+    wrote a block four times."""
+    for a in range(inner.shape[0]):
+        qa, row, out = q_sq[a], inner[a], sq[a]
+        for j in range(row.shape[0]):
+            out[j] = max(row[j] * -2.0 + qa + z_sq[j], 0.0)
+
+
 @intrinsic
 def _popcount(typingctx, word):
     """The number of set bits of a uint64 (the processor's population count)."""

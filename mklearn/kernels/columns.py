@@ -43,6 +43,7 @@ from ._numba import (
     single_column_rbf_rows,
     single_column_rbf_rows_parallel,
     single_column_sq_distances,
+    squared_distances_from_products,
 )
 from .bank import (
     SPARSE_DENSITY,
@@ -317,11 +318,8 @@ class KernelColumns(KernelOperator):
             else:
                 np.matmul(Xb, Zb.T, out=inner[mb])
                 if plan.multi_needs_sq[mb]:
-                    block_sq = sq_dist[mb]
-                    np.multiply(inner[mb], -2.0, out=block_sq)
-                    block_sq += z_sq[indices, None]
-                    block_sq += z_sq[None, :]
-                    np.maximum(block_sq, 0.0, out=block_sq)
+                    squared_distances_from_products(inner[mb], z_sq[indices], z_sq,
+                                                    sq_dist[mb])
             if plan.multi_needs_sq[mb]:
                 sq_dist[mb][own] = 0.0
             if plan.multi_needs_l1[mb]:
