@@ -23,6 +23,7 @@ from ._numba import (
     rbf_rows_parallel,
     single_column_rbf_cross,
     single_column_rbf_cross_parallel,
+    squared_distances_from_products,
 )
 from .cache import mapped_empty
 from .specs import (
@@ -499,11 +500,7 @@ def _multi_block_arrays(plan: _Plan, X: np.ndarray, Z: np.ndarray, symmetric: bo
             x_sq = np.einsum("ij,ij->i", Xb, Xb)
             z_sq = x_sq if symmetric else np.einsum("ij,ij->i", Zb, Zb)
             # ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x'z, clipped at 0 against rounding.
-            block_sq = sq_dist[mb]
-            np.multiply(inner[mb], -2.0, out=block_sq)
-            block_sq += x_sq[:, None]
-            block_sq += z_sq[None, :]
-            np.maximum(block_sq, 0.0, out=block_sq)
+            squared_distances_from_products(inner[mb], x_sq, z_sq, sq_dist[mb])
         if plan.multi_needs_l1[mb]:
             l1_dist[mb] = cdist(Xb, Zb, metric="cityblock")
     return inner, sq_dist, l1_dist
