@@ -587,20 +587,24 @@ def _csc_query(a, colptr, rowidx, vals, queries, q_sq, z_sq, inner, sq, want_sq)
             for p in range(colptr[f], colptr[f + 1]):
                 acc[rowidx[p]] += vals[p] * q
     if want_sq:
-        out, qa = sq[a], q_sq[a]
-        for j in range(acc.shape[0]):
-            out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
+        _distances_from_products(acc, q_sq[a], z_sq, sq[a])
 
 
-@njit(cache=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, inline="always")
+def _distances_from_products(products, q_sq, z_sq, out):
+    """``out[j] = max((-2 products[j] + q_sq) + z_sq[j], 0)`` (``out`` may be ``products``):
+    squared distances from inner products and squared norms, clipped at 0 against rounding."""
+    for j in range(products.shape[0]):
+        out[j] = max(products[j] * -2.0 + q_sq + z_sq[j], 0.0)
+
+
+@njit(cache=True, nogil=True)
 def squared_distances_from_products(inner, q_sq, z_sq, sq):
     """``sq[a, j] = max((-2 inner[a, j] + q_sq[a]) + z_sq[j], 0)`` in one pass (``sq`` may be
     ``inner``): the numbers of numpy's multiply, two additions and maximum, which read and
     wrote a block four times."""
     for a in range(inner.shape[0]):
-        qa, row, out = q_sq[a], inner[a], sq[a]
-        for j in range(row.shape[0]):
-            out[j] = max(row[j] * -2.0 + qa + z_sq[j], 0.0)
+        _distances_from_products(inner[a], q_sq[a], z_sq, sq[a])
 
 
 @intrinsic
@@ -627,9 +631,7 @@ def _bits_query(a, bits, rows, q_sq, z_sq, inner, sq, want_sq):
             count += _popcount(query[w] & bits[j, w])
         acc[j] = np.float64(count)
     if want_sq:
-        out, qa = sq[a], q_sq[a]
-        for j in range(acc.shape[0]):
-            out[j] = max(acc[j] * -2.0 + qa + z_sq[j], 0.0)
+        _distances_from_products(acc, q_sq[a], z_sq, sq[a])
 
 
 @njit(cache=True, nogil=True)
