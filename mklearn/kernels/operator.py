@@ -77,7 +77,7 @@ class RowKernels(KernelOperator):
     """
 
     # one row cache, written on misses: one solve at a time; the terms come with products
-    # only while the support's rows fit in the cache
+    # only while the support's rows fit in the cache and were bought (rent or buy)
     capabilities = Capabilities(combined_row_maker=True, support_products=False,
                                 thread_safe=False, trusted=True)
 
@@ -367,9 +367,10 @@ class RowKernels(KernelOperator):
     def kernel_gradient(self, d: np.ndarray, v: np.ndarray, kernels=None) -> np.ndarray:
         """``g_k = v' K_k v`` for every k or for ``kernels``; shape (m,) or (len(kernels),).
 
-        From cached rows when the support of v fits in the cache (and the kernels do not
-        come from tables); else from the support's block ``K_k[S, S]`` only (a provider with
-        ``restricted``), in small chunks (:func:`mklearn.kernels.passes.quadratic_terms`).
+        From cached rows when the support of v fits in the cache, the kernels do not come
+        from tables and buying the missing rows pays (rent or buy: :meth:`_reads_base_rows`);
+        else from the support's block ``K_k[S, S]`` only (a provider with ``restricted``), in
+        small chunks (:func:`mklearn.kernels.passes.quadratic_terms`).
         """
         v = np.asarray(v, dtype=np.float64)
         support = np.flatnonzero(v)
@@ -382,7 +383,8 @@ class RowKernels(KernelOperator):
     def gradient_and_products(self, v: np.ndarray, kernels=None):
         """``(g, P)``: ``g_k = v' K_k v`` and ``P[t] = K_k v`` for every k (or the t-th of
         ``kernels``), in one pass over the support's rows; P has shape (m or len(kernels),
-        n). None when the support does not fit in the cache or the kernels come from tables
+        n). None when the support does not fit in the cache, the kernels come from tables or
+        the passes over the support's blocks have not yet cost what its missing rows would
         (then :meth:`kernel_gradient` reads the support's block only, and no P)."""
         v = np.asarray(v, dtype=np.float64)
         if not self._reads_base_rows(np.flatnonzero(v)):
