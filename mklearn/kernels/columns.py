@@ -307,8 +307,8 @@ class KernelColumns(KernelOperator):
         count = bit_block_arrays_parallel if threaded else bit_block_arrays
         for mb, (columns, scales) in enumerate(plan.multi_blocks):
             Zb, z_sq, sparse = self._block_points(columns, scales)
-            Xb = _dense_rows(Zb, indices)
             bits = None if sparse else self._bit_block(columns, scales, Zb)
+            Xb = _dense_rows(Zb, indices) if bits is None or plan.multi_needs_l1[mb] else None
             if sparse:  # inner products and distances in one pass, same numbers
                 scatter(*self._block_csc(columns, scales), Xb, z_sq[indices], z_sq,
                         inner[mb], sq_dist[mb], plan.multi_needs_sq[mb])
